@@ -1,0 +1,86 @@
+use super::elementwise::binary_wgsl;
+use super::shapes;
+use crate::check::Tolerance;
+use crate::kernel::{linear_workgroups, pad_params, Fault, Kernel};
+use crate::plan::Suite;
+use crate::shape::Shape;
+
+/// Adds, but corrupts every 1000th element: must be reported as a correctness failure.
+pub static WRONG: SelfTest = SelfTest { kind: Kind::Wrong };
+/// Never finishes in the page: must be reported as timed out while the run goes on.
+pub static HANG: SelfTest = SelfTest { kind: Kind::Hang };
+/// Throws a JavaScript exception in the page: must reach the terminal and the report.
+pub static THROW: SelfTest = SelfTest { kind: Kind::Throw };
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Wrong,
+    Hang,
+    Throw,
+}
+
+/// A deliberately broken `out = a + b`, proving that harness catches each kind of failure.
+/// Suites never include these; `--filter 'selftest_*'` does.
+pub struct SelfTest {
+    kind: Kind,
+}
+
+impl Kernel for SelfTest {
+    fn name(&self) -> &'static str {
+        match self.kind {
+            Kind::Wrong => "selftest_wrong",
+            Kind::Hang => "selftest_hang",
+            Kind::Throw => "selftest_throw",
+        }
+    }
+    fn summary(&self) -> &'static str {
+        match self.kind {
+            Kind::Wrong => "self-test: a + b with every 1000th element off by 0.5 (must fail the check)",
+            Kind::Hang => "self-test: never completes in the page (must time out)",
+            Kind::Throw => "self-test: throws a JavaScript exception in the page (must be reported)",
+        }
+    }
+    fn dims(&self) -> &'static [&'static str] {
+        &["N"]
+    }
+    fn shapes(&self, _suite: Suite) -> Vec<Shape> {
+        shapes(&[&[4096]])
+    }
+    fn input_lens(&self, s: &Shape) -> Vec<usize> {
+        vec![s.product(); 2]
+    }
+    fn output_len(&self, s: &Shape) -> usize {
+        s.product()
+    }
+    fn params(&self, s: &Shape) -> Vec<u32> {
+        pad_params(vec![s.dim(0)])
+    }
+    fn wgsl(&self) -> String {
+        match self.kind {
+            Kind::Wrong => binary_wgsl("x + y + select(0.0, 0.5, i % 1000u == 7u)"),
+            _ => binary_wgsl("x + y"),
+        }
+    }
+    fn workgroups(&self, s: &Shape) -> [u32; 3] {
+        linear_workgroups(s.product())
+    }
+    fn reference(&self, _s: &Shape, inputs: &[Vec<f32>]) -> Vec<f64> {
+        inputs[0].iter().zip(&inputs[1]).map(|(&a, &b)| a as f64 + b as f64).collect()
+    }
+    fn tolerance(&self, _s: &Shape) -> Tolerance {
+        Tolerance { abs: 1e-6, rel: 2e-6 }
+    }
+    fn flops(&self, s: &Shape) -> f64 {
+        s.product() as f64
+    }
+    fn fault(&self) -> Option<Fault> {
+        match self.kind {
+            Kind::Wrong => None,
+            Kind::Hang => Some(Fault::Hang),
+            Kind::Throw => Some(Fault::Throw),
+        }
+    }
+    fn is_selftest(&self) -> bool {
+        true
+    }
+}

@@ -1,0 +1,133 @@
+//! Comparing a platform's output with the f64 reference.
+
+use serde::{Deserialize, Serialize};
+
+/// How far an f32 result may stray: an element passes when
+/// `|got - expected| <= abs + rel * |expected|`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Tolerance {
+    /// Absolute part.
+    pub abs: f64,
+    /// Relative part.
+    pub rel: f64,
+}
+
+/// One element that failed the check, kept so a report can show what went wrong.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Mismatch {
+    /// Index into the output buffer.
+    pub index: usize,
+    /// What the platform computed (may be NaN or infinite, hence f64 and a string-free encoding).
+    pub got: f64,
+    /// The reference value.
+    pub expected: f64,
+}
+
+/// The outcome of checking one output.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// True when every element is finite where the reference is, within tolerance, and the
+    /// output has the expected length.
+    pub passed: bool,
+    /// Largest `|got - expected|` over finite elements.
+    pub max_abs_err: f64,
+    /// Largest `|got - expected| / |expected|` over elements whose reference is not ~zero.
+    pub max_rel_err: f64,
+    /// Elements that are NaN.
+    pub nan_count: usize,
+    /// Elements that are infinite.
+    pub inf_count: usize,
+    /// Elements outside tolerance (NaN and infinities included).
+    pub mismatches: usize,
+    /// The first few mismatching elements.
+    pub first_mismatches: Vec<Mismatch>,
+    /// Elements compared.
+    pub len: usize,
+    /// Elements expected.
+    pub expected_len: usize,
+    /// The tolerance applied.
+    pub tolerance: Tolerance,
+}
+
+/// Checks `got` against `expected` under `tol`.
+pub fn compare(got: &[f32], expected: &[f64], tol: Tolerance) -> Verdict {
+    let mut v = Verdict {
+        passed: got.len() == expected.len(),
+        max_abs_err: 0.0,
+        max_rel_err: 0.0,
+        nan_count: 0,
+        inf_count: 0,
+        mismatches: 0,
+        first_mismatches: Vec::new(),
+        len: got.len(),
+        expected_len: expected.len(),
+        tolerance: tol,
+    };
+    for (index, (&g, &e)) in got.iter().zip(expected).enumerate() {
+        let g = g as f64;
+        if g.is_nan() {
+            v.nan_count += 1;
+        } else if g.is_infinite() {
+            v.inf_count += 1;
+        }
+        let err = (g - e).abs();
+        let ok = err <= tol.abs + tol.rel * e.abs();
+        if g.is_finite() {
+            v.max_abs_err = v.max_abs_err.max(err);
+            if e.abs() > tol.abs {
+                v.max_rel_err = v.max_rel_err.max(err / e.abs());
+            }
+        }
+        if !ok {
+            v.mismatches += 1;
+            if v.first_mismatches.len() < 5 {
+                v.first_mismatches.push(Mismatch { index, got: g, expected: e });
+            }
+        }
+    }
+    v.passed &= v.mismatches == 0;
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TOL: Tolerance = Tolerance { abs: 1e-5, rel: 1e-4 };
+
+    #[test]
+    fn exact_output_passes() {
+        let v = compare(&[1.0, -2.0, 0.0], &[1.0, -2.0, 0.0], TOL);
+        assert!(v.passed);
+        assert_eq!(v.mismatches, 0);
+        assert_eq!(v.max_abs_err, 0.0);
+    }
+
+    #[test]
+    fn error_beyond_tolerance_fails_and_is_located() {
+        let v = compare(&[1.0, 2.5, 3.0], &[1.0, 2.0, 3.0], TOL);
+        assert!(!v.passed);
+        assert_eq!(v.mismatches, 1);
+        assert_eq!(v.first_mismatches[0].index, 1);
+        assert!((v.max_abs_err - 0.5).abs() < 1e-12);
+        assert!((v.max_rel_err - 0.25).abs() < 1e-12);
+    }
+
+    #[test]
+    fn nan_and_inf_fail() {
+        let v = compare(&[f32::NAN, f32::INFINITY, 1.0], &[0.0, 1.0, 1.0], TOL);
+        assert!(!v.passed);
+        assert_eq!((v.nan_count, v.inf_count, v.mismatches), (1, 1, 2));
+    }
+
+    #[test]
+    fn wrong_length_fails() {
+        assert!(!compare(&[1.0], &[1.0, 2.0], TOL).passed);
+    }
+
+    #[test]
+    fn relative_part_scales_with_magnitude() {
+        assert!(compare(&[1000.05], &[1000.0], TOL).passed);
+        assert!(!compare(&[1.05], &[1.0], TOL).passed);
+    }
+}

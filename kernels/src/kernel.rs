@@ -1,0 +1,121 @@
+//! What a kernel is: everything needed to run, time and check it on any platform.
+
+use crate::check::Tolerance;
+use crate::plan::Suite;
+use crate::prng::Prng;
+use crate::shape::Shape;
+
+/// Threads per workgroup of the one-dimensional kernels (elementwise, activations, rope).
+pub const LINEAR_WORKGROUP: u32 = 256;
+
+/// Largest workgroup count per dispatch dimension that WebGPU guarantees.
+pub const MAX_GROUPS_PER_DIM: u32 = 65_535;
+
+/// A deliberate failure a self-test kernel injects in the page, so tests can prove that the harness
+/// notices it. Real kernels have none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// The case never finishes: it must be reported as timed out and the run must go on.
+    Hang,
+    /// The page throws a JavaScript exception: its message and stack must reach the report.
+    Throw,
+}
+
+/// One WGSL compute kernel with its inputs, reference and cost model.
+///
+/// Binding layout, shared by every kernel so one dispatcher serves them all: `@binding(0)` is a
+/// uniform of `params()` (u32 words; floats as their bits), `@binding(1..=n)` the read-only
+/// inputs, `@binding(n+1)` the read-write output, all in `@group(0)`, entry point `main`.
+pub trait Kernel: Send + Sync {
+    /// Stable name used in plans, filters and reports, such as `matmul_tiled`.
+    fn name(&self) -> &'static str;
+    /// One line saying what it computes, including any formula choice.
+    fn summary(&self) -> &'static str;
+    /// Names of the shape's dimensions, such as `["M", "K", "N"]`.
+    fn dims(&self) -> &'static [&'static str];
+    /// The shapes this kernel runs at in a suite.
+    fn shapes(&self, suite: Suite) -> Vec<Shape>;
+    /// Length in f32 elements of every input buffer.
+    fn input_lens(&self, shape: &Shape) -> Vec<usize>;
+    /// Length in f32 elements of the output buffer.
+    fn output_len(&self, shape: &Shape) -> usize;
+    /// The uniform parameters (u32 words) the shader reads.
+    fn params(&self, shape: &Shape) -> Vec<u32>;
+    /// WGSL source.
+    fn wgsl(&self) -> String;
+    /// Workgroups to dispatch.
+    fn workgroups(&self, shape: &Shape) -> [u32; 3];
+    /// The exact answer in f64 from the f32 inputs, computed independently of the shader.
+    fn reference(&self, shape: &Shape, inputs: &[Vec<f32>]) -> Vec<f64>;
+    /// How far a correct f32 GPU result may stray from the reference.
+    fn tolerance(&self, shape: &Shape) -> Tolerance;
+    /// Floating-point operations of one dispatch (for GFLOP/s).
+    fn flops(&self, shape: &Shape) -> f64;
+
+    /// Bytes one dispatch must move at least: every input read once, the output written once.
+    fn bytes(&self, shape: &Shape) -> f64 {
+        let elems: usize = self.input_lens(shape).iter().sum::<usize>() + self.output_len(shape);
+        4.0 * elems as f64
+    }
+
+    /// Seeded inputs; by default uniform in `[-1, 1)`.
+    fn inputs(&self, shape: &Shape, seed: u64) -> Vec<Vec<f32>> {
+        self.input_lens(shape)
+            .into_iter()
+            .enumerate()
+            .map(|(i, len)| Prng::new(seed, i as u64).fill(len, -1.0, 1.0))
+            .collect()
+    }
+
+    /// A fault this kernel injects; only self-test kernels have one.
+    fn fault(&self) -> Option<Fault> {
+        None
+    }
+
+    /// Self-test kernels prove the harness catches failures; suites leave them out.
+    fn is_selftest(&self) -> bool {
+        false
+    }
+}
+
+/// Workgroups for a one-dimensional kernel of `threads` invocations, split over x and y because one
+/// dimension may hold at most 65535 workgroups. Shaders recover the index as
+/// `gid.x + gid.y * num_workgroups.x * 256`.
+pub fn linear_workgroups(threads: usize) -> [u32; 3] {
+    let groups = threads.div_ceil(LINEAR_WORKGROUP as usize).max(1) as u32;
+    if groups <= MAX_GROUPS_PER_DIM {
+        [groups, 1, 1]
+    } else {
+        let x = MAX_GROUPS_PER_DIM;
+        [x, groups.div_ceil(x), 1]
+    }
+}
+
+/// Pads uniform words to a multiple of four (16 bytes), as uniform buffer layout requires.
+pub fn pad_params(mut words: Vec<u32>) -> Vec<u32> {
+    while words.len() % 4 != 0 || words.is_empty() {
+        words.push(0);
+    }
+    words
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn linear_workgroups_cover_all_threads_within_limits() {
+        for n in [1usize, 255, 256, 257, 65_535 * 256, 65_535 * 256 + 1, 40_000_000] {
+            let [x, y, z] = linear_workgroups(n);
+            assert!(x <= MAX_GROUPS_PER_DIM && y <= MAX_GROUPS_PER_DIM && z == 1);
+            assert!(x as usize * y as usize * 256 >= n, "{n}");
+        }
+    }
+
+    #[test]
+    fn params_are_padded_to_16_bytes() {
+        assert_eq!(pad_params(vec![1]).len(), 4);
+        assert_eq!(pad_params(vec![1, 2, 3, 4]).len(), 4);
+        assert_eq!(pad_params(vec![]).len(), 4);
+    }
+}

@@ -1,0 +1,203 @@
+//! Which cases a run measures, and with what settings: the plan the page fetches.
+
+use crate::catalog;
+use crate::kernel::Kernel;
+use crate::shape::Shape;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// How much to run: `quick` for smoke tests and CI, `default` for a useful picture, `full` for
+/// sizes that need a real GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Suite {
+    /// Small shapes, seconds even on a software adapter.
+    Quick,
+    /// Medium shapes.
+    Default,
+    /// Large shapes.
+    Full,
+}
+
+impl Suite {
+    /// All suites, smallest first.
+    pub const ALL: [Suite; 3] = [Suite::Quick, Suite::Default, Suite::Full];
+
+    /// The suite's name as the CLI spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Suite::Quick => "quick",
+            Suite::Default => "default",
+            Suite::Full => "full",
+        }
+    }
+}
+
+impl fmt::Display for Suite {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Suite {
+    type Err = PlanError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Suite::ALL
+            .into_iter()
+            .find(|x| x.as_str() == s)
+            .ok_or_else(|| PlanError::UnknownSuite(s.to_string()))
+    }
+}
+
+/// One case: a kernel at a shape with a seed. Everything else about it is derived.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CaseSpec {
+    /// `kernel/shape/seed`, unique within a run.
+    pub id: String,
+    /// Kernel name.
+    pub kernel: String,
+    /// Dimensions.
+    pub shape: Shape,
+    /// Input seed.
+    pub seed: u64,
+}
+
+impl CaseSpec {
+    /// The case of `kernel` at `shape` with `seed`.
+    pub fn new(kernel: &str, shape: Shape, seed: u64) -> Self {
+        CaseSpec {
+            id: format!("{kernel}/{shape}/seed={seed}"),
+            kernel: kernel.to_string(),
+            shape,
+            seed,
+        }
+    }
+
+    /// The kernel this case runs; `None` only for a plan from another harness version.
+    pub fn kernel(&self) -> Option<&'static dyn Kernel> {
+        catalog::find(&self.kernel)
+    }
+}
+
+/// What the page fetches: the cases still to run and how to time them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunPlan {
+    /// Warm-up dispatches before timing.
+    pub warmup: u32,
+    /// Timed samples per case.
+    pub samples: u32,
+    /// Cases in order.
+    pub cases: Vec<CaseSpec>,
+}
+
+/// Why a plan could not be built.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum PlanError {
+    /// The suite name is not one of quick, default, full.
+    #[error("unknown suite `{0}`: choose quick, default or full")]
+    UnknownSuite(String),
+    /// A filter pattern matched no kernel.
+    #[error("--filter `{pattern}` matches no kernel; known kernels: {known}")]
+    NoMatch {
+        /// The pattern.
+        pattern: String,
+        /// Comma-separated kernel names.
+        known: String,
+    },
+}
+
+/// `*` matches any run of characters, `?` any one; everything else matches itself.
+pub fn glob_match(pattern: &str, name: &str) -> bool {
+    fn go(p: &[u8], n: &[u8]) -> bool {
+        match (p.first(), n.first()) {
+            (None, None) => true,
+            (Some(b'*'), _) => go(&p[1..], n) || (!n.is_empty() && go(p, &n[1..])),
+            (Some(b'?'), Some(_)) => go(&p[1..], &n[1..]),
+            (Some(a), Some(b)) if a == b => go(&p[1..], &n[1..]),
+            _ => false,
+        }
+    }
+    go(pattern.as_bytes(), name.as_bytes())
+}
+
+/// The cases of `suite` whose kernel matches any of `filters` (all kernels when empty).
+///
+/// Self-test kernels are left out unless a pattern that names `selftest` selects them, so
+/// `--filter '*'` never runs a deliberately broken kernel.
+pub fn build_cases(suite: Suite, filters: &[String], seed: u64) -> Result<Vec<CaseSpec>, PlanError> {
+    let kernels = catalog::all();
+    for pattern in filters {
+        if !kernels.iter().any(|k| glob_match(pattern, k.name())) {
+            let known: Vec<&str> = kernels.iter().map(|k| k.name()).collect();
+            return Err(PlanError::NoMatch {
+                pattern: pattern.clone(),
+                known: known.join(", "),
+            });
+        }
+    }
+    let selected = kernels.into_iter().filter(|k| {
+        if filters.is_empty() {
+            !k.is_selftest()
+        } else {
+            filters
+                .iter()
+                .any(|p| glob_match(p, k.name()) && (!k.is_selftest() || p.contains("selftest")))
+        }
+    });
+    Ok(selected
+        .flat_map(|k| k.shapes(suite).into_iter().map(move |s| CaseSpec::new(k.name(), s, seed)))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn glob_matches_like_a_shell() {
+        assert!(glob_match("matmul_*", "matmul_tiled"));
+        assert!(glob_match("*", "add"));
+        assert!(glob_match("s?b", "sub"));
+        assert!(!glob_match("matmul", "matmul_tiled"));
+        assert!(!glob_match("a*z", "abc"));
+    }
+
+    #[test]
+    fn suites_leave_selftests_out() {
+        for suite in Suite::ALL {
+            let cases = build_cases(suite, &[], 1).unwrap();
+            assert!(!cases.is_empty());
+            assert!(cases.iter().all(|c| !c.kernel.starts_with("selftest")));
+        }
+        let star = build_cases(Suite::Quick, &["*".into()], 1).unwrap();
+        assert!(star.iter().all(|c| !c.kernel.starts_with("selftest")));
+    }
+
+    #[test]
+    fn selftests_run_when_named() {
+        let cases = build_cases(Suite::Quick, &["selftest_wrong".into()], 1).unwrap();
+        assert_eq!(cases.len(), 1);
+    }
+
+    #[test]
+    fn filter_matching_nothing_is_an_error_naming_the_kernels() {
+        let err = build_cases(Suite::Quick, &["nope".into()], 1).unwrap_err();
+        assert!(err.to_string().contains("matmul_tiled"), "{err}");
+    }
+
+    #[test]
+    fn case_ids_are_unique() {
+        let cases = build_cases(Suite::Full, &[], 3).unwrap();
+        let mut ids: Vec<_> = cases.iter().map(|c| c.id.clone()).collect();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), cases.len());
+    }
+
+    #[test]
+    fn suite_parses_its_names() {
+        assert_eq!("quick".parse::<Suite>().unwrap(), Suite::Quick);
+        assert!("huge".parse::<Suite>().is_err());
+    }
+}

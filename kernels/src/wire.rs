@@ -1,0 +1,147 @@
+//! Messages between the page and the harness's server: results POSTed per case, progress on the
+//! WebSocket. JSON on the wire; field names in camelCase because the page's JavaScript writes some.
+
+use base64::Engine;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One timed dispatch.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Sample {
+    /// Milliseconds from `queue.submit` until the queue reported the work done
+    /// (`onSubmittedWorkDone`), measured with `performance.now()` (or `Instant` natively).
+    pub wall_ms: f64,
+    /// Milliseconds between the compute pass's begin and end GPU timestamps, when the device has
+    /// `timestamp-query`.
+    pub gpu_ms: Option<f64>,
+}
+
+/// Everything a platform measured for one case.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CaseMeasurement {
+    /// `CaseSpec::id`.
+    pub case_id: String,
+    /// Milliseconds spent in the shader-module and pipeline creation calls.
+    pub pipeline_ms: f64,
+    /// Wall milliseconds of the first dispatch, which absorbs lazy compilation and first-use costs.
+    pub first_dispatch_ms: f64,
+    /// The timed samples, in order.
+    pub samples: Vec<Sample>,
+    /// The output buffer after the last sample, as little-endian f32 bytes in base64.
+    pub output: String,
+}
+
+impl CaseMeasurement {
+    /// Encodes an output buffer for the wire.
+    pub fn encode_output(values: &[f32]) -> String {
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    }
+
+    /// Decodes the output buffer; `None` when it is not base64 of whole f32s.
+    pub fn decode_output(&self) -> Option<Vec<f32>> {
+        let bytes = base64::engine::general_purpose::STANDARD.decode(&self.output).ok()?;
+        if bytes.len() % 4 != 0 {
+            return None;
+        }
+        Some(
+            bytes
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
+        )
+    }
+}
+
+/// What the browser says about its WebGPU adapter (`GPUAdapter`, `GPUAdapterInfo`), as the page's
+/// JavaScript reads it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AdapterReport {
+    /// False when `navigator.gpu` is missing or no adapter was granted.
+    pub available: bool,
+    /// Why not, when unavailable.
+    pub reason: Option<String>,
+    /// `GPUAdapterInfo.vendor`.
+    pub vendor: String,
+    /// `GPUAdapterInfo.architecture`.
+    pub architecture: String,
+    /// `GPUAdapterInfo.device`.
+    pub device: String,
+    /// `GPUAdapterInfo.description`.
+    pub description: String,
+    /// `isFallbackAdapter`, where the browser exposes it.
+    pub is_fallback_adapter: Option<bool>,
+    /// Adapter features, sorted.
+    pub features: Vec<String>,
+    /// Adapter limits by name.
+    pub limits: BTreeMap<String, f64>,
+    /// `navigator.userAgent`.
+    pub user_agent: String,
+    /// Whether the page is cross-origin isolated (precise `performance.now()`).
+    pub cross_origin_isolated: bool,
+}
+
+/// An exception or failure in the page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PageError {
+    /// The message.
+    pub message: String,
+    /// The JavaScript stack, when there is one.
+    #[serde(default)]
+    pub stack: Option<String>,
+    /// The case that was running, when known.
+    #[serde(default)]
+    pub case_id: Option<String>,
+}
+
+/// Progress the page streams over the WebSocket.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum Progress {
+    /// A case began (its timeout starts now).
+    #[serde(rename_all = "camelCase")]
+    CaseStarted {
+        /// The case.
+        case_id: String,
+    },
+    /// A timed sample finished.
+    #[serde(rename_all = "camelCase")]
+    SampleDone {
+        /// The case.
+        case_id: String,
+        /// Samples done so far.
+        done: u32,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_round_trips_bit_exactly() {
+        let v = [1.5f32, -0.0, f32::NAN, f32::INFINITY, 1e-30];
+        let m = CaseMeasurement {
+            case_id: "x".into(),
+            pipeline_ms: 0.0,
+            first_dispatch_ms: 0.0,
+            samples: vec![],
+            output: CaseMeasurement::encode_output(&v),
+        };
+        let back = m.decode_output().unwrap();
+        assert_eq!(
+            back.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            v.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn progress_uses_a_type_tag() {
+        let p: Progress = serde_json::from_str(r#"{"type":"caseStarted","caseId":"a"}"#).unwrap();
+        assert_eq!(p, Progress::CaseStarted { case_id: "a".into() });
+    }
+}
