@@ -1,1 +1,194 @@
-fn main(){}
+//! `harness`: measure and check WebGPU compute in real browsers.
+//!
+//! The data flow, one module each: `cli` → `bundle` → `server` → `driver`/`browser` →
+//! `controller` (page events → checked cases) → `reports` (results.json, report.html) →
+//! `summary`/`progress` in the terminal.
+
+mod browser;
+mod bundle;
+mod cli;
+mod controller;
+mod driver;
+mod host;
+mod progress;
+mod server;
+mod summary;
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use cli::{Cli, Command, ListArgs, RunArgs};
+use controller::BrowserRunRequest;
+use progress::{Reporter, RunEvent, TerminalReporter};
+use reports::{RunReport, Settings, SCHEMA_VERSION};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+use tokio::sync::watch;
+
+/// Exit status when the run itself could not happen.
+const EXIT_UNUSABLE: u8 = 2;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.verbose);
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(EXIT_UNUSABLE);
+        }
+    };
+    match runtime.block_on(dispatch(cli)) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(EXIT_UNUSABLE)
+        }
+    }
+}
+
+fn init_logging(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "info",
+        _ => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+}
+
+async fn dispatch(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Run(args) => run(args).await,
+        Command::List(args) => list(args),
+    }
+}
+
+/// A watch that turns true on the first Ctrl-C; a second Ctrl-C kills every driver group and exits.
+fn interrupt_watch() -> watch::Receiver<bool> {
+    let (tx, rx) = watch::channel(false);
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!("\ninterrupted: ending the browser and writing what was measured (Ctrl-C again to quit at once)");
+            let _ = tx.send(true);
+            if tokio::signal::ctrl_c().await.is_ok() {
+                driver::kill_all_now();
+                std::process::exit(130);
+            }
+        }
+    });
+    rx
+}
+
+async fn run(args: RunArgs) -> Result<ExitCode> {
+    let suite: kernels::Suite = args.suite.into();
+    let cases = kernels::plan::build_cases(suite, &args.filter, args.seed)?;
+    let plan = kernels::RunPlan { warmup: args.warmup, samples: args.samples, cases };
+    let created = chrono::Utc::now();
+    let out_dir = args.out.clone().unwrap_or_else(|| {
+        PathBuf::from("runs").join(format!("{}-{}", created.format("%Y%m%d-%H%M%S"), args.browser.spec().key))
+    });
+    let mut interrupted = interrupt_watch();
+    let mut reporter = TerminalReporter::new();
+
+    reporter.event(RunEvent::Step("building the page bundle (the first build takes a minute or two)"));
+    let t = Instant::now();
+    let explicit = args.bundle.clone();
+    let bundle = tokio::task::spawn_blocking(move || bundle::prepare(explicit.as_deref())).await??;
+    let bundle_ms = t.elapsed().as_secs_f64() * 1e3;
+    tracing::info!("bundle at {} ({})", bundle.dir.display(), if bundle.rebuilt { "rebuilt" } else { "reused" });
+
+    let request = BrowserRunRequest {
+        browser: args.browser,
+        platform: args.platform.as_str(),
+        headless: args.is_headless(),
+        browser_path: args.browser_path.clone(),
+        driver_path: args.driver_path.clone(),
+        plan,
+        case_timeout: Duration::from_secs_f64(args.timeout),
+        listen: ([127, 0, 0, 1], args.port.unwrap_or(0)).into(),
+    };
+    let mut platform_run = controller::run_browser(&request, &bundle, &mut reporter, &mut interrupted).await?;
+    platform_run.phases.bundle_ms = bundle_ms;
+    drop(reporter);
+
+    let report = RunReport {
+        schema_version: SCHEMA_VERSION,
+        harness: host::harness_info(bundle::source_dir().as_deref()),
+        host: host::host_info(),
+        created_at: created.to_rfc3339(),
+        settings: Settings {
+            suite: suite.to_string(),
+            filters: args.filter.clone(),
+            samples: args.samples,
+            warmup: args.warmup,
+            seed: args.seed,
+            case_timeout_s: args.timeout,
+            headless: args.is_headless(),
+        },
+        runs: vec![platform_run],
+    };
+    let t = Instant::now();
+    let written = reports::write_all(&report, &out_dir)
+        .with_context(|| format!("writing the reports to {}", out_dir.display()))?;
+    let report_ms = t.elapsed().as_secs_f64() * 1e3;
+
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", summary::table(&report));
+        println!("report writing {report_ms:.0} ms");
+        for path in &written {
+            println!("wrote {}", path.display());
+        }
+    }
+    Ok(exit_code(&report))
+}
+
+fn exit_code(report: &RunReport) -> ExitCode {
+    let nothing_measured = report
+        .runs
+        .iter()
+        .all(|r| r.cases.iter().all(|c| c.samples.is_empty()) && r.failure.is_some());
+    if nothing_measured {
+        ExitCode::from(EXIT_UNUSABLE)
+    } else if report.runs.iter().all(|r| r.counts().all_passed() && r.failure.is_none()) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+fn list(args: ListArgs) -> Result<ExitCode> {
+    match args.suite {
+        Some(suite) => {
+            let cases = kernels::plan::build_cases(suite.into(), &args.filter, 1)?;
+            if args.json {
+                println!("{}", serde_json::to_string_pretty(&cases)?);
+            } else {
+                for c in cases {
+                    println!("{}", c.id);
+                }
+            }
+        }
+        None => {
+            let kernels: Vec<_> = kernels::catalog::all()
+                .into_iter()
+                .filter(|k| args.filter.is_empty() || args.filter.iter().any(|p| kernels::plan::glob_match(p, k.name())))
+                .collect();
+            if args.json {
+                let rows: Vec<_> = kernels
+                    .iter()
+                    .map(|k| serde_json::json!({"name": k.name(), "summary": k.summary(), "dims": k.dims(), "selftest": k.is_selftest()}))
+                    .collect();
+                println!("{}", serde_json::to_string_pretty(&rows)?);
+            } else {
+                for k in kernels {
+                    println!("{:<16} [{}] {}", k.name(), k.dims().join("×"), k.summary());
+                }
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -96,6 +96,9 @@ pub struct PageError {
     /// The case that was running, when known.
     #[serde(default)]
     pub case_id: Option<String>,
+    /// True when the page stopped: the harness reloads it to go on with the remaining cases.
+    #[serde(default)]
+    pub fatal: bool,
 }
 
 /// Progress the page streams over the WebSocket.

@@ -64,9 +64,10 @@ impl Kernel for Rope {
         y
     }
     fn tolerance(&self, s: &Shape) -> Tolerance {
-        // The f32 angle's error grows with the position.
+        // WGSL allows sin and cos an absolute error of 2^-11 on [-pi, pi]; the f32 angle's own
+        // error grows with the position.
         let max_pos = (s.dim(0) + s.dim(3)) as f64;
-        Tolerance { abs: 1e-4 + 1.5e-6 * max_pos, rel: 1e-4 }
+        Tolerance { abs: 1e-3 + 1.5e-6 * max_pos, rel: 1e-4 }
     }
     fn flops(&self, s: &Shape) -> f64 {
         // Per pair: angle (pow, multiply, reduce ~6), sin, cos, 4 multiplies, 2 adds.

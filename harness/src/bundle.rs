@@ -1,0 +1,118 @@
+//! The page bundle: `index.html`, `main.js` and the wasm-bindgen output of the `page` crate.
+//! Built from the source tree when harness runs from one (cargo rebuilds only what changed and
+//! the bindgen step is skipped when the WASM is unchanged), or taken ready-made with `--bundle`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::SystemTime;
+
+/// The page's static files, copied into every bundle.
+const STATIC_FILES: [&str; 2] = ["index.html", "main.js"];
+
+/// A folder the server can serve as the page.
+#[derive(Debug, Clone)]
+pub struct Bundle {
+    /// The folder.
+    pub dir: PathBuf,
+    /// True when the WASM glue was regenerated, false when reused.
+    pub rebuilt: bool,
+}
+
+/// Why no bundle could be had.
+#[derive(Debug, thiserror::Error)]
+pub enum BundleError {
+    /// Neither `--bundle` nor a source tree.
+    #[error("no page bundle: this harness was not run from its source tree; pass --bundle DIR (a folder holding index.html, main.js and pkg/)")]
+    NoSource,
+    /// `--bundle` points at something incomplete.
+    #[error("--bundle {0}: missing {1}; build one with `harness run` from the source tree (it is written to target/harness-bundle)")]
+    Incomplete(PathBuf, String),
+    /// The wasm32 target is not installed.
+    #[error("the wasm32-unknown-unknown target is not installed: run `rustup target add wasm32-unknown-unknown`")]
+    NoWasmTarget,
+    /// cargo failed to build the page.
+    #[error("building the page crate for wasm32 failed:\n{0}")]
+    Cargo(String),
+    /// cargo could not be run at all.
+    #[error("could not run cargo to build the page ({0}); is the Rust toolchain on PATH?")]
+    NoCargo(std::io::Error),
+    /// wasm-bindgen failed.
+    #[error("wasm-bindgen failed on {0}: {1}")]
+    Bindgen(PathBuf, String),
+    /// File system trouble.
+    #[error("{0}: {1}")]
+    Io(PathBuf, std::io::Error),
+}
+
+/// The workspace this harness was built from, when it is still there.
+pub fn source_dir() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).parent()?.to_path_buf();
+    dir.join("page").join("Cargo.toml").is_file().then_some(dir)
+}
+
+/// A ready bundle: `explicit` when given (checked), else built from the source tree.
+pub fn prepare(explicit: Option<&Path>) -> Result<Bundle, BundleError> {
+    if let Some(dir) = explicit {
+        check_complete(dir)?;
+        return Ok(Bundle { dir: dir.to_path_buf(), rebuilt: false });
+    }
+    let src = source_dir().ok_or(BundleError::NoSource)?;
+    build(&src)
+}
+
+fn check_complete(dir: &Path) -> Result<(), BundleError> {
+    for f in ["index.html", "main.js", "pkg/page.js", "pkg/page_bg.wasm"] {
+        if !dir.join(f).is_file() {
+            return Err(BundleError::Incomplete(dir.to_path_buf(), f.to_string()));
+        }
+    }
+    Ok(())
+}
+
+fn target_dir(src: &Path) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| src.join("target"))
+}
+
+fn build(src: &Path) -> Result<Bundle, BundleError> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = Command::new(cargo)
+        .args(["build", "--quiet", "-p", "page", "--target", "wasm32-unknown-unknown", "--profile", "wasm"])
+        .current_dir(src)
+        .output()
+        .map_err(BundleError::NoCargo)?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        if stderr.contains("wasm32-unknown-unknown") && stderr.contains("target may not be installed") {
+            return Err(BundleError::NoWasmTarget);
+        }
+        return Err(BundleError::Cargo(stderr));
+    }
+    let target = target_dir(src);
+    let wasm = target.join("wasm32-unknown-unknown/wasm/page.wasm");
+    let dir = target.join("harness-bundle");
+    let pkg = dir.join("pkg");
+    let glue = pkg.join("page_bg.wasm");
+    let rebuilt = modified(&wasm) > modified(&glue);
+    if rebuilt {
+        std::fs::create_dir_all(&pkg).map_err(|e| BundleError::Io(pkg.clone(), e))?;
+        wasm_bindgen_cli_support::Bindgen::new()
+            .input_path(&wasm)
+            .web(true)
+            .map_err(|e| BundleError::Bindgen(wasm.clone(), e.to_string()))?
+            .typescript(false)
+            .out_name("page")
+            .generate(&pkg)
+            .map_err(|e| BundleError::Bindgen(wasm.clone(), format!("{e:#}")))?;
+    }
+    for f in STATIC_FILES {
+        let from = src.join("page/static").join(f);
+        std::fs::copy(&from, dir.join(f)).map_err(|e| BundleError::Io(from, e))?;
+    }
+    Ok(Bundle { dir, rebuilt })
+}
+
+fn modified(p: &Path) -> Option<SystemTime> {
+    std::fs::metadata(p).and_then(|m| m.modified()).ok()
+}

@@ -1,0 +1,343 @@
+//! Runs a plan in one browser: starts the server, the driver and the browser, navigates to the
+//! page, settles every case as its events arrive (checking each result against the reference),
+//! enforces the per-case timeout by reloading the page with the cases still to run, and always
+//! ends the browser and driver. Whatever happens, it returns a [`PlatformRun`] holding every case
+//! settled so far.
+
+use crate::browser::{BrowserKind, LaunchOptions};
+use crate::bundle::Bundle;
+use crate::driver::Driver;
+use crate::progress::{Reporter, RunEvent};
+use crate::server::{self, PageEvent, Server};
+use anyhow::{anyhow, bail, Context, Result};
+use kernels::wire::{CaseMeasurement, PageError, Progress};
+use kernels::{compare, CaseSpec, RunPlan};
+use reports::{BrowserInfo, CaseReport, CaseStatus, DriverInfo, Phases, PlatformRun, RunStatus};
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc, watch};
+
+/// Everything needed to run a plan in one browser.
+#[derive(Debug, Clone)]
+pub struct BrowserRunRequest {
+    /// Which browser.
+    pub browser: BrowserKind,
+    /// Platform name for the report.
+    pub platform: &'static str,
+    /// Without a window.
+    pub headless: bool,
+    /// Browser executable override.
+    pub browser_path: Option<PathBuf>,
+    /// Driver executable override.
+    pub driver_path: Option<PathBuf>,
+    /// The cases and their timing settings.
+    pub plan: RunPlan,
+    /// Longest a case may take.
+    pub case_timeout: Duration,
+    /// Server address (port 0 picks a free one).
+    pub listen: SocketAddr,
+}
+
+/// Runs `req` with the page from `bundle`. Fails only when the server cannot start; a browser that
+/// cannot start, crashes or hangs yields a failed [`PlatformRun`] with every case settled so far.
+pub async fn run_browser(
+    req: &BrowserRunRequest,
+    bundle: &Bundle,
+    reporter: &mut dyn Reporter,
+    interrupted: &mut watch::Receiver<bool>,
+) -> Result<PlatformRun> {
+    let spec = req.browser.spec();
+    let mut run = PlatformRun {
+        browser: spec.key.to_string(),
+        platform: req.platform.to_string(),
+        browser_info: None,
+        driver: None,
+        adapter: None,
+        status: RunStatus::Completed,
+        failure: None,
+        errors: Vec::new(),
+        phases: Phases::default(),
+        cases: Vec::new(),
+    };
+    let t = Instant::now();
+    let (server, mut events) = server::start(req.listen, &bundle.dir, req.plan.clone()).await?;
+    run.phases.server_ms = elapsed_ms(t);
+    tracing::info!("serving the page at {}", server.page_url());
+
+    let mut book = CaseBook::new(&req.plan.cases);
+    let outcome = drive(req, &server, &mut events, &mut run, &mut book, reporter, interrupted).await;
+    if let Err(e) = outcome {
+        run.status = RunStatus::Failed;
+        run.failure = Some(format!("{e:#}"));
+    }
+    run.cases = book.finish();
+    reporter.event(RunEvent::RunFinished(&run));
+    Ok(run)
+}
+
+async fn drive(
+    req: &BrowserRunRequest,
+    server: &Server,
+    events: &mut mpsc::UnboundedReceiver<PageEvent>,
+    run: &mut PlatformRun,
+    book: &mut CaseBook,
+    reporter: &mut dyn Reporter,
+    interrupted: &mut watch::Receiver<bool>,
+) -> Result<()> {
+    let spec = req.browser.spec();
+    let binary = spec.find_browser(req.browser_path.as_deref())?;
+    let driver_path = spec.find_driver(req.driver_path.as_deref())?;
+    // Declared before the driver so it is removed only after the browser has ended.
+    let profile = tempfile::Builder::new().prefix("harness-profile-").tempdir()?;
+    let options = LaunchOptions {
+        binary: binary.clone(),
+        headless: req.headless,
+        profile_dir: profile.path().to_path_buf(),
+    };
+    let flags = (spec.flags)(&options);
+    let capabilities = (spec.capabilities)(&options, &flags);
+
+    reporter.event(RunEvent::Step(&format!("starting {} and {}", driver_path.display(), spec.display)));
+    let t = Instant::now();
+    let launch_path = driver_path.clone();
+    let driver = tokio::task::spawn_blocking(move || Driver::launch(&launch_path)).await??;
+    run.driver = Some(DriverInfo {
+        name: spec.driver_names[0].to_string(),
+        version: driver.version.clone(),
+        path: Some(driver_path.display().to_string()),
+    });
+    let client = fantoccini::ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+        .capabilities(capabilities)
+        .connect(&driver.url)
+        .await;
+    let client = match client {
+        Ok(c) => c,
+        Err(e) => {
+            let log = driver.log_tail();
+            tokio::task::spawn_blocking(move || driver.stop()).await?;
+            bail!(
+                "{} could not start {} ({}): {e}\n{}",
+                spec.driver_names[0],
+                spec.display,
+                binary.display(),
+                log
+            );
+        }
+    };
+    let caps = client.capabilities().cloned().unwrap_or_default();
+    let cap_str = |k: &str| caps.get(k).and_then(|v| v.as_str()).unwrap_or("unknown").to_string();
+    run.browser_info = Some(BrowserInfo {
+        name: cap_str("browserName"),
+        version: cap_str("browserVersion"),
+        path: Some(binary.display().to_string()),
+        flags: flags.clone(),
+    });
+    run.phases.browser_start_ms = elapsed_ms(t);
+
+    let t = Instant::now();
+    let result = run_cases(req, server, events, &client, run, book, reporter, interrupted, &flags).await;
+    run.phases.cases_ms = elapsed_ms(t);
+
+    let _ = tokio::time::timeout(Duration::from_secs(10), client.close()).await;
+    tokio::task::spawn_blocking(move || driver.stop()).await?;
+    drop(profile);
+    result
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn run_cases(
+    req: &BrowserRunRequest,
+    server: &Server,
+    events: &mut mpsc::UnboundedReceiver<PageEvent>,
+    client: &fantoccini::Client,
+    run: &mut PlatformRun,
+    book: &mut CaseBook,
+    reporter: &mut dyn Reporter,
+    interrupted: &mut watch::Receiver<bool>,
+    flags: &[String],
+) -> Result<()> {
+    let url = server.page_url();
+    // The page needs time to load, find an adapter and compile the WASM before its first case.
+    let idle_limit = req.case_timeout.max(Duration::from_secs(60));
+    reporter.event(RunEvent::Planned {
+        browser: &run.browser,
+        cases: req.plan.cases.len(),
+        samples: req.plan.samples,
+    });
+    navigate(client, &url).await?;
+    let mut current: Option<(String, Instant)> = None;
+    let mut idle_since = Instant::now();
+    let mut reloads = 0usize;
+
+    loop {
+        let deadline = match &current {
+            Some((_, started)) => *started + req.case_timeout,
+            None => idle_since + idle_limit,
+        };
+        let mut reload = false;
+        tokio::select! {
+            event = events.recv() => {
+                let Some(event) = event else { bail!("the server stopped unexpectedly") };
+                match event {
+                    PageEvent::Adapter(adapter) => {
+                        reporter.event(RunEvent::Adapter(&adapter));
+                        let missing = (!adapter.available).then(|| adapter.reason.clone().unwrap_or_default());
+                        run.adapter = Some(adapter);
+                        if let Some(reason) = missing {
+                            bail!("no WebGPU adapter: {reason}. Browser flags used: {}", flags.join(" "));
+                        }
+                        idle_since = Instant::now();
+                    }
+                    PageEvent::Progress(Progress::CaseStarted { case_id }) => {
+                        reporter.event(RunEvent::CaseStarted(&case_id));
+                        current = Some((case_id, Instant::now()));
+                    }
+                    PageEvent::Progress(Progress::SampleDone { case_id, done }) => {
+                        reporter.event(RunEvent::SampleDone { case_id: &case_id, done });
+                    }
+                    PageEvent::Result(m) => {
+                        if let Some(spec) = book.open_spec(&m.case_id) {
+                            let case = analyze(spec, *m).await?;
+                            reporter.event(RunEvent::CaseFinished(&case));
+                            book.settle(case);
+                        }
+                        current = None;
+                        idle_since = Instant::now();
+                    }
+                    PageEvent::Error(e) => {
+                        reporter.event(RunEvent::PageError(&e));
+                        let case_id = e.case_id.clone().or_else(|| current.as_ref().map(|(id, _)| id.clone()));
+                        if let Some(spec) = case_id.as_deref().and_then(|id| book.open_spec(id)) {
+                            let case = book.unmeasured(&spec, CaseStatus::Error, page_error_message(&e));
+                            reporter.event(RunEvent::CaseFinished(&case));
+                            book.settle(case);
+                        } else if e.fatal {
+                            run.errors.push(e.clone());
+                            bail!("the page failed outside any case: {}", e.message);
+                        }
+                        run.errors.push(e.clone());
+                        current = None;
+                        idle_since = Instant::now();
+                        reload = e.fatal;
+                    }
+                    PageEvent::Done => return Ok(()),
+                }
+            }
+            _ = tokio::time::sleep_until(deadline.into()) => {
+                match current.take() {
+                    Some((id, _)) => {
+                        if let Some(spec) = book.open_spec(&id) {
+                            let message = format!("no result within the {} s case timeout (--timeout)", req.case_timeout.as_secs_f64());
+                            let case = book.unmeasured(&spec, CaseStatus::TimedOut, message);
+                            reporter.event(RunEvent::CaseFinished(&case));
+                            book.settle(case);
+                        }
+                        reload = true;
+                    }
+                    None => bail!(
+                        "the page sent nothing for {} s: it did not load, or the browser hung",
+                        idle_limit.as_secs()
+                    ),
+                }
+            }
+            _ = interrupted.changed() => bail!("interrupted by Ctrl-C"),
+        }
+        if reload {
+            let remaining = book.remaining();
+            if remaining.is_empty() {
+                return Ok(());
+            }
+            reloads += 1;
+            if reloads > req.plan.cases.len() + 1 {
+                bail!("the page kept failing; gave up after {reloads} reloads");
+            }
+            tracing::info!("reloading the page for the {} cases still to run", remaining.len());
+            server.set_plan(RunPlan { cases: remaining, ..req.plan.clone() });
+            navigate(client, &url).await?;
+            idle_since = Instant::now();
+        }
+    }
+}
+
+fn page_error_message(e: &PageError) -> String {
+    match &e.stack {
+        Some(stack) => format!("{}\n{stack}", e.message),
+        None => e.message.clone(),
+    }
+}
+
+async fn navigate(client: &fantoccini::Client, url: &str) -> Result<()> {
+    tokio::time::timeout(Duration::from_secs(60), client.goto(url))
+        .await
+        .map_err(|_| anyhow!("the browser did not load the page within 60 s"))?
+        .with_context(|| format!("the browser could not load {url}"))
+}
+
+/// Checks a measurement against the reference, off the async threads (references can be heavy).
+async fn analyze(spec: CaseSpec, m: CaseMeasurement) -> Result<CaseReport> {
+    Ok(tokio::task::spawn_blocking(move || {
+        let kernel = spec.kernel().expect("plans only hold known kernels");
+        let Some(output) = m.decode_output() else {
+            let message = "the page sent an output that is not base64 of f32 values".to_string();
+            return CaseReport::unmeasured(&spec, kernel, CaseStatus::Error, Some(message));
+        };
+        let inputs = kernel.inputs(&spec.shape, spec.seed);
+        let reference = kernel.reference(&spec.shape, &inputs);
+        let verdict = compare(&output, &reference, kernel.tolerance(&spec.shape));
+        CaseReport::measured(&spec, kernel, m.pipeline_ms, m.first_dispatch_ms, m.samples, verdict)
+    })
+    .await?)
+}
+
+/// The plan's cases and what became of each.
+struct CaseBook {
+    specs: Vec<CaseSpec>,
+    settled: HashMap<String, CaseReport>,
+}
+
+impl CaseBook {
+    fn new(specs: &[CaseSpec]) -> Self {
+        CaseBook { specs: specs.to_vec(), settled: HashMap::new() }
+    }
+
+    /// The spec of a case of this plan not settled yet.
+    fn open_spec(&self, id: &str) -> Option<CaseSpec> {
+        if self.settled.contains_key(id) {
+            return None;
+        }
+        self.specs.iter().find(|s| s.id == id).cloned()
+    }
+
+    fn unmeasured(&self, spec: &CaseSpec, status: CaseStatus, message: String) -> CaseReport {
+        let kernel = spec.kernel().expect("plans only hold known kernels");
+        CaseReport::unmeasured(spec, kernel, status, Some(message))
+    }
+
+    fn settle(&mut self, case: CaseReport) {
+        self.settled.insert(case.id.clone(), case);
+    }
+
+    fn remaining(&self) -> Vec<CaseSpec> {
+        self.specs.iter().filter(|s| !self.settled.contains_key(&s.id)).cloned().collect()
+    }
+
+    /// Every case in plan order; those never reached are `notRun`.
+    fn finish(mut self) -> Vec<CaseReport> {
+        let specs = std::mem::take(&mut self.specs);
+        specs
+            .iter()
+            .map(|s| {
+                self.settled.remove(&s.id).unwrap_or_else(|| {
+                    self.unmeasured(s, CaseStatus::NotRun, "the run ended before this case".into())
+                })
+            })
+            .collect()
+    }
+}
+
+fn elapsed_ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+

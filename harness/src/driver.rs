@@ -1,0 +1,200 @@
+//! Launching a WebDriver (chromedriver, …) in its own process group, so that it and every browser
+//! process it starts can be ended together, also on errors and Ctrl-C.
+
+use std::io::Read;
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Process groups of every running driver, for the emergency exit on a second Ctrl-C.
+static LIVE_GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+/// Why a driver could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum DriverError {
+    /// The executable could not be started.
+    #[error("could not start {path}: {source}")]
+    Spawn {
+        /// The driver.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// It exited before accepting connections.
+    #[error("{path} exited before it was ready ({status}); its output:\n{log}")]
+    Exited {
+        /// The driver.
+        path: PathBuf,
+        /// Exit status.
+        status: String,
+        /// Its output.
+        log: String,
+    },
+    /// It did not listen in time.
+    #[error("{path} did not accept connections on port {port} within {secs} s")]
+    NotReady {
+        /// The driver.
+        path: PathBuf,
+        /// The port.
+        port: u16,
+        /// Seconds waited.
+        secs: u64,
+    },
+}
+
+/// A running WebDriver server; ended with its whole process group when dropped.
+pub struct Driver {
+    child: Child,
+    log: tempfile::NamedTempFile,
+    /// `http://127.0.0.1:PORT`.
+    pub url: String,
+    /// The executable.
+    pub path: PathBuf,
+    /// What `--version` printed.
+    pub version: String,
+}
+
+/// The first line a program prints for `--version`.
+pub fn version_of(path: &Path) -> String {
+    Command::new(path)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).lines().next().unwrap_or("").trim().to_string())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// A port nobody listens on right now.
+pub fn free_port() -> std::io::Result<u16> {
+    Ok(std::net::TcpListener::bind(("127.0.0.1", 0))?.local_addr()?.port())
+}
+
+impl Driver {
+    /// Starts the driver at `path` with `--port=N` on a free port and waits until it listens.
+    pub fn launch(path: &Path) -> Result<Driver, DriverError> {
+        let spawn_err = |source| DriverError::Spawn { path: path.to_path_buf(), source };
+        let port = free_port().map_err(spawn_err)?;
+        let log = tempfile::NamedTempFile::new().map_err(spawn_err)?;
+        let mut cmd = Command::new(path);
+        cmd.arg(format!("--port={port}"))
+            .stdin(Stdio::null())
+            .stdout(log.reopen().map_err(spawn_err)?)
+            .stderr(log.reopen().map_err(spawn_err)?);
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        let child = cmd.spawn().map_err(spawn_err)?;
+        LIVE_GROUPS.lock().expect("lock").push(child.id() as i32);
+        let mut driver = Driver {
+            child,
+            log,
+            url: format!("http://127.0.0.1:{port}"),
+            path: path.to_path_buf(),
+            version: version_of(path),
+        };
+        driver.wait_ready(port, Duration::from_secs(20))?;
+        Ok(driver)
+    }
+
+    fn wait_ready(&mut self, port: u16, limit: Duration) -> Result<(), DriverError> {
+        let start = Instant::now();
+        while start.elapsed() < limit {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Err(DriverError::Exited {
+                    path: self.path.clone(),
+                    status: status.to_string(),
+                    log: self.log_tail(),
+                });
+            }
+            if TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), Duration::from_millis(200)).is_ok() {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Err(DriverError::NotReady { path: self.path.clone(), port, secs: limit.as_secs() })
+    }
+
+    /// The last lines the driver printed.
+    pub fn log_tail(&self) -> String {
+        let mut text = String::new();
+        if let Ok(mut f) = self.log.reopen() {
+            let _ = f.read_to_string(&mut text);
+        }
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(20)..].join("\n")
+    }
+
+    /// Ends the driver and every process of its group (the browser included): SIGTERM, then
+    /// SIGKILL after a grace period.
+    pub fn stop(mut self) {
+        self.terminate(Duration::from_secs(3));
+    }
+
+    fn terminate(&mut self, grace: Duration) {
+        let pgid = self.child.id() as i32;
+        signal_group(pgid, Signal::Term);
+        let start = Instant::now();
+        while start.elapsed() < grace {
+            if matches!(self.child.try_wait(), Ok(Some(_))) && !group_alive(pgid) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        signal_group(pgid, Signal::Kill);
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        LIVE_GROUPS.lock().expect("lock").retain(|&g| g != pgid);
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) || group_alive(self.child.id() as i32) {
+            self.terminate(Duration::from_millis(500));
+        }
+    }
+}
+
+enum Signal {
+    Term,
+    Kill,
+}
+
+fn signal_group(pgid: i32, signal: Signal) {
+    #[cfg(unix)]
+    {
+        let sig = match signal {
+            Signal::Term => libc::SIGTERM,
+            Signal::Kill => libc::SIGKILL,
+        };
+        // SAFETY: killpg only sends a signal; pgid is a group we created.
+        unsafe {
+            libc::killpg(pgid, sig);
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (pgid, signal);
+}
+
+fn group_alive(pgid: i32) -> bool {
+    #[cfg(unix)]
+    {
+        // SAFETY: signal 0 only checks for existence.
+        unsafe { libc::killpg(pgid, 0) == 0 }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pgid;
+        false
+    }
+}
+
+/// Kills every driver group still running: the last resort on a second Ctrl-C.
+pub fn kill_all_now() {
+    for pgid in LIVE_GROUPS.lock().map(|g| g.clone()).unwrap_or_default() {
+        signal_group(pgid, Signal::Kill);
+    }
+}

@@ -1,0 +1,57 @@
+//! What machine and source tree a run comes from, for the report's metadata.
+
+use reports::{HarnessInfo, HostInfo};
+use std::path::Path;
+
+/// The OS, CPU and core count of this machine.
+pub fn host_info() -> HostInfo {
+    HostInfo {
+        os: os_name(),
+        arch: std::env::consts::ARCH.to_string(),
+        cpu: cpu_model(),
+        cores: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+    }
+}
+
+/// This harness's version and, when it was built from a git checkout, its revision.
+pub fn harness_info(source_dir: Option<&Path>) -> HarnessInfo {
+    let git_revision = source_dir.and_then(|dir| {
+        let out = std::process::Command::new("git")
+            .args(["describe", "--always", "--dirty", "--abbrev=12"])
+            .current_dir(dir)
+            .output()
+            .ok()?;
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+            .filter(|s| !s.is_empty())
+    });
+    HarnessInfo {
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        git_revision,
+    }
+}
+
+fn os_name() -> String {
+    let pretty = std::fs::read_to_string("/etc/os-release").ok().and_then(|text| {
+        text.lines()
+            .find_map(|l| l.strip_prefix("PRETTY_NAME="))
+            .map(|v| v.trim_matches('"').to_string())
+    });
+    match pretty {
+        Some(p) => format!("{} ({p})", std::env::consts::OS),
+        None => std::env::consts::OS.to_string(),
+    }
+}
+
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|v| v.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".to_string())
+}

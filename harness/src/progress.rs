@@ -1,0 +1,165 @@
+//! Run events and the terminal reporter that shows them: a progress bar while cases run and one
+//! line per finished case. Reporters only consume events; they never touch processes.
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use kernels::wire::{AdapterReport, PageError};
+use reports::{CaseReport, CaseStatus, PlatformRun, Timer};
+use std::time::Duration;
+
+/// Something that happened during a run.
+#[derive(Debug)]
+pub enum RunEvent<'a> {
+    /// A slow step began (building the bundle, starting the browser).
+    Step(&'a str),
+    /// A browser's cases are about to run.
+    Planned {
+        /// Browser key.
+        browser: &'a str,
+        /// Number of cases.
+        cases: usize,
+        /// Samples per case.
+        samples: u32,
+    },
+    /// The page reported its adapter.
+    Adapter(&'a AdapterReport),
+    /// A case began.
+    CaseStarted(&'a str),
+    /// A timed sample finished.
+    SampleDone {
+        /// The case.
+        case_id: &'a str,
+        /// Samples done.
+        done: u32,
+    },
+    /// A case is settled (measured, failed, timed out or errored).
+    CaseFinished(&'a CaseReport),
+    /// The page reported an error.
+    PageError(&'a PageError),
+    /// A browser's run is over.
+    RunFinished(&'a PlatformRun),
+}
+
+/// A consumer of run events.
+pub trait Reporter {
+    /// Handles one event.
+    fn event(&mut self, event: RunEvent<'_>);
+}
+
+/// Progress on stderr: a bar on a terminal, plain lines elsewhere (CI logs).
+pub struct TerminalReporter {
+    bar: ProgressBar,
+    samples: u32,
+}
+
+impl Default for TerminalReporter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TerminalReporter {
+    /// A reporter drawing on stderr.
+    pub fn new() -> Self {
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+        bar.set_style(ProgressStyle::with_template("{spinner} {msg}").expect("valid template"));
+        bar.enable_steady_tick(Duration::from_millis(120));
+        TerminalReporter { bar, samples: 0 }
+    }
+
+    fn line(&self, text: String) {
+        if self.bar.is_hidden() {
+            eprintln!("{text}");
+        } else {
+            self.bar.println(text);
+        }
+    }
+}
+
+/// `0.0123 ms gpu ±2.1%` for a measured case.
+pub fn timing_phrase(case: &CaseReport) -> String {
+    match case.headline() {
+        Some(h) => {
+            let timer = match case.timer {
+                Some(Timer::GpuTimestamp) => "gpu",
+                _ => "wall",
+            };
+            format!("{:.4} ms {timer} (median of {}, cv {:.1}%)", h.median, h.n, h.cv * 100.0)
+        }
+        None => String::new(),
+    }
+}
+
+impl Reporter for TerminalReporter {
+    fn event(&mut self, event: RunEvent<'_>) {
+        match event {
+            RunEvent::Step(what) => {
+                self.bar.set_message(what.to_string());
+                if self.bar.is_hidden() {
+                    eprintln!("{what}…");
+                }
+            }
+            RunEvent::Planned { browser, cases, samples } => {
+                self.samples = samples;
+                self.bar.set_length(cases as u64);
+                self.bar.set_position(0);
+                self.bar.set_style(
+                    ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} {prefix} {msg}")
+                        .expect("valid template")
+                        .progress_chars("=> "),
+                );
+                self.bar.set_prefix(browser.to_string());
+                self.line(format!("running {cases} cases on {browser}"));
+            }
+            RunEvent::Adapter(a) if a.available => self.line(format!(
+                "adapter: {} {} {} {} (fallback adapter: {})",
+                a.vendor,
+                a.architecture,
+                a.device,
+                a.description,
+                a.is_fallback_adapter.map(|b| b.to_string()).unwrap_or_else(|| "not reported".into())
+            )),
+            RunEvent::Adapter(a) => self.line(format!(
+                "no WebGPU adapter: {}",
+                a.reason.as_deref().unwrap_or("no reason given")
+            )),
+            RunEvent::CaseStarted(id) => self.bar.set_message(id.to_string()),
+            RunEvent::SampleDone { case_id, done } => {
+                self.bar.set_message(format!("{case_id} sample {done}/{}", self.samples))
+            }
+            RunEvent::CaseFinished(case) => {
+                self.bar.inc(1);
+                let tag = match case.status {
+                    CaseStatus::Passed => "PASS   ",
+                    CaseStatus::Failed => "WRONG  ",
+                    CaseStatus::TimedOut => "TIMEOUT",
+                    CaseStatus::Error => "ERROR  ",
+                    CaseStatus::NotRun => "NOT RUN",
+                };
+                let mut line = format!("{tag} {}  {}", case.id, timing_phrase(case));
+                if let Some(m) = &case.message {
+                    line += &format!("\n        {m}");
+                }
+                self.line(line);
+            }
+            RunEvent::PageError(e) => {
+                let mut line = format!("page error: {}", e.message);
+                if let Some(stack) = &e.stack {
+                    line += &format!("\n{stack}");
+                }
+                self.line(line);
+            }
+            RunEvent::RunFinished(run) => {
+                self.bar.set_message("");
+                if let Some(f) = &run.failure {
+                    self.line(format!("{} run failed: {f}", run.browser));
+                }
+            }
+        }
+    }
+}
+
+impl Drop for TerminalReporter {
+    fn drop(&mut self) {
+        self.bar.finish_and_clear();
+    }
+}

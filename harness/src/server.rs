@@ -1,0 +1,237 @@
+//! The local HTTP server: serves the page bundle with cross-origin isolation headers (for precise
+//! `performance.now()`), hands out the run plan, and turns what the page POSTs or streams into
+//! [`PageEvent`]s for the controller. Every API call must carry the run's token.
+
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{DefaultBodyLimit, Query, State};
+use axum::http::{header, HeaderName, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use kernels::wire::{AdapterReport, CaseMeasurement, PageError, Progress};
+use kernels::RunPlan;
+use serde::Deserialize;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use tokio::sync::{mpsc, oneshot};
+use tower_http::services::ServeDir;
+use tower_http::set_header::SetResponseHeaderLayer;
+
+/// What the page told the server, in arrival order.
+#[derive(Debug)]
+pub enum PageEvent {
+    /// The adapter the page got (or why it got none).
+    Adapter(AdapterReport),
+    /// A case started or a sample finished.
+    Progress(Progress),
+    /// A case's measurement.
+    Result(Box<CaseMeasurement>),
+    /// An exception or error.
+    Error(PageError),
+    /// Every case of the plan was sent.
+    Done,
+}
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// The port is taken.
+    #[error("cannot listen on {addr}: the port is in use; pass --port with another port, or leave --port out to pick a free one")]
+    PortInUse {
+        /// The address.
+        addr: SocketAddr,
+    },
+    /// Any other bind failure.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+struct AppState {
+    token: String,
+    plan: Arc<Mutex<RunPlan>>,
+    events: mpsc::UnboundedSender<PageEvent>,
+}
+
+/// A running server; stops when dropped.
+pub struct Server {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    /// The run's token.
+    pub token: String,
+    plan: Arc<Mutex<RunPlan>>,
+    shutdown: Option<oneshot::Sender<()>>,
+}
+
+impl Server {
+    /// The URL that starts the run in a browser.
+    pub fn page_url(&self) -> String {
+        format!("http://{}/?token={}", self.addr, self.token)
+    }
+
+    /// Replaces the plan the page gets on its next load (the cases still to run).
+    pub fn set_plan(&self, plan: RunPlan) {
+        *self.plan.lock().expect("plan lock") = plan;
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+/// A random token identifying one run.
+pub fn new_token() -> String {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).expect("the OS random source is available");
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Starts serving `bundle_dir` and the API for `plan` on `addr`; returns the server and the
+/// stream of page events.
+pub async fn start(
+    addr: SocketAddr,
+    bundle_dir: &Path,
+    plan: RunPlan,
+) -> Result<(Server, mpsc::UnboundedReceiver<PageEvent>), ServerError> {
+    let listener = tokio::net::TcpListener::bind(addr).await.map_err(|source| {
+        if source.kind() == std::io::ErrorKind::AddrInUse {
+            ServerError::PortInUse { addr }
+        } else {
+            ServerError::Bind { addr, source }
+        }
+    })?;
+    let addr = listener.local_addr().map_err(|source| ServerError::Bind { addr, source })?;
+    let (tx, rx) = mpsc::unbounded_channel();
+    let token = new_token();
+    let plan = Arc::new(Mutex::new(plan));
+    let state = Arc::new(AppState { token: token.clone(), plan: plan.clone(), events: tx });
+    let app = router(state, bundle_dir);
+    let (shutdown, stop) = oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app)
+            .with_graceful_shutdown(async {
+                let _ = stop.await;
+            })
+            .await;
+    });
+    Ok((Server { addr, token, plan, shutdown: Some(shutdown) }, rx))
+}
+
+fn router(state: Arc<AppState>, bundle_dir: &Path) -> Router {
+    let isolation = [
+        (header::CACHE_CONTROL, "no-store"),
+        (HeaderName::from_static("cross-origin-opener-policy"), "same-origin"),
+        (HeaderName::from_static("cross-origin-embedder-policy"), "require-corp"),
+        (HeaderName::from_static("cross-origin-resource-policy"), "same-origin"),
+    ];
+    let mut app = Router::new()
+        .route("/api/plan", get(plan))
+        .route("/api/adapter", post(adapter))
+        .route("/api/result", post(result))
+        .route("/api/error", post(error))
+        .route("/api/done", post(done))
+        .route("/api/events", get(events))
+        .fallback_service(ServeDir::new(bundle_dir))
+        // Outputs of large cases arrive as base64 in one POST.
+        .layer(DefaultBodyLimit::max(1 << 30))
+        .with_state(state);
+    for (name, value) in isolation {
+        app = app.layer(SetResponseHeaderLayer::overriding(name, HeaderValue::from_static(value)));
+    }
+    app
+}
+
+#[derive(Deserialize)]
+struct TokenQuery {
+    token: Option<String>,
+}
+
+fn authorize(state: &AppState, q: &TokenQuery) -> Result<(), Response> {
+    if q.token.as_deref() == Some(state.token.as_str()) {
+        Ok(())
+    } else {
+        Err((StatusCode::FORBIDDEN, "wrong or missing run token").into_response())
+    }
+}
+
+fn forward(state: &AppState, q: &TokenQuery, event: PageEvent) -> Response {
+    if let Err(r) = authorize(state, q) {
+        return r;
+    }
+    let _ = state.events.send(event);
+    StatusCode::NO_CONTENT.into_response()
+}
+
+async fn plan(State(s): State<Arc<AppState>>, Query(q): Query<TokenQuery>) -> Response {
+    if let Err(r) = authorize(&s, &q) {
+        return r;
+    }
+    Json(s.plan.lock().expect("plan lock").clone()).into_response()
+}
+
+async fn adapter(State(s): State<Arc<AppState>>, Query(q): Query<TokenQuery>, Json(a): Json<AdapterReport>) -> Response {
+    forward(&s, &q, PageEvent::Adapter(a))
+}
+
+async fn result(State(s): State<Arc<AppState>>, Query(q): Query<TokenQuery>, Json(m): Json<CaseMeasurement>) -> Response {
+    forward(&s, &q, PageEvent::Result(Box::new(m)))
+}
+
+async fn error(State(s): State<Arc<AppState>>, Query(q): Query<TokenQuery>, Json(e): Json<PageError>) -> Response {
+    forward(&s, &q, PageEvent::Error(e))
+}
+
+async fn done(State(s): State<Arc<AppState>>, Query(q): Query<TokenQuery>) -> Response {
+    forward(&s, &q, PageEvent::Done)
+}
+
+async fn events(State(s): State<Arc<AppState>>, Query(q): Query<TokenQuery>, ws: WebSocketUpgrade) -> Response {
+    if let Err(r) = authorize(&s, &q) {
+        return r;
+    }
+    ws.on_upgrade(move |socket| progress_stream(s, socket))
+}
+
+async fn progress_stream(state: Arc<AppState>, mut socket: WebSocket) {
+    while let Some(Ok(msg)) = socket.recv().await {
+        if let Message::Text(text) = msg {
+            match serde_json::from_str::<Progress>(&text) {
+                Ok(p) => {
+                    let _ = state.events.send(PageEvent::Progress(p));
+                }
+                Err(e) => tracing::warn!("ignoring a progress message the harness does not understand: {e}"),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_random_hex() {
+        let (a, b) = (new_token(), new_token());
+        assert_eq!(a.len(), 32);
+        assert!(a.chars().all(|c| c.is_ascii_hexdigit()));
+        assert_ne!(a, b);
+    }
+
+    #[tokio::test]
+    async fn a_taken_port_is_named_with_the_flag_to_change() {
+        let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = taken.local_addr().unwrap();
+        let plan = RunPlan { warmup: 0, samples: 1, cases: vec![] };
+        let err = start(addr, Path::new("."), plan).await.err().expect("bind must fail");
+        assert!(err.to_string().contains("--port"), "{err}");
+    }
+}

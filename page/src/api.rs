@@ -1,0 +1,51 @@
+//! The page's side of the harness HTTP API.
+
+use serde::{de::DeserializeOwned, Serialize};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{Request, RequestInit, Response};
+
+/// The harness server the page came from, with the run's token.
+pub struct Api {
+    token: String,
+}
+
+impl Api {
+    /// The API of the run identified by `token`.
+    pub fn new(token: String) -> Self {
+        Api { token }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("/api/{path}?token={}", self.token)
+    }
+
+    async fn fetch(&self, request: Request) -> Result<Response, JsValue> {
+        let window = web_sys::window().ok_or("no window")?;
+        let response: Response = JsFuture::from(window.fetch_with_request(&request)).await?.dyn_into()?;
+        if !response.ok() {
+            return Err(JsValue::from_str(&format!("{} answered HTTP {}", request.url(), response.status())));
+        }
+        Ok(response)
+    }
+
+    /// GETs `/api/{path}` and parses the JSON answer.
+    pub async fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T, JsValue> {
+        let request = Request::new_with_str(&self.url(path))?;
+        let response = self.fetch(request).await?;
+        let text = JsFuture::from(response.text()?).await?;
+        let text = text.as_string().ok_or("response body is not text")?;
+        serde_json::from_str(&text).map_err(|e| JsValue::from_str(&format!("bad JSON from /api/{path}: {e}")))
+    }
+
+    /// POSTs `body` as JSON to `/api/{path}`.
+    pub async fn post<T: Serialize>(&self, path: &str, body: &T) -> Result<(), JsValue> {
+        let json = serde_json::to_string(body).map_err(|e| JsValue::from_str(&e.to_string()))?;
+        let init = RequestInit::new();
+        init.set_method("POST");
+        init.set_body(&JsValue::from_str(&json));
+        let request = Request::new_with_str_and_init(&self.url(path), &init)?;
+        request.headers().set("content-type", "application/json")?;
+        self.fetch(request).await.map(drop)
+    }
+}

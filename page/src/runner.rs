@@ -1,0 +1,77 @@
+//! Runs the plan's cases one after another.
+
+use crate::api::Api;
+use kernels::gpu::Gpu;
+use kernels::wire::{CaseMeasurement, PageError, Progress};
+use kernels::{CaseSpec, Fault, RunPlan};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+
+/// Runs the plan of the run `token`. `progress` is called with each [`Progress`] event as JSON.
+/// Resolves when every case was measured and POSTed; rejects on a failure that stops the page.
+#[wasm_bindgen]
+pub async fn run(token: String, progress: js_sys::Function) -> Result<(), JsValue> {
+    let api = Api::new(token);
+    let plan: RunPlan = api.get("plan").await?;
+    let gpu = Gpu::new().await.map_err(|e| JsValue::from(js_sys::Error::new(&e.to_string())))?;
+    let emit = |event: Progress| {
+        if let Ok(json) = serde_json::to_string(&event) {
+            let _ = progress.call1(&JsValue::NULL, &JsValue::from_str(&json));
+        }
+    };
+    for case in &plan.cases {
+        emit(Progress::CaseStarted { case_id: case.id.clone() });
+        match run_case(&gpu, &plan, case, &emit).await {
+            Ok(measurement) => api.post("result", &measurement).await?,
+            // A case the GPU rejects is reported and the run goes on.
+            Err(CaseError::Gpu(message)) => {
+                let error = PageError { message, stack: None, case_id: Some(case.id.clone()), fatal: false };
+                api.post("error", &error).await?
+            }
+            Err(CaseError::Js(e)) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+enum CaseError {
+    Gpu(String),
+    Js(JsValue),
+}
+
+async fn run_case(
+    gpu: &Gpu,
+    plan: &RunPlan,
+    case: &CaseSpec,
+    emit: &impl Fn(Progress),
+) -> Result<CaseMeasurement, CaseError> {
+    let kernel = case
+        .kernel()
+        .ok_or_else(|| CaseError::Gpu(format!("unknown kernel `{}` (page and harness differ in version)", case.kernel)))?;
+    match kernel.fault() {
+        Some(Fault::Hang) => {
+            JsFuture::from(js_sys::Promise::new(&mut |_, _| {})).await.map_err(CaseError::Js)?;
+        }
+        Some(Fault::Throw) => {
+            return Err(CaseError::Js(js_sys::Error::new(&format!("{}: deliberate exception from the page", case.kernel)).into()));
+        }
+        None => {}
+    }
+    let gpu_err = |e: kernels::gpu::GpuError| CaseError::Gpu(e.to_string());
+    let inputs = kernel.inputs(&case.shape, case.seed);
+    let prepared = gpu.prepare(kernel, &case.shape, &inputs, plan.samples).await.map_err(gpu_err)?;
+    let (first_dispatch_ms, samples) = gpu
+        .measure(&prepared, plan.warmup, plan.samples, |done| {
+            emit(Progress::SampleDone { case_id: case.id.clone(), done })
+        })
+        .await
+        .map_err(gpu_err)?;
+    let output = gpu.read_output(&prepared).await.map_err(gpu_err)?;
+    Ok(CaseMeasurement {
+        case_id: case.id.clone(),
+        pipeline_ms: prepared.pipeline_ms,
+        first_dispatch_ms,
+        samples,
+        output: CaseMeasurement::encode_output(&output),
+    })
+}

@@ -1,0 +1,96 @@
+// The page's JavaScript: reports the adapter, forwards progress over the WebSocket, reports
+// exceptions, and runs the WASM runner. Everything it learns goes to the harness server.
+import init, { run } from './pkg/page.js';
+
+const token = new URLSearchParams(location.search).get('token');
+const status = document.getElementById('status');
+const log = (line) => { document.getElementById('log').textContent += line + '\n'; };
+let currentCase = null;
+
+async function post(path, body) {
+  const res = await fetch(`/api/${path}?token=${token}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`POST /api/${path} answered ${res.status}`);
+}
+
+function reportError(message, stack, fatal) {
+  log(`error: ${message}`);
+  // keepalive: the report must leave even if the page is being torn down.
+  fetch(`/api/error?token=${token}`, {
+    method: 'POST',
+    keepalive: true,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ message: String(message), stack: stack || null, caseId: currentCase, fatal }),
+  }).catch(() => {});
+}
+
+window.addEventListener('error', (e) => reportError(e.message, e.error && e.error.stack, true));
+window.addEventListener('unhandledrejection', (e) => {
+  const r = e.reason;
+  reportError(r && r.message ? r.message : String(r), r && r.stack, true);
+});
+
+async function describeAdapter() {
+  const base = { userAgent: navigator.userAgent, crossOriginIsolated: self.crossOriginIsolated === true };
+  if (!navigator.gpu) return { ...base, available: false, reason: 'navigator.gpu is missing: WebGPU is disabled or unsupported' };
+  const adapter = await navigator.gpu.requestAdapter({ powerPreference: 'high-performance' });
+  if (!adapter) return { ...base, available: false, reason: 'navigator.gpu.requestAdapter() returned null' };
+  const info = adapter.info || (adapter.requestAdapterInfo ? await adapter.requestAdapterInfo() : {});
+  const limits = {};
+  for (const key in adapter.limits) {
+    const v = adapter.limits[key];
+    if (typeof v === 'number') limits[key] = v;
+  }
+  const fallback = info.isFallbackAdapter ?? adapter.isFallbackAdapter;
+  return {
+    ...base,
+    available: true,
+    vendor: info.vendor || '',
+    architecture: info.architecture || '',
+    device: info.device || '',
+    description: info.description || '',
+    isFallbackAdapter: typeof fallback === 'boolean' ? fallback : null,
+    features: [...adapter.features].sort(),
+    limits,
+  };
+}
+
+function openProgress() {
+  const proto = location.protocol === 'https:' ? 'wss' : 'ws';
+  const ws = new WebSocket(`${proto}://${location.host}/api/events?token=${token}`);
+  return new Promise((resolve) => {
+    ws.onopen = () => resolve(ws);
+    // Progress is a convenience: the run goes on without it.
+    ws.onerror = () => resolve(null);
+  });
+}
+
+async function main() {
+  status.textContent = 'asking for a WebGPU adapter…';
+  const adapter = await describeAdapter();
+  await post('adapter', adapter);
+  if (!adapter.available) {
+    status.textContent = `no WebGPU adapter: ${adapter.reason}`;
+    return;
+  }
+  log(`adapter: ${adapter.vendor} ${adapter.architecture} ${adapter.description} fallback=${adapter.isFallbackAdapter}`);
+  const ws = await openProgress();
+  await init({ module_or_path: new URL('./pkg/page_bg.wasm', import.meta.url) });
+  status.textContent = 'running…';
+  await run(token, (json) => {
+    const event = JSON.parse(json);
+    if (event.type === 'caseStarted') {
+      currentCase = event.caseId;
+      status.textContent = `running ${currentCase}`;
+    }
+    if (ws && ws.readyState === WebSocket.OPEN) ws.send(json);
+  });
+  currentCase = null;
+  await post('done', {});
+  status.textContent = 'done';
+}
+
+main().catch((e) => reportError(e && e.message ? e.message : String(e), e && e.stack, true));

@@ -1,0 +1,360 @@
+//! The data model of `results.json`. Field names are camelCase on disk; the JSON Schema in
+//! `reports/schema/results.schema.json` documents every field and is checked against real runs
+//! by the test suite. Bump [`SCHEMA_VERSION`] on any change that breaks readers.
+
+use crate::stats::{summarize, Summary};
+use kernels::check::Verdict;
+use kernels::wire::{AdapterReport, PageError, Sample};
+use kernels::{CaseSpec, Kernel, Shape};
+use serde::{Deserialize, Serialize};
+
+/// Version of the `results.json` layout.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One invocation of harness: its settings, where it ran, and one [`PlatformRun`] per browser
+/// and platform measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunReport {
+    /// [`SCHEMA_VERSION`] of the writer.
+    pub schema_version: u32,
+    /// The harness that measured.
+    pub harness: HarnessInfo,
+    /// The machine it ran on.
+    pub host: HostInfo,
+    /// When the run started, RFC 3339.
+    pub created_at: String,
+    /// What was asked for.
+    pub settings: Settings,
+    /// Each browser/platform measured.
+    pub runs: Vec<PlatformRun>,
+}
+
+/// Version of the harness that wrote a report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HarnessInfo {
+    /// Crate version.
+    pub version: String,
+    /// `git describe` of the source tree, when built from a checkout.
+    pub git_revision: Option<String>,
+}
+
+/// The machine a run happened on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HostInfo {
+    /// Operating system, with its release where known (`/etc/os-release`).
+    pub os: String,
+    /// CPU architecture.
+    pub arch: String,
+    /// CPU model name.
+    pub cpu: String,
+    /// Logical CPUs.
+    pub cores: usize,
+}
+
+/// The run's settings, enough to run it again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Settings {
+    /// Suite name.
+    pub suite: String,
+    /// Kernel filters (globs); empty for all.
+    pub filters: Vec<String>,
+    /// Timed samples per case.
+    pub samples: u32,
+    /// Warm-up dispatches per case after the first.
+    pub warmup: u32,
+    /// Input seed.
+    pub seed: u64,
+    /// Seconds a case may take before it is marked timed out.
+    pub case_timeout_s: f64,
+    /// Whether browsers ran headless.
+    pub headless: bool,
+}
+
+/// How a browser/platform run ended as a whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum RunStatus {
+    /// Every case was attempted.
+    Completed,
+    /// The run stopped early (no adapter, browser crash, interrupted); cases not reached are
+    /// `notRun`.
+    Failed,
+}
+
+/// The measurements of one browser on one platform.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlatformRun {
+    /// Browser key: chrome, firefox, edge.
+    pub browser: String,
+    /// Platform: webgpu.
+    pub platform: String,
+    /// The browser as WebDriver reported it.
+    pub browser_info: Option<BrowserInfo>,
+    /// The WebDriver used.
+    pub driver: Option<DriverInfo>,
+    /// The WebGPU adapter, as the page saw it.
+    pub adapter: Option<AdapterReport>,
+    /// Completed or failed.
+    pub status: RunStatus,
+    /// Why it failed, when it did.
+    pub failure: Option<String>,
+    /// Exceptions and errors reported by the page, in order.
+    pub errors: Vec<PageError>,
+    /// Where the harness's time went.
+    pub phases: Phases,
+    /// Every planned case, measured or not.
+    pub cases: Vec<CaseReport>,
+}
+
+impl PlatformRun {
+    /// Cases by status.
+    pub fn counts(&self) -> Counts {
+        let mut c = Counts::default();
+        for case in &self.cases {
+            match case.status {
+                CaseStatus::Passed => c.passed += 1,
+                CaseStatus::Failed => c.failed += 1,
+                CaseStatus::TimedOut => c.timed_out += 1,
+                CaseStatus::Error => c.error += 1,
+                CaseStatus::NotRun => c.not_run += 1,
+            }
+        }
+        c
+    }
+}
+
+/// Number of cases in each status.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Counts {
+    /// Measured and correct.
+    pub passed: usize,
+    /// Measured, wrong answer.
+    pub failed: usize,
+    /// Did not finish in time.
+    pub timed_out: usize,
+    /// Raised an error.
+    pub error: usize,
+    /// Never reached.
+    pub not_run: usize,
+}
+
+impl Counts {
+    /// True when every case passed.
+    pub fn all_passed(&self) -> bool {
+        self.failed + self.timed_out + self.error + self.not_run == 0
+    }
+}
+
+/// The browser of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BrowserInfo {
+    /// `browserName` capability.
+    pub name: String,
+    /// `browserVersion` capability.
+    pub version: String,
+    /// Executable, when harness chose it.
+    pub path: Option<String>,
+    /// Command-line flags or prefs harness set.
+    pub flags: Vec<String>,
+}
+
+/// The WebDriver of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DriverInfo {
+    /// chromedriver, geckodriver, msedgedriver.
+    pub name: String,
+    /// Its `--version` output.
+    pub version: String,
+    /// Executable, when harness launched it.
+    pub path: Option<String>,
+}
+
+/// Milliseconds the harness spent in each phase of a run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Phases {
+    /// Building or reusing the page bundle.
+    pub bundle_ms: f64,
+    /// Starting the server.
+    pub server_ms: f64,
+    /// Starting the driver and browser, until the WebDriver session existed.
+    pub browser_start_ms: f64,
+    /// From navigation until the last case was in.
+    pub cases_ms: f64,
+}
+
+/// What happened to one case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum CaseStatus {
+    /// Measured and within tolerance.
+    Passed,
+    /// Measured, but the output was wrong.
+    Failed,
+    /// Exceeded the case timeout.
+    TimedOut,
+    /// The page or GPU reported an error.
+    Error,
+    /// Never reached.
+    NotRun,
+}
+
+impl CaseStatus {
+    /// The status as written on disk.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CaseStatus::Passed => "passed",
+            CaseStatus::Failed => "failed",
+            CaseStatus::TimedOut => "timedOut",
+            CaseStatus::Error => "error",
+            CaseStatus::NotRun => "notRun",
+        }
+    }
+}
+
+/// Which clock the headline numbers of a case come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Timer {
+    /// GPU timestamp queries around the compute pass.
+    GpuTimestamp,
+    /// Submit to `onSubmittedWorkDone`, wall clock.
+    WallClock,
+}
+
+/// One case's measurement, statistics and check.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CaseReport {
+    /// `kernel/shape/seed=N`.
+    pub id: String,
+    /// Kernel name.
+    pub kernel: String,
+    /// What the kernel computes.
+    pub summary: String,
+    /// Dimensions.
+    pub shape: Shape,
+    /// Names of the dimensions.
+    pub dims: Vec<String>,
+    /// Input seed.
+    pub seed: u64,
+    /// Outcome.
+    pub status: CaseStatus,
+    /// Why it is not passed, in words.
+    pub message: Option<String>,
+    /// Shader-module and pipeline creation, ms.
+    pub pipeline_ms: Option<f64>,
+    /// First dispatch wall time, ms (lazy compilation and first use).
+    pub first_dispatch_ms: Option<f64>,
+    /// Every timed sample.
+    pub samples: Vec<Sample>,
+    /// The timer behind `median` and throughput: GPU timestamps when every sample has one.
+    pub timer: Option<Timer>,
+    /// Statistics of wall-clock samples.
+    pub wall: Option<Summary>,
+    /// Statistics of GPU-timestamp samples.
+    pub gpu: Option<Summary>,
+    /// FLOPs of one dispatch (kernel's cost model).
+    pub flops: f64,
+    /// Bytes one dispatch moves at least (inputs read once, output written once).
+    pub bytes: f64,
+    /// flops / median time of `timer`, in GFLOP/s.
+    pub gflops: Option<f64>,
+    /// bytes / median time of `timer`, in GB/s.
+    pub gbps: Option<f64>,
+    /// The check against the f64 reference.
+    pub correctness: Option<Verdict>,
+}
+
+impl CaseReport {
+    /// A case with no measurement (timed out, error, not run).
+    pub fn unmeasured(spec: &CaseSpec, kernel: &dyn Kernel, status: CaseStatus, message: Option<String>) -> Self {
+        CaseReport {
+            id: spec.id.clone(),
+            kernel: spec.kernel.clone(),
+            summary: kernel.summary().to_string(),
+            shape: spec.shape.clone(),
+            dims: kernel.dims().iter().map(|d| d.to_string()).collect(),
+            seed: spec.seed,
+            status,
+            message,
+            pipeline_ms: None,
+            first_dispatch_ms: None,
+            samples: Vec::new(),
+            timer: None,
+            wall: None,
+            gpu: None,
+            flops: kernel.flops(&spec.shape),
+            bytes: kernel.bytes(&spec.shape),
+            gflops: None,
+            gbps: None,
+            correctness: None,
+        }
+    }
+
+    /// A measured case: statistics from `samples`, status from `verdict`.
+    pub fn measured(
+        spec: &CaseSpec,
+        kernel: &dyn Kernel,
+        pipeline_ms: f64,
+        first_dispatch_ms: f64,
+        samples: Vec<Sample>,
+        verdict: Verdict,
+    ) -> Self {
+        let mut case = CaseReport::unmeasured(spec, kernel, CaseStatus::Passed, None);
+        let walls: Vec<f64> = samples.iter().map(|s| s.wall_ms).collect();
+        let gpus: Option<Vec<f64>> = samples.iter().map(|s| s.gpu_ms).collect();
+        case.wall = summarize(&walls);
+        case.gpu = gpus.as_deref().and_then(summarize);
+        let (timer, headline) = match (case.gpu, case.wall) {
+            (Some(g), _) => (Some(Timer::GpuTimestamp), Some(g)),
+            (None, Some(w)) => (Some(Timer::WallClock), Some(w)),
+            _ => (None, None),
+        };
+        case.timer = timer;
+        if let Some(h) = headline.filter(|h| h.median > 0.0) {
+            case.gflops = Some(case.flops / h.median / 1e6);
+            case.gbps = Some(case.bytes / h.median / 1e6);
+        }
+        if !verdict.passed {
+            case.status = CaseStatus::Failed;
+            case.message = Some(describe_failure(&verdict));
+        }
+        case.pipeline_ms = Some(pipeline_ms);
+        case.first_dispatch_ms = Some(first_dispatch_ms);
+        case.samples = samples;
+        case.correctness = Some(verdict);
+        case
+    }
+
+    /// Statistics of the headline timer.
+    pub fn headline(&self) -> Option<&Summary> {
+        match self.timer? {
+            Timer::GpuTimestamp => self.gpu.as_ref(),
+            Timer::WallClock => self.wall.as_ref(),
+        }
+    }
+}
+
+/// A one-line reason for a failed check.
+pub fn describe_failure(v: &Verdict) -> String {
+    if v.len != v.expected_len {
+        return format!("output has {} elements, expected {}", v.len, v.expected_len);
+    }
+    let mut s = format!("{} of {} elements outside tolerance", v.mismatches, v.len);
+    if v.nan_count + v.inf_count > 0 {
+        s += &format!(" ({} NaN, {} Inf)", v.nan_count, v.inf_count);
+    }
+    if let Some(m) = v.first_mismatches.first() {
+        s += &format!("; first at [{}]: got {} expected {}", m.index, m.got, m.expected);
+    }
+    s
+}
