@@ -194,7 +194,7 @@ mod tests {
     fn bad_values_are_rejected_with_the_reason() {
         let e = parse(&["run", "--browser", "netscape"]).unwrap_err().to_string();
         assert!(e.contains("chrome"), "{e}");
-        let e = parse(&["run", "--timeout", "-1"]).unwrap_err().to_string();
+        let e = parse(&["run", "--timeout=-1"]).unwrap_err().to_string();
         assert!(e.contains("positive"), "{e}");
         assert!(parse(&["run", "--samples", "0"]).is_err());
         let e = parse(&["run", "--suite", "huge"]).unwrap_err().to_string();

@@ -10,7 +10,7 @@ use crate::driver::Driver;
 use crate::progress::{Reporter, RunEvent};
 use crate::server::{self, PageEvent, Server};
 use anyhow::{anyhow, bail, Context, Result};
-use kernels::wire::{CaseMeasurement, PageError, Progress};
+use kernels::wire::{CaseMeasurement, Progress};
 use kernels::{compare, CaseSpec, RunPlan};
 use reports::{BrowserInfo, CaseReport, CaseStatus, DriverInfo, Phases, PlatformRun, RunStatus};
 use std::collections::HashMap;
@@ -210,7 +210,8 @@ async fn run_cases(
                         reporter.event(RunEvent::PageError(&e));
                         let case_id = e.case_id.clone().or_else(|| current.as_ref().map(|(id, _)| id.clone()));
                         if let Some(spec) = case_id.as_deref().and_then(|id| book.open_spec(id)) {
-                            let case = book.unmeasured(&spec, CaseStatus::Error, page_error_message(&e));
+                            // The stack stays with the error in `run.errors`.
+                            let case = book.unmeasured(&spec, CaseStatus::Error, e.message.clone());
                             reporter.event(RunEvent::CaseFinished(&case));
                             book.settle(case);
                         } else if e.fatal {
@@ -258,13 +259,6 @@ async fn run_cases(
             navigate(client, &url).await?;
             idle_since = Instant::now();
         }
-    }
-}
-
-fn page_error_message(e: &PageError) -> String {
-    match &e.stack {
-        Some(stack) => format!("{}\n{stack}", e.message),
-        None => e.message.clone(),
     }
 }
 

@@ -14,17 +14,56 @@ pub struct Tolerance {
 
 /// One element that failed the check, kept so a report can show what went wrong.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Mismatch {
     /// Index into the output buffer.
     pub index: usize,
-    /// What the platform computed (may be NaN or infinite, hence f64 and a string-free encoding).
+    /// What the platform computed; JSON has no NaN or infinity, so those are the strings
+    /// `"NaN"`, `"Infinity"` and `"-Infinity"`.
+    #[serde(with = "json_float")]
     pub got: f64,
     /// The reference value.
+    #[serde(with = "json_float")]
     pub expected: f64,
+}
+
+/// f64 in JSON with NaN and the infinities as strings, so they survive a round trip.
+mod json_float {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    #[derive(Serialize, Deserialize)]
+    #[serde(untagged)]
+    enum Repr {
+        Number(f64),
+        Text(String),
+    }
+
+    pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if v.is_nan() {
+            s.serialize_str("NaN")
+        } else if v.is_infinite() {
+            s.serialize_str(if *v > 0.0 { "Infinity" } else { "-Infinity" })
+        } else {
+            s.serialize_f64(*v)
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        match Repr::deserialize(d)? {
+            Repr::Number(v) => Ok(v),
+            Repr::Text(t) => match t.as_str() {
+                "NaN" => Ok(f64::NAN),
+                "Infinity" => Ok(f64::INFINITY),
+                "-Infinity" => Ok(f64::NEG_INFINITY),
+                other => Err(serde::de::Error::custom(format!("`{other}` is not a number"))),
+            },
+        }
+    }
 }
 
 /// The outcome of checking one output.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Verdict {
     /// True when every element is finite where the reference is, within tolerance, and the
     /// output has the expected length.
@@ -118,6 +157,16 @@ mod tests {
         let v = compare(&[f32::NAN, f32::INFINITY, 1.0], &[0.0, 1.0, 1.0], TOL);
         assert!(!v.passed);
         assert_eq!((v.nan_count, v.inf_count, v.mismatches), (1, 1, 2));
+    }
+
+    #[test]
+    fn non_finite_mismatches_survive_json() {
+        let v = compare(&[f32::NAN, f32::NEG_INFINITY], &[0.0, 1.0], TOL);
+        let json = serde_json::to_string(&v).unwrap();
+        assert!(json.contains("\"NaN\"") && json.contains("\"-Infinity\""), "{json}");
+        let back: Verdict = serde_json::from_str(&json).unwrap();
+        assert!(back.first_mismatches[0].got.is_nan());
+        assert_eq!(back.first_mismatches[1].got, f64::NEG_INFINITY);
     }
 
     #[test]

@@ -1,0 +1,54 @@
+//! The command line's behaviour without a browser: help, listing and argument errors.
+
+use std::process::Command;
+
+fn harness(args: &[&str]) -> (Option<i32>, String, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_harness")).args(args).output().unwrap();
+    (o.status.code(), String::from_utf8_lossy(&o.stdout).into(), String::from_utf8_lossy(&o.stderr).into())
+}
+
+#[test]
+fn help_teaches_the_main_command_and_exit_codes() {
+    let (code, out, _) = harness(&["run", "--help"]);
+    assert_eq!(code, Some(0));
+    for needle in ["--suite", "--filter", "--samples", "--browser-path", "--driver-path", "Exit status", "runs/"] {
+        assert!(out.contains(needle), "`{needle}` missing from help:\n{out}");
+    }
+}
+
+#[test]
+fn list_names_every_kernel_and_suites_list_cases() {
+    let (code, out, _) = harness(&["list"]);
+    assert_eq!(code, Some(0));
+    for k in ["matmul_naive", "matmul_tiled", "add", "sub", "mul", "div", "relu", "gelu", "tanh", "silu", "softmax", "rmsnorm", "layernorm", "rope"] {
+        assert!(out.lines().any(|l| l.starts_with(k)), "{k} missing:\n{out}");
+    }
+    let (_, cases, _) = harness(&["list", "--suite", "quick", "--filter", "matmul_*"]);
+    assert_eq!(cases.lines().count(), 4, "{cases}");
+    let (_, json, _) = harness(&["list", "--json"]);
+    assert!(serde_json::from_str::<serde_json::Value>(&json).unwrap().is_array());
+}
+
+#[test]
+fn a_filter_matching_nothing_names_the_known_kernels() {
+    let (code, _, err) = harness(&["run", "--filter", "nosuchkernel"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("nosuchkernel") && err.contains("matmul_tiled"), "{err}");
+}
+
+#[test]
+fn a_bad_bundle_folder_says_what_is_missing() {
+    let dir = std::env::temp_dir();
+    let (code, _, err) = harness(&["run", "--suite", "quick", "--bundle", dir.to_str().unwrap()]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("missing index.html"), "{err}");
+}
+
+#[test]
+fn a_taken_port_names_the_flag() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let (code, _, err) = harness(&["run", "--suite", "quick", "--port", &port]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("in use") && err.contains("--port"), "{err}");
+}
