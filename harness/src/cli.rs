@@ -104,6 +104,10 @@ pub struct RunArgs {
     /// Timed samples per case.
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub samples: u32,
+    /// Time budget in seconds of a case's timed samples: sampling stops early once it is spent
+    /// (at least 5 samples are always taken). The report says which limit ended each case.
+    #[arg(long, default_value_t = 10.0, value_parser = positive_seconds)]
+    pub max_time: f64,
     /// Untimed warm-up dispatches per case, after the first dispatch (which is always untimed).
     #[arg(long, default_value_t = 5)]
     pub warmup: u32,

@@ -280,7 +280,7 @@ async fn analyze(spec: CaseSpec, m: CaseMeasurement) -> Result<CaseReport> {
         let inputs = kernel.inputs(&spec.shape, spec.seed);
         let reference = kernel.reference(&spec.shape, &inputs);
         let verdict = compare(&output, &reference, kernel.tolerance(&spec.shape));
-        CaseReport::measured(&spec, kernel, m.pipeline_ms, m.first_dispatch_ms, m.samples, verdict)
+        CaseReport::measured(&spec, kernel, m, verdict)
     })
     .await?)
 }

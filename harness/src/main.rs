@@ -84,7 +84,12 @@ fn interrupt_watch() -> watch::Receiver<bool> {
 async fn run(args: RunArgs) -> Result<ExitCode> {
     let suite: kernels::Suite = args.suite.into();
     let cases = kernels::plan::build_cases(suite, &args.filter, args.seed)?;
-    let plan = kernels::RunPlan { warmup: args.warmup, samples: args.samples, cases };
+    let plan = kernels::RunPlan {
+        warmup: args.warmup,
+        samples: args.samples,
+        max_time_ms: args.max_time * 1e3,
+        cases,
+    };
     let created = chrono::Utc::now();
     let out_dir = args.out.clone().unwrap_or_else(|| {
         PathBuf::from("runs").join(format!("{}-{}", created.format("%Y%m%d-%H%M%S"), args.browser.spec().key))
@@ -124,6 +129,7 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
             samples: args.samples,
             warmup: args.warmup,
             seed: args.seed,
+            max_time_s: args.max_time,
             case_timeout_s: args.timeout,
             headless: args.is_headless(),
         },

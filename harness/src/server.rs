@@ -230,7 +230,7 @@ mod tests {
     async fn a_taken_port_is_named_with_the_flag_to_change() {
         let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = taken.local_addr().unwrap();
-        let plan = RunPlan { warmup: 0, samples: 1, cases: vec![] };
+        let plan = RunPlan { warmup: 0, samples: 1, max_time_ms: 1.0, cases: vec![] };
         let err = start(addr, Path::new("."), plan).await.err().expect("bind must fail");
         assert!(err.to_string().contains("--port"), "{err}");
     }

@@ -67,7 +67,15 @@ pub fn totals(run: &PlatformRun) -> String {
 pub fn phases(run: &PlatformRun) -> String {
     let p = &run.phases;
     let measured: Vec<_> = run.cases.iter().filter(|c| !c.samples.is_empty()).collect();
-    let sampled_ms: f64 = measured.iter().flat_map(|c| c.samples.iter().map(|s| s.wall_ms)).sum();
+    // Everything the GPU was busy with: first dispatch, warm-ups and timed samples.
+    let dispatched_ms: f64 = measured
+        .iter()
+        .map(|c| {
+            c.first_dispatch_ms.unwrap_or(0.0)
+                + c.warmup_ms.unwrap_or(0.0)
+                + c.samples.iter().map(|s| s.wall_ms).sum::<f64>()
+        })
+        .sum();
     let mut s = format!(
         "phases: bundle {:.0} ms, server {:.0} ms, browser start {:.0} ms, cases {:.0} ms",
         p.bundle_ms, p.server_ms, p.browser_start_ms, p.cases_ms
@@ -75,8 +83,8 @@ pub fn phases(run: &PlatformRun) -> String {
     if !measured.is_empty() {
         let _ = write!(
             s,
-            "; overhead beyond timed samples {:.0} ms per case",
-            (p.cases_ms - sampled_ms).max(0.0) / measured.len() as f64
+            "; harness overhead beyond dispatches {:.0} ms per case",
+            (p.cases_ms - dispatched_ms).max(0.0) / measured.len() as f64
         );
     }
     s

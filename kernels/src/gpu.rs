@@ -3,7 +3,8 @@
 
 use crate::kernel::Kernel;
 use crate::shape::Shape;
-use crate::wire::Sample;
+use crate::plan::MIN_SAMPLES;
+use crate::wire::{Sample, StopReason};
 use futures_channel::oneshot;
 use wgpu::util::DeviceExt;
 
@@ -239,25 +240,35 @@ impl Gpu {
         Ok(now_ms() - t0)
     }
 
-    /// Runs one untimed first dispatch, `warmup` more, then `samples` timed ones; the first
-    /// dispatch's wall time is returned apart because it absorbs lazy compilation.
+    /// Runs one untimed first dispatch (kept apart: it absorbs lazy compilation), `warmup` more,
+    /// then up to `samples` timed ones, stopping early once their wall times add up to
+    /// `max_time_ms` and at least [`MIN_SAMPLES`] were taken.
     pub async fn measure(
         &self,
         case: &Prepared,
         warmup: u32,
         samples: u32,
+        max_time_ms: f64,
         mut on_sample: impl FnMut(u32),
-    ) -> Result<(f64, Vec<Sample>), GpuError> {
-        let first = self.dispatch(case, None).await?;
+    ) -> Result<Measured, GpuError> {
+        let first_dispatch_ms = self.dispatch(case, None).await?;
+        let mut warmup_ms = 0.0;
         for _ in 0..warmup {
-            self.dispatch(case, None).await?;
+            warmup_ms += self.dispatch(case, None).await?;
         }
         let mut walls = Vec::with_capacity(samples as usize);
+        let mut stopped_by = StopReason::SampleCount;
         for i in 0..samples {
             walls.push(self.dispatch(case, Some(i)).await?);
             on_sample(i + 1);
+            let spent: f64 = walls.iter().sum();
+            if i + 1 < samples && i + 1 >= MIN_SAMPLES && spent >= max_time_ms {
+                stopped_by = StopReason::MaxTime;
+                break;
+            }
         }
-        let gpu = self.read_timestamps(case, samples).await?;
+        let taken = walls.len() as u32;
+        let gpu = self.read_timestamps(case, taken).await?;
         let samples = walls
             .into_iter()
             .enumerate()
@@ -266,7 +277,7 @@ impl Gpu {
                 gpu_ms: gpu.get(i).copied().flatten(),
             })
             .collect();
-        Ok((first, samples))
+        Ok(Measured { first_dispatch_ms, warmup_ms, samples, stopped_by })
     }
 
     /// The GPU time of the first `samples` timestamped dispatches, in ms; `None` where the device
@@ -344,6 +355,19 @@ impl Gpu {
             .map_err(|e| GpuError::Wait(e.to_string()))?;
         Ok(())
     }
+}
+
+/// What [`Gpu::measure`] took.
+#[derive(Debug, Clone)]
+pub struct Measured {
+    /// Wall ms of the first, untimed dispatch.
+    pub first_dispatch_ms: f64,
+    /// Wall ms of the warm-up dispatches together.
+    pub warmup_ms: f64,
+    /// The timed samples.
+    pub samples: Vec<Sample>,
+    /// What ended sampling.
+    pub stopped_by: StopReason,
 }
 
 struct Queries {

@@ -85,11 +85,17 @@ impl CaseSpec {
 pub struct RunPlan {
     /// Warm-up dispatches before timing.
     pub warmup: u32,
-    /// Timed samples per case.
+    /// Timed samples per case, at most.
     pub samples: u32,
+    /// Time budget of a case's timed samples, ms: sampling stops once their wall times add up to
+    /// it, after at least [`MIN_SAMPLES`].
+    pub max_time_ms: f64,
     /// Cases in order.
     pub cases: Vec<CaseSpec>,
 }
+
+/// Samples always taken (or all of them, when fewer are asked for), whatever the time budget.
+pub const MIN_SAMPLES: u32 = 5;
 
 /// Why a plan could not be built.
 #[derive(Debug, thiserror::Error, PartialEq)]

@@ -17,6 +17,16 @@ pub struct Sample {
     pub gpu_ms: Option<f64>,
 }
 
+/// What ended a case's sampling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum StopReason {
+    /// All requested samples were taken.
+    SampleCount,
+    /// The case's time budget (`--max-time`) was spent first.
+    MaxTime,
+}
+
 /// Everything a platform measured for one case.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -27,8 +37,12 @@ pub struct CaseMeasurement {
     pub pipeline_ms: f64,
     /// Wall milliseconds of the first dispatch, which absorbs lazy compilation and first-use costs.
     pub first_dispatch_ms: f64,
+    /// Wall milliseconds of all warm-up dispatches together.
+    pub warmup_ms: f64,
     /// The timed samples, in order.
     pub samples: Vec<Sample>,
+    /// Whether the sample count or the time budget ended sampling.
+    pub stopped_by: StopReason,
     /// The output buffer after the last sample, as little-endian f32 bytes in base64.
     pub output: String,
 }
@@ -132,7 +146,9 @@ mod tests {
             case_id: "x".into(),
             pipeline_ms: 0.0,
             first_dispatch_ms: 0.0,
+            warmup_ms: 0.0,
             samples: vec![],
+            stopped_by: StopReason::SampleCount,
             output: CaseMeasurement::encode_output(&v),
         };
         let back = m.decode_output().unwrap();

@@ -60,8 +60,8 @@ async fn run_case(
     let gpu_err = |e: kernels::gpu::GpuError| CaseError::Gpu(e.to_string());
     let inputs = kernel.inputs(&case.shape, case.seed);
     let prepared = gpu.prepare(kernel, &case.shape, &inputs, plan.samples).await.map_err(gpu_err)?;
-    let (first_dispatch_ms, samples) = gpu
-        .measure(&prepared, plan.warmup, plan.samples, |done| {
+    let measured = gpu
+        .measure(&prepared, plan.warmup, plan.samples, plan.max_time_ms, |done| {
             emit(Progress::SampleDone { case_id: case.id.clone(), done })
         })
         .await
@@ -70,8 +70,10 @@ async fn run_case(
     Ok(CaseMeasurement {
         case_id: case.id.clone(),
         pipeline_ms: prepared.pipeline_ms,
-        first_dispatch_ms,
-        samples,
+        first_dispatch_ms: measured.first_dispatch_ms,
+        warmup_ms: measured.warmup_ms,
+        samples: measured.samples,
+        stopped_by: measured.stopped_by,
         output: CaseMeasurement::encode_output(&output),
     })
 }

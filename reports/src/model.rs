@@ -4,7 +4,7 @@
 
 use crate::stats::{summarize, Summary};
 use kernels::check::Verdict;
-use kernels::wire::{AdapterReport, PageError, Sample};
+use kernels::wire::{AdapterReport, CaseMeasurement, PageError, Sample, StopReason};
 use kernels::{CaseSpec, Kernel, Shape};
 use serde::{Deserialize, Serialize};
 
@@ -68,6 +68,8 @@ pub struct Settings {
     pub warmup: u32,
     /// Input seed.
     pub seed: u64,
+    /// Time budget of a case's timed samples, seconds.
+    pub max_time_s: f64,
     /// Seconds a case may take before it is marked timed out.
     pub case_timeout_s: f64,
     /// Whether browsers ran headless.
@@ -254,8 +256,12 @@ pub struct CaseReport {
     pub pipeline_ms: Option<f64>,
     /// First dispatch wall time, ms (lazy compilation and first use).
     pub first_dispatch_ms: Option<f64>,
+    /// Wall time of all warm-up dispatches together, ms.
+    pub warmup_ms: Option<f64>,
     /// Every timed sample.
     pub samples: Vec<Sample>,
+    /// Whether the sample count or the time budget ended sampling.
+    pub stopped_by: Option<StopReason>,
     /// The timer behind `median` and throughput: GPU timestamps when every sample has one.
     pub timer: Option<Timer>,
     /// Statistics of wall-clock samples.
@@ -288,7 +294,9 @@ impl CaseReport {
             message,
             pipeline_ms: None,
             first_dispatch_ms: None,
+            warmup_ms: None,
             samples: Vec::new(),
+            stopped_by: None,
             timer: None,
             wall: None,
             gpu: None,
@@ -300,18 +308,11 @@ impl CaseReport {
         }
     }
 
-    /// A measured case: statistics from `samples`, status from `verdict`.
-    pub fn measured(
-        spec: &CaseSpec,
-        kernel: &dyn Kernel,
-        pipeline_ms: f64,
-        first_dispatch_ms: f64,
-        samples: Vec<Sample>,
-        verdict: Verdict,
-    ) -> Self {
+    /// A measured case: statistics from its samples, status from `verdict`.
+    pub fn measured(spec: &CaseSpec, kernel: &dyn Kernel, m: CaseMeasurement, verdict: Verdict) -> Self {
         let mut case = CaseReport::unmeasured(spec, kernel, CaseStatus::Passed, None);
-        let walls: Vec<f64> = samples.iter().map(|s| s.wall_ms).collect();
-        let gpus: Option<Vec<f64>> = samples.iter().map(|s| s.gpu_ms).collect();
+        let walls: Vec<f64> = m.samples.iter().map(|s| s.wall_ms).collect();
+        let gpus: Option<Vec<f64>> = m.samples.iter().map(|s| s.gpu_ms).collect();
         case.wall = summarize(&walls);
         case.gpu = gpus.as_deref().and_then(summarize);
         let (timer, headline) = match (case.gpu, case.wall) {
@@ -328,9 +329,11 @@ impl CaseReport {
             case.status = CaseStatus::Failed;
             case.message = Some(describe_failure(&verdict));
         }
-        case.pipeline_ms = Some(pipeline_ms);
-        case.first_dispatch_ms = Some(first_dispatch_ms);
-        case.samples = samples;
+        case.pipeline_ms = Some(m.pipeline_ms);
+        case.first_dispatch_ms = Some(m.first_dispatch_ms);
+        case.warmup_ms = Some(m.warmup_ms);
+        case.samples = m.samples;
+        case.stopped_by = Some(m.stopped_by);
         case.correctness = Some(verdict);
         case
     }

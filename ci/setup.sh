@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what harness and its tests need on Debian 12 (or Ubuntu), skipping what is present:
+#   chromium + chromium-driver   the browser and its WebDriver
+#   mesa-vulkan-drivers          lavapipe, a Vulkan driver for native wgpu on machines without a GPU
+#   wasm32-unknown-unknown       the Rust target the page is compiled to
+# Safe to run again: it only installs what is missing.
+set -euo pipefail
+
+sudo_if_needed() {
+  if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+packages=()
+command -v chromium >/dev/null 2>&1 || command -v google-chrome >/dev/null 2>&1 || packages+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || packages+=(chromium-driver)
+compgen -G "/usr/share/vulkan/icd.d/lvp_icd.*.json" >/dev/null || packages+=(mesa-vulkan-drivers)
+
+if [ ${#packages[@]} -gt 0 ]; then
+  echo "ci/setup.sh: installing ${packages[*]}"
+  sudo_if_needed apt-get update -qq
+  sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
+fi
+
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  echo "ci/setup.sh: adding the wasm32-unknown-unknown target"
+  rustup target add wasm32-unknown-unknown
+fi
+echo "ci/setup.sh: ready ($(chromium --version 2>/dev/null || google-chrome --version); $(chromedriver --version | cut -d' ' -f1-2))"
