@@ -155,17 +155,17 @@ struct TokenQuery {
     token: Option<String>,
 }
 
-fn authorize(state: &AppState, q: &TokenQuery) -> Result<(), Response> {
+fn authorize(state: &AppState, q: &TokenQuery) -> Result<(), (StatusCode, &'static str)> {
     if q.token.as_deref() == Some(state.token.as_str()) {
         Ok(())
     } else {
-        Err((StatusCode::FORBIDDEN, "wrong or missing run token").into_response())
+        Err((StatusCode::FORBIDDEN, "wrong or missing run token"))
     }
 }
 
 fn forward(state: &AppState, q: &TokenQuery, event: PageEvent) -> Response {
     if let Err(r) = authorize(state, q) {
-        return r;
+        return r.into_response();
     }
     let _ = state.events.send(event);
     StatusCode::NO_CONTENT.into_response()
@@ -173,7 +173,7 @@ fn forward(state: &AppState, q: &TokenQuery, event: PageEvent) -> Response {
 
 async fn plan(State(s): State<Arc<AppState>>, Query(q): Query<TokenQuery>) -> Response {
     if let Err(r) = authorize(&s, &q) {
-        return r;
+        return r.into_response();
     }
     Json(s.plan.lock().expect("plan lock").clone()).into_response()
 }
@@ -196,7 +196,7 @@ async fn done(State(s): State<Arc<AppState>>, Query(q): Query<TokenQuery>) -> Re
 
 async fn events(State(s): State<Arc<AppState>>, Query(q): Query<TokenQuery>, ws: WebSocketUpgrade) -> Response {
     if let Err(r) = authorize(&s, &q) {
-        return r;
+        return r.into_response();
     }
     ws.on_upgrade(move |socket| progress_stream(s, socket))
 }
