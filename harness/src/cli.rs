@@ -29,14 +29,62 @@ pub enum Command {
     Run(RunArgs),
     /// List kernels, or the cases a suite and filter select.
     List(ListArgs),
+    /// List the browsers and WebDriver servers found here, with versions and install hints.
+    Browsers(BrowsersArgs),
+    /// Work with saved reports.
+    #[command(subcommand)]
+    Report(ReportCommand),
+}
+
+/// `harness report …`.
+#[derive(Debug, Subcommand)]
+pub enum ReportCommand {
+    /// Merge result folders (one per browser or OS, as a CI matrix writes them) into one
+    /// cross-browser report.
+    Merge(MergeArgs),
+}
+
+/// Options of `harness report merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Result folders (or results.json files) to merge.
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Folder for the merged results.json, report.html and summary.md.
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+/// Options of `harness browsers`.
+#[derive(Debug, Args)]
+pub struct BrowsersArgs {
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A `--browser` value: one browser, or all that are installed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BrowserChoice {
+    /// Chrome or Chromium.
+    Chrome,
+    /// Firefox.
+    Firefox,
+    /// Microsoft Edge.
+    Edge,
+    /// Every supported browser installed here (see `harness browsers`).
+    All,
 }
 
 const RUN_AFTER_HELP: &str = "\
 Examples:
   harness run                                   default suite, headless Chrome/Chromium
   harness run --suite quick --samples 10        a fast smoke run
+  harness run --browser chrome,firefox          both, one after the other, in one report
   harness run --filter 'matmul_*,softmax'       only some kernels (see `harness list`)
   harness run --headed --timeout 120            watch it run
+  harness run --browser-path firefox=/opt/ff/firefox --browser chrome,firefox
+  harness run --webdriver-url http://grid:4444 --bind 0.0.0.0 --public-url http://me:8000 --port 8000
 
 Reports go to runs/<timestamp>-<browser>/ (results.json, report.html) unless --out is given.
 
@@ -83,9 +131,9 @@ impl From<SuiteArg> for kernels::Suite {
 /// Options of `harness run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Browser to drive.
-    #[arg(long, value_enum, default_value = "chrome")]
-    pub browser: BrowserKind,
+    /// Browsers to drive, comma-separated, one after the other (so they do not share the GPU).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "chrome")]
+    pub browser: Vec<BrowserChoice>,
     /// Where the kernels run.
     #[arg(long, value_enum, default_value = "webgpu")]
     pub platform: Platform,
@@ -120,13 +168,25 @@ pub struct RunArgs {
     /// Seconds a case may take (including its pipeline compile) before it is marked timed out.
     #[arg(long, default_value_t = 60.0, value_parser = positive_seconds)]
     pub timeout: f64,
-    /// Browser executable, instead of searching PATH and the usual install locations.
-    #[arg(long)]
-    pub browser_path: Option<PathBuf>,
-    /// WebDriver executable (chromedriver), instead of searching PATH and the usual locations.
-    #[arg(long)]
-    pub driver_path: Option<PathBuf>,
-    /// Port of the local server that serves the page and receives results [default: a free one].
+    /// Browser executable instead of searching PATH and the usual install locations; with several
+    /// browsers write BROWSER=PATH (repeatable).
+    #[arg(long, value_name = "[BROWSER=]PATH")]
+    pub browser_path: Vec<String>,
+    /// WebDriver executable (chromedriver, geckodriver, msedgedriver) instead of searching; with
+    /// several browsers write BROWSER=PATH (repeatable).
+    #[arg(long, value_name = "[BROWSER=]PATH")]
+    pub driver_path: Vec<String>,
+    /// Use this running WebDriver endpoint or Selenium Grid instead of launching a driver.
+    #[arg(long, value_name = "URL")]
+    pub webdriver_url: Option<String>,
+    /// Address the server listens on; anything beyond loopback exposes it to the network.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub bind: std::net::IpAddr,
+    /// The server's URL as the browser must use it (for a remote browser), such as
+    /// http://my-host:8000 [default: http://BIND:PORT].
+    #[arg(long, value_name = "URL")]
+    pub public_url: Option<String>,
+    /// Port of the server that serves the page and receives results [default: a free one].
     #[arg(long)]
     pub port: Option<u16>,
     /// Use this prebuilt page bundle instead of building one from the source tree.
@@ -142,6 +202,46 @@ impl RunArgs {
     pub fn is_headless(&self) -> bool {
         !self.headed
     }
+
+    /// The browsers named, in order, without repeats; `all` stands for `installed`.
+    pub fn browsers(&self, installed: impl Fn() -> Vec<BrowserKind>) -> Vec<BrowserKind> {
+        let mut out = Vec::new();
+        for choice in &self.browser {
+            let kinds = match choice {
+                BrowserChoice::Chrome => vec![BrowserKind::Chrome],
+                BrowserChoice::Firefox => vec![BrowserKind::Firefox],
+                BrowserChoice::Edge => vec![BrowserKind::Edge],
+                BrowserChoice::All => installed(),
+            };
+            for k in kinds {
+                if !out.contains(&k) {
+                    out.push(k);
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Picks the path for `browser` from `--browser-path`/`--driver-path` values: `BROWSER=PATH`
+/// entries apply to that browser, a bare path to the only browser of the run.
+pub fn path_for(values: &[String], flag: &str, browser: BrowserKind, browsers: usize) -> Result<Option<PathBuf>, String> {
+    let key = browser.spec().key;
+    let mut found = None;
+    for v in values {
+        let keyed = v.split_once('=').filter(|(k, _)| BrowserKind::ALL.iter().any(|b| b.spec().key == *k));
+        match keyed {
+            Some((k, path)) if k == key => found = Some(PathBuf::from(path)),
+            Some(_) => {}
+            None if browsers == 1 => found = Some(PathBuf::from(v)),
+            None => {
+                return Err(format!(
+                    "{flag} {v}: with several browsers, say which one it is for, as {flag} {key}={v}"
+                ))
+            }
+        }
+    }
+    Ok(found)
 }
 
 /// Options of `harness list`.
@@ -176,7 +276,8 @@ mod tests {
     #[test]
     fn defaults_are_headless_chrome_webgpu_default_suite() {
         let Command::Run(r) = parse(&["run"]).unwrap().command else { panic!() };
-        assert_eq!((r.browser, r.platform, r.suite), (BrowserKind::Chrome, Platform::Webgpu, SuiteArg::Default));
+        assert_eq!(r.browsers(Vec::new), vec![BrowserKind::Chrome]);
+        assert_eq!((r.platform, r.suite), (Platform::Webgpu, SuiteArg::Default));
         assert!(r.is_headless());
         assert_eq!((r.samples, r.warmup, r.timeout), (30, 5, 60.0));
     }
@@ -192,6 +293,25 @@ mod tests {
     fn filter_splits_on_commas() {
         let Command::Run(r) = parse(&["run", "--filter", "matmul_*,softmax"]).unwrap().command else { panic!() };
         assert_eq!(r.filter, vec!["matmul_*", "softmax"]);
+    }
+
+    #[test]
+    fn several_browsers_and_all() {
+        let Command::Run(r) = parse(&["run", "--browser", "firefox,chrome,firefox"]).unwrap().command else { panic!() };
+        assert_eq!(r.browsers(Vec::new), vec![BrowserKind::Firefox, BrowserKind::Chrome]);
+        let Command::Run(r) = parse(&["run", "--browser", "all"]).unwrap().command else { panic!() };
+        assert_eq!(r.browsers(|| vec![BrowserKind::Chrome, BrowserKind::Firefox]), vec![BrowserKind::Chrome, BrowserKind::Firefox]);
+    }
+
+    #[test]
+    fn paths_can_be_given_per_browser() {
+        let v = vec!["firefox=/ff".to_string(), "chrome=/c".to_string()];
+        assert_eq!(path_for(&v, "--browser-path", BrowserKind::Firefox, 2).unwrap(), Some(PathBuf::from("/ff")));
+        assert_eq!(path_for(&v, "--browser-path", BrowserKind::Edge, 2).unwrap(), None);
+        let bare = vec!["/usr/bin/chromium".to_string()];
+        assert_eq!(path_for(&bare, "--browser-path", BrowserKind::Chrome, 1).unwrap(), Some(PathBuf::from("/usr/bin/chromium")));
+        let e = path_for(&bare, "--browser-path", BrowserKind::Chrome, 2).unwrap_err();
+        assert!(e.contains("chrome=/usr/bin/chromium"), "{e}");
     }
 
     #[test]

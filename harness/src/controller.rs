@@ -1,20 +1,18 @@
-//! Runs a plan in one browser: starts the server, the driver and the browser, navigates to the
-//! page, settles every case as its events arrive (checking each result against the reference),
+//! Runs a plan in one browser: starts the driver (or uses a remote WebDriver) and the browser,
+//! navigates to the page served by the shared server, settles every case as its events arrive (checking each result against the reference),
 //! enforces the per-case timeout by reloading the page with the cases still to run, and always
 //! ends the browser and driver. Whatever happens, it returns a [`PlatformRun`] holding every case
 //! settled so far.
 
 use crate::browser::{BrowserKind, LaunchOptions};
-use crate::bundle::Bundle;
 use crate::driver::Driver;
 use crate::progress::{Reporter, RunEvent};
-use crate::server::{self, PageEvent, Server};
+use crate::server::{PageEvent, Server};
 use anyhow::{anyhow, bail, Context, Result};
 use kernels::wire::{CaseMeasurement, Progress};
 use kernels::{compare, CaseSpec, RunPlan};
 use reports::{BrowserInfo, CaseReport, CaseStatus, DriverInfo, Phases, PlatformRun, RunStatus};
 use std::collections::HashMap;
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch};
@@ -28,30 +26,31 @@ pub struct BrowserRunRequest {
     pub platform: &'static str,
     /// Without a window.
     pub headless: bool,
-    /// Browser executable override.
+    /// Browser executable override (with a remote WebDriver: the path on that machine).
     pub browser_path: Option<PathBuf>,
     /// Driver executable override.
     pub driver_path: Option<PathBuf>,
+    /// A running WebDriver endpoint or Selenium Grid to use instead of launching a driver.
+    pub webdriver_url: Option<String>,
     /// The cases and their timing settings.
     pub plan: RunPlan,
     /// Longest a case may take.
     pub case_timeout: Duration,
-    /// Server address (port 0 picks a free one).
-    pub listen: SocketAddr,
 }
 
-/// Runs `req` with the page from `bundle`. Fails only when the server cannot start; a browser that
-/// cannot start, crashes or hangs yields a failed [`PlatformRun`] with every case settled so far.
+/// Runs `req` with the page `server` serves. A browser that cannot start, crashes or hangs yields
+/// a failed [`PlatformRun`] holding every case settled so far.
 pub async fn run_browser(
     req: &BrowserRunRequest,
-    bundle: &Bundle,
+    server: &Server,
     reporter: &mut dyn Reporter,
     interrupted: &mut watch::Receiver<bool>,
-) -> Result<PlatformRun> {
+) -> PlatformRun {
     let spec = req.browser.spec();
     let mut run = PlatformRun {
         browser: spec.key.to_string(),
         platform: req.platform.to_string(),
+        host: crate::host::host_info(),
         browser_info: None,
         driver: None,
         adapter: None,
@@ -61,20 +60,18 @@ pub async fn run_browser(
         phases: Phases::default(),
         cases: Vec::new(),
     };
-    let t = Instant::now();
-    let (server, mut events) = server::start(req.listen, &bundle.dir, req.plan.clone()).await?;
-    run.phases.server_ms = elapsed_ms(t);
+    let mut events = server.begin_run(req.plan.clone());
     tracing::info!("serving the page at {}", server.page_url());
 
     let mut book = CaseBook::new(&req.plan.cases);
-    let outcome = drive(req, &server, &mut events, &mut run, &mut book, reporter, interrupted).await;
+    let outcome = drive(req, server, &mut events, &mut run, &mut book, reporter, interrupted).await;
     if let Err(e) = outcome {
         run.status = RunStatus::Failed;
         run.failure = Some(format!("{e:#}"));
     }
     run.cases = book.finish();
     reporter.event(RunEvent::RunFinished(&run));
-    Ok(run)
+    run
 }
 
 async fn drive(
@@ -87,43 +84,62 @@ async fn drive(
     interrupted: &mut watch::Receiver<bool>,
 ) -> Result<()> {
     let spec = req.browser.spec();
-    let binary = spec.find_browser(req.browser_path.as_deref())?;
-    let driver_path = spec.find_driver(req.driver_path.as_deref())?;
+    let remote = req.webdriver_url.is_some();
+    // A remote browser's path (if given) is a path on its machine, so it is not checked here.
+    let binary = match remote {
+        true => req.browser_path.clone(),
+        false => Some(spec.find_browser(req.browser_path.as_deref())?),
+    };
+    let driver_path = match remote {
+        true => None,
+        false => Some(spec.find_driver(req.driver_path.as_deref())?),
+    };
     // Declared before the driver so it is removed only after the browser has ended.
-    let profile = tempfile::Builder::new().prefix("harness-profile-").tempdir()?;
+    let profile = match remote {
+        true => None,
+        false => Some(tempfile::Builder::new().prefix("harness-profile-").tempdir()?),
+    };
     let options = LaunchOptions {
         binary: binary.clone(),
         headless: req.headless,
-        profile_dir: profile.path().to_path_buf(),
+        profile_dir: profile.as_ref().map(|p| p.path().to_path_buf()),
     };
     let flags = (spec.flags)(&options);
     let capabilities = (spec.capabilities)(&options, &flags);
 
-    reporter.event(RunEvent::Step(&format!("starting {} and {}", driver_path.display(), spec.display)));
     let t = Instant::now();
-    let launch_path = driver_path.clone();
-    let driver = tokio::task::spawn_blocking(move || Driver::launch(&launch_path)).await??;
-    run.driver = Some(DriverInfo {
-        name: spec.driver_names[0].to_string(),
-        version: driver.version.clone(),
-        path: Some(driver_path.display().to_string()),
-    });
+    let (endpoint, driver) = match (&req.webdriver_url, driver_path) {
+        (Some(url), _) => {
+            reporter.event(RunEvent::Step(&format!("asking {url} for a {} session", spec.display)));
+            run.driver = Some(DriverInfo { name: "remote WebDriver".into(), version: "unknown".into(), path: Some(url.clone()) });
+            (url.clone(), None)
+        }
+        (None, Some(path)) => {
+            reporter.event(RunEvent::Step(&format!("starting {} and {}", path.display(), spec.display)));
+            let launch_path = path.clone();
+            let driver = tokio::task::spawn_blocking(move || Driver::launch(&launch_path)).await??;
+            run.driver = Some(DriverInfo {
+                name: spec.driver_names[0].to_string(),
+                version: driver.version.clone(),
+                path: Some(path.display().to_string()),
+            });
+            (driver.url.clone(), Some(driver))
+        }
+        (None, None) => unreachable!("a local run always has a driver path"),
+    };
     let client = fantoccini::ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
         .capabilities(capabilities)
-        .connect(&driver.url)
+        .connect(&endpoint)
         .await;
     let client = match client {
         Ok(c) => c,
         Err(e) => {
-            let log = driver.log_tail();
-            tokio::task::spawn_blocking(move || driver.stop()).await?;
-            bail!(
-                "{} could not start {} ({}): {e}\n{}",
-                spec.driver_names[0],
-                spec.display,
-                binary.display(),
-                log
-            );
+            let log = driver.as_ref().map(Driver::log_tail).unwrap_or_default();
+            if let Some(d) = driver {
+                tokio::task::spawn_blocking(move || d.stop()).await?;
+            }
+            let browser = binary.map(|b| format!(" ({})", b.display())).unwrap_or_default();
+            bail!("{endpoint} could not start {}{browser}: {e}\n{log}", spec.display);
         }
     };
     let caps = client.capabilities().cloned().unwrap_or_default();
@@ -131,17 +147,19 @@ async fn drive(
     run.browser_info = Some(BrowserInfo {
         name: cap_str("browserName"),
         version: cap_str("browserVersion"),
-        path: Some(binary.display().to_string()),
-        flags: flags.clone(),
+        path: binary.map(|b| b.display().to_string()),
+        flags: flags.describe(),
     });
     run.phases.browser_start_ms = elapsed_ms(t);
 
     let t = Instant::now();
-    let result = run_cases(req, server, events, &client, run, book, reporter, interrupted, &flags).await;
+    let result = run_cases(req, server, events, &client, run, book, reporter, interrupted, &flags.describe()).await;
     run.phases.cases_ms = elapsed_ms(t);
 
     let _ = tokio::time::timeout(Duration::from_secs(10), client.close()).await;
-    tokio::task::spawn_blocking(move || driver.stop()).await?;
+    if let Some(d) = driver {
+        tokio::task::spawn_blocking(move || d.stop()).await?;
+    }
     drop(profile);
     result
 }

@@ -8,6 +8,7 @@ mod browser;
 mod bundle;
 mod cli;
 mod controller;
+mod discovery;
 mod driver;
 mod host;
 mod progress;
@@ -16,7 +17,8 @@ mod summary;
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use cli::{Cli, Command, ListArgs, RunArgs};
+use browser::BrowserKind;
+use cli::{path_for, BrowsersArgs, Cli, Command, ListArgs, MergeArgs, ReportCommand, RunArgs};
 use controller::BrowserRunRequest;
 use progress::{Reporter, RunEvent, TerminalReporter};
 use reports::{RunReport, Settings, SCHEMA_VERSION};
@@ -62,6 +64,8 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run(args).await,
         Command::List(args) => list(args),
+        Command::Browsers(args) => browsers(args),
+        Command::Report(ReportCommand::Merge(args)) => merge(args),
     }
 }
 
@@ -91,12 +95,40 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
         cases,
     };
     let created = chrono::Utc::now();
-    let out_dir = args.out.clone().unwrap_or_else(|| {
-        PathBuf::from("runs").join(format!("{}-{}", created.format("%Y%m%d-%H%M%S"), args.browser.spec().key))
-    });
+    let browsers = args.browsers(discovery::installed);
+    if args.browser.contains(&cli::BrowserChoice::All) {
+        for missing in BrowserKind::ALL.iter().filter(|b| !browsers.contains(b)) {
+            eprintln!("--browser all: skipping {}, not installed here (see `harness browsers`)", missing.spec().key);
+        }
+    }
+    anyhow::ensure!(!browsers.is_empty(), "no supported browser is installed; `harness browsers` says how to install one");
+    let mut requests = Vec::new();
+    for &browser in &browsers {
+        requests.push(BrowserRunRequest {
+            browser,
+            platform: args.platform.as_str(),
+            headless: args.is_headless(),
+            browser_path: path_for(&args.browser_path, "--browser-path", browser, browsers.len()).map_err(anyhow::Error::msg)?,
+            driver_path: path_for(&args.driver_path, "--driver-path", browser, browsers.len()).map_err(anyhow::Error::msg)?,
+            webdriver_url: args.webdriver_url.clone(),
+            plan: plan.clone(),
+            case_timeout: Duration::from_secs_f64(args.timeout),
+        });
+    }
+    let keys: Vec<&str> = browsers.iter().map(|b| b.spec().key).collect();
+    let out_dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("runs").join(format!("{}-{}", created.format("%Y%m%d-%H%M%S"), keys.join("+"))));
+    if !args.bind.is_loopback() {
+        eprintln!(
+            "WARNING: the server listens on {} — any machine that can reach it can load the page. \
+             Results are accepted only with the run's random token.",
+            args.bind
+        );
+    }
     let mut interrupted = interrupt_watch();
     let mut reporter = TerminalReporter::new();
-
     reporter.event(RunEvent::Step("building the page bundle (the first build takes a minute or two)"));
     let t = Instant::now();
     let explicit = args.bundle.clone();
@@ -104,18 +136,23 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
     let bundle_ms = t.elapsed().as_secs_f64() * 1e3;
     tracing::info!("bundle at {} ({})", bundle.dir.display(), if bundle.rebuilt { "rebuilt" } else { "reused" });
 
-    let request = BrowserRunRequest {
-        browser: args.browser,
-        platform: args.platform.as_str(),
-        headless: args.is_headless(),
-        browser_path: args.browser_path.clone(),
-        driver_path: args.driver_path.clone(),
-        plan,
-        case_timeout: Duration::from_secs_f64(args.timeout),
-        listen: ([127, 0, 0, 1], args.port.unwrap_or(0)).into(),
-    };
-    let mut platform_run = controller::run_browser(&request, &bundle, &mut reporter, &mut interrupted).await?;
-    platform_run.phases.bundle_ms = bundle_ms;
+    let t = Instant::now();
+    let listen = (args.bind, args.port.unwrap_or(0)).into();
+    let server = server::start(listen, args.public_url.as_deref(), &bundle.dir).await?;
+    let server_ms = t.elapsed().as_secs_f64() * 1e3;
+    tracing::info!("server listening on {}", server.addr);
+
+    let mut runs = Vec::new();
+    for request in &requests {
+        if *interrupted.borrow() {
+            break;
+        }
+        let mut run = controller::run_browser(request, &server, &mut reporter, &mut interrupted).await;
+        run.phases.bundle_ms = bundle_ms;
+        run.phases.server_ms = server_ms;
+        runs.push(run);
+    }
+    drop(server);
     drop(reporter);
 
     let report = RunReport {
@@ -133,23 +170,68 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
             case_timeout_s: args.timeout,
             headless: args.is_headless(),
         },
-        runs: vec![platform_run],
+        runs,
     };
+    write_reports(&report, &out_dir, args.json)?;
+    Ok(exit_code(&report))
+}
+
+/// Writes the report files, then prints the summary (or, with `json`, results.json) to stdout.
+fn write_reports(report: &RunReport, out_dir: &std::path::Path, json: bool) -> Result<()> {
     let t = Instant::now();
-    let written = reports::write_all(&report, &out_dir)
+    let written = reports::write_all(report, out_dir)
         .with_context(|| format!("writing the reports to {}", out_dir.display()))?;
     let report_ms = t.elapsed().as_secs_f64() * 1e3;
-
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+    if json {
+        println!("{}", serde_json::to_string_pretty(report)?);
     } else {
-        print!("{}", summary::table(&report));
+        print!("{}", summary::table(report));
         println!("report writing {report_ms:.0} ms");
         for path in &written {
             println!("wrote {}", path.display());
         }
     }
-    Ok(exit_code(&report))
+    Ok(())
+}
+
+fn merge(args: MergeArgs) -> Result<ExitCode> {
+    let report = reports::merge(&args.inputs)?;
+    write_reports(&report, &args.out, false)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn browsers(args: BrowsersArgs) -> Result<ExitCode> {
+    let found = discovery::discover();
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&found)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut table = comfy_table::Table::new();
+    table.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
+    table.set_header(["browser", "executable", "version", "driver", "driver version"]);
+    let mut hints = Vec::new();
+    for f in &found {
+        let cell = |l: &discovery::Located, v: bool| match (v, &l.path, &l.version) {
+            (false, Some(p), _) => p.clone(),
+            (true, Some(_), Some(ver)) => ver.clone(),
+            _ => "missing".into(),
+        };
+        table.add_row(vec![
+            f.browser.to_string(),
+            cell(&f.executable, false),
+            cell(&f.executable, true),
+            cell(&f.driver, false),
+            cell(&f.driver, true),
+        ]);
+        hints.extend(f.executable.missing.iter().chain(&f.driver.missing).cloned());
+    }
+    println!("{table}");
+    for h in hints {
+        println!("- {h}");
+    }
+    let usable: Vec<&str> = found.iter().filter(|f| f.usable()).map(|f| f.browser).collect();
+    println!("usable with --browser: {}", if usable.is_empty() { "none".into() } else { usable.join(", ") });
+    Ok(ExitCode::SUCCESS)
 }
 
 fn exit_code(report: &RunReport) -> ExitCode {

@@ -1,6 +1,7 @@
 //! The local HTTP server: serves the page bundle with cross-origin isolation headers (for precise
 //! `performance.now()`), hands out the run plan, and turns what the page POSTs or streams into
-//! [`PageEvent`]s for the controller. Every API call must carry the run's token.
+//! [`PageEvent`]s for the controller. One server serves every browser of an invocation in turn;
+//! each browser's run has its own token, and every API call must carry the current one.
 
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{DefaultBodyLimit, Query, State};
@@ -52,31 +53,50 @@ pub enum ServerError {
     },
 }
 
-struct AppState {
+/// The browser run being served: its token, its plan, and where its events go.
+struct RunSlot {
     token: String,
-    plan: Arc<Mutex<RunPlan>>,
-    events: mpsc::UnboundedSender<PageEvent>,
+    plan: RunPlan,
+    events: Option<mpsc::UnboundedSender<PageEvent>>,
+}
+
+struct AppState {
+    slot: Mutex<RunSlot>,
+}
+
+impl AppState {
+    fn slot(&self) -> std::sync::MutexGuard<'_, RunSlot> {
+        self.slot.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 /// A running server; stops when dropped.
 pub struct Server {
     /// Where it listens.
     pub addr: SocketAddr,
-    /// The run's token.
-    pub token: String,
-    plan: Arc<Mutex<RunPlan>>,
+    /// The base URL browsers load the page from.
+    pub base_url: String,
+    state: Arc<AppState>,
     shutdown: Option<oneshot::Sender<()>>,
 }
 
 impl Server {
-    /// The URL that starts the run in a browser.
+    /// Starts serving `plan` to a new browser run under a fresh token; pages of earlier runs are
+    /// refused from now on. Returns the run's page events.
+    pub fn begin_run(&self, plan: RunPlan) -> mpsc::UnboundedReceiver<PageEvent> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        *self.state.slot() = RunSlot { token: new_token(), plan, events: Some(tx) };
+        rx
+    }
+
+    /// The URL that starts the current run in a browser.
     pub fn page_url(&self) -> String {
-        format!("http://{}/?token={}", self.addr, self.token)
+        format!("{}/?token={}", self.base_url.trim_end_matches('/'), self.state.slot().token)
     }
 
     /// Replaces the plan the page gets on its next load (the cases still to run).
     pub fn set_plan(&self, plan: RunPlan) {
-        *self.plan.lock().expect("plan lock") = plan;
+        self.state.slot().plan = plan;
     }
 }
 
@@ -95,13 +115,9 @@ pub fn new_token() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Starts serving `bundle_dir` and the API for `plan` on `addr`; returns the server and the
-/// stream of page events.
-pub async fn start(
-    addr: SocketAddr,
-    bundle_dir: &Path,
-    plan: RunPlan,
-) -> Result<(Server, mpsc::UnboundedReceiver<PageEvent>), ServerError> {
+/// Starts serving `bundle_dir` and the API on `addr`. Browsers load the page from `public_url`
+/// when given (a remote browser cannot use 127.0.0.1), else from the address listened on.
+pub async fn start(addr: SocketAddr, public_url: Option<&str>, bundle_dir: &Path) -> Result<Server, ServerError> {
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(|source| {
         if source.kind() == std::io::ErrorKind::AddrInUse {
             ServerError::PortInUse { addr }
@@ -110,11 +126,14 @@ pub async fn start(
         }
     })?;
     let addr = listener.local_addr().map_err(|source| ServerError::Bind { addr, source })?;
-    let (tx, rx) = mpsc::unbounded_channel();
-    let token = new_token();
-    let plan = Arc::new(Mutex::new(plan));
-    let state = Arc::new(AppState { token: token.clone(), plan: plan.clone(), events: tx });
-    let app = router(state, bundle_dir);
+    let state = Arc::new(AppState {
+        slot: Mutex::new(RunSlot {
+            token: new_token(),
+            plan: RunPlan { warmup: 0, samples: 1, max_time_ms: 0.0, cases: Vec::new() },
+            events: None,
+        }),
+    });
+    let app = router(state.clone(), bundle_dir);
     let (shutdown, stop) = oneshot::channel::<()>();
     tokio::spawn(async move {
         let _ = axum::serve(listener, app)
@@ -123,7 +142,8 @@ pub async fn start(
             })
             .await;
     });
-    Ok((Server { addr, token, plan, shutdown: Some(shutdown) }, rx))
+    let base_url = public_url.map(str::to_string).unwrap_or_else(|| format!("http://{addr}"));
+    Ok(Server { addr, base_url, state, shutdown: Some(shutdown) })
 }
 
 fn router(state: Arc<AppState>, bundle_dir: &Path) -> Router {
@@ -156,7 +176,7 @@ struct TokenQuery {
 }
 
 fn authorize(state: &AppState, q: &TokenQuery) -> Result<(), (StatusCode, &'static str)> {
-    if q.token.as_deref() == Some(state.token.as_str()) {
+    if q.token.as_deref() == Some(state.slot().token.as_str()) {
         Ok(())
     } else {
         Err((StatusCode::FORBIDDEN, "wrong or missing run token"))
@@ -167,7 +187,9 @@ fn forward(state: &AppState, q: &TokenQuery, event: PageEvent) -> Response {
     if let Err(r) = authorize(state, q) {
         return r.into_response();
     }
-    let _ = state.events.send(event);
+    if let Some(events) = &state.slot().events {
+        let _ = events.send(event);
+    }
     StatusCode::NO_CONTENT.into_response()
 }
 
@@ -175,7 +197,7 @@ async fn plan(State(s): State<Arc<AppState>>, Query(q): Query<TokenQuery>) -> Re
     if let Err(r) = authorize(&s, &q) {
         return r.into_response();
     }
-    Json(s.plan.lock().expect("plan lock").clone()).into_response()
+    Json(s.slot().plan.clone()).into_response()
 }
 
 async fn adapter(State(s): State<Arc<AppState>>, Query(q): Query<TokenQuery>, Json(a): Json<AdapterReport>) -> Response {
@@ -198,15 +220,23 @@ async fn events(State(s): State<Arc<AppState>>, Query(q): Query<TokenQuery>, ws:
     if let Err(r) = authorize(&s, &q) {
         return r.into_response();
     }
-    ws.on_upgrade(move |socket| progress_stream(s, socket))
+    let token = q.token.unwrap_or_default();
+    ws.on_upgrade(move |socket| progress_stream(s, token, socket))
 }
 
-async fn progress_stream(state: Arc<AppState>, mut socket: WebSocket) {
+async fn progress_stream(state: Arc<AppState>, token: String, mut socket: WebSocket) {
     while let Some(Ok(msg)) = socket.recv().await {
         if let Message::Text(text) = msg {
             match serde_json::from_str::<Progress>(&text) {
                 Ok(p) => {
-                    let _ = state.events.send(PageEvent::Progress(p));
+                    let slot = state.slot();
+                    // A socket outlives neither its run nor its token.
+                    match &slot.events {
+                        Some(events) if slot.token == token => {
+                            let _ = events.send(PageEvent::Progress(p));
+                        }
+                        _ => break,
+                    }
                 }
                 Err(e) => tracing::warn!("ignoring a progress message the harness does not understand: {e}"),
             }
@@ -230,8 +260,40 @@ mod tests {
     async fn a_taken_port_is_named_with_the_flag_to_change() {
         let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = taken.local_addr().unwrap();
-        let plan = RunPlan { warmup: 0, samples: 1, max_time_ms: 1.0, cases: vec![] };
-        let err = start(addr, Path::new("."), plan).await.err().expect("bind must fail");
+        let err = start(addr, None, Path::new(".")).await.err().expect("bind must fail");
         assert!(err.to_string().contains("--port"), "{err}");
+    }
+}
+
+#[cfg(test)]
+mod token_tests {
+    use super::*;
+    use std::io::{Read, Write};
+
+    fn status_of(addr: SocketAddr, request: &str) -> String {
+        let mut s = std::net::TcpStream::connect(addr).unwrap();
+        s.write_all(request.as_bytes()).unwrap();
+        let mut buf = String::new();
+        let _ = s.read_to_string(&mut buf);
+        buf.lines().next().unwrap_or("").to_string()
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn only_the_current_runs_token_is_accepted() {
+        let server = start(([127, 0, 0, 1], 0).into(), None, Path::new(".")).await.unwrap();
+        let plan = RunPlan { warmup: 0, samples: 1, max_time_ms: 1.0, cases: vec![] };
+        let mut events = server.begin_run(plan.clone());
+        let old = server.page_url().split("token=").nth(1).unwrap().to_string();
+        let addr = server.addr;
+        let post = move |token: String| {
+            tokio::task::spawn_blocking(move || {
+                status_of(addr, &format!("POST /api/done?token={token} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"))
+            })
+        };
+        assert!(post(old.clone()).await.unwrap().contains("204"));
+        assert!(matches!(events.recv().await, Some(PageEvent::Done)));
+        assert!(post("forged".into()).await.unwrap().contains("403"));
+        let _events = server.begin_run(plan);
+        assert!(post(old).await.unwrap().contains("403"), "a finished run's token is refused");
     }
 }

@@ -52,3 +52,27 @@ fn a_taken_port_names_the_flag() {
     assert_eq!(code, Some(2));
     assert!(err.contains("in use") && err.contains("--port"), "{err}");
 }
+
+#[test]
+fn browsers_lists_every_supported_browser_with_install_hints() {
+    let (code, out, _) = harness(&["browsers", "--json"]);
+    assert_eq!(code, Some(0));
+    let found: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let keys: Vec<&str> = found.as_array().unwrap().iter().map(|b| b["browser"].as_str().unwrap()).collect();
+    assert_eq!(keys, ["chrome", "firefox", "edge"]);
+    for b in found.as_array().unwrap() {
+        for part in ["executable", "driver"] {
+            let p = &b[part];
+            assert!(p["path"].is_string() != p["missing"].is_string(), "{b}: found or missing, never both");
+        }
+    }
+    let (_, table, _) = harness(&["browsers"]);
+    assert!(table.contains("usable with --browser"), "{table}");
+}
+
+#[test]
+fn a_bare_path_with_several_browsers_asks_which_browser_it_is_for() {
+    let (code, _, err) = harness(&["run", "--browser", "chrome,firefox", "--browser-path", "/usr/bin/chromium"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("chrome=/usr/bin/chromium"), "{err}");
+}

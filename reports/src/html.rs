@@ -20,6 +20,37 @@ pub fn render(report: &RunReport) -> Result<String, ReportError> {
 struct ReportView<'a> {
     report: &'a RunReport,
     runs: Vec<RunView<'a>>,
+    comparison: Option<ComparisonView>,
+}
+
+#[derive(Serialize)]
+struct ComparisonView {
+    runs: Vec<String>,
+    flags: Vec<FlagView>,
+    rows: Vec<ComparisonRow>,
+}
+
+#[derive(Serialize)]
+struct FlagView {
+    id: String,
+    why: String,
+}
+
+#[derive(Serialize)]
+struct ComparisonRow {
+    id: String,
+    timer: &'static str,
+    flagged: bool,
+    cells: Vec<ComparisonCell>,
+}
+
+#[derive(Serialize)]
+struct ComparisonCell {
+    median: String,
+    spread: String,
+    ratio: String,
+    status: &'static str,
+    slow: bool,
 }
 
 #[derive(Serialize)]
@@ -88,13 +119,51 @@ fn num(v: Option<f64>) -> String {
 
 impl<'a> ReportView<'a> {
     fn new(report: &'a RunReport) -> Self {
-        let runs = report.runs.iter().map(RunView::new).collect();
-        ReportView { report, runs }
+        let labels = crate::compare::labels(report);
+        let runs = report.runs.iter().zip(labels).map(|(r, l)| RunView::new(r, l)).collect();
+        let comparison = crate::compare::compare_runs(report).map(|cmp| ComparisonView {
+            runs: cmp.runs.clone(),
+            flags: cmp
+                .flagged()
+                .map(|c| {
+                    let mut why = Vec::new();
+                    if c.correctness_disagrees {
+                        why.push("browsers disagree on correctness".to_string());
+                    }
+                    for run in &c.slow_runs {
+                        let r = c.entries.iter().find(|e| &e.run == run).and_then(|e| e.ratio).unwrap_or(0.0);
+                        why.push(format!("{run} is {r:.1}× slower than the fastest"));
+                    }
+                    FlagView { id: c.id.clone(), why: why.join("; ") }
+                })
+                .collect(),
+            rows: cmp
+                .cases
+                .iter()
+                .map(|c| ComparisonRow {
+                    id: c.id.clone(),
+                    timer: if c.timer == Timer::GpuTimestamp { "gpu" } else { "wall" },
+                    flagged: c.correctness_disagrees || !c.slow_runs.is_empty(),
+                    cells: c
+                        .entries
+                        .iter()
+                        .map(|e| ComparisonCell {
+                            median: ms(e.stats.map(|s| s.median)),
+                            spread: e.stats.map(|s| format!("cv {:.1}%, p95 {}", s.cv * 100.0, ms(Some(s.p95)))).unwrap_or_default(),
+                            ratio: e.ratio.map(|r| format!("×{r:.2}")).unwrap_or_default(),
+                            status: e.status.map(|s| s.as_str()).unwrap_or("absent"),
+                            slow: c.slow_runs.contains(&e.run),
+                        })
+                        .collect(),
+                })
+                .collect(),
+        });
+        ReportView { report, runs, comparison }
     }
 }
 
 impl<'a> RunView<'a> {
-    fn new(run: &'a PlatformRun) -> Self {
+    fn new(run: &'a PlatformRun, label: String) -> Self {
         let rows = run
             .cases
             .iter()
@@ -137,8 +206,8 @@ impl<'a> RunView<'a> {
             })
             .collect();
         let title = match &run.browser_info {
-            Some(b) => format!("{} {} — {}", b.name, b.version, run.platform),
-            None => format!("{} — {}", run.browser, run.platform),
+            Some(b) => format!("{label} — {} {}", b.name, b.version),
+            None => label,
         };
         RunView {
             run,

@@ -2,9 +2,13 @@
 //! reporting), the statistics computed from samples, and the report writers. Reports read only
 //! the model, so they can be rebuilt from disk without re-running anything.
 
+pub mod compare;
 pub mod html;
+pub mod markdown;
 pub mod model;
 pub mod stats;
+#[cfg(test)]
+mod testdata;
 
 pub use model::*;
 
@@ -14,6 +18,8 @@ use std::path::{Path, PathBuf};
 pub const RESULTS_JSON: &str = "results.json";
 /// The self-contained HTML report.
 pub const REPORT_HTML: &str = "report.html";
+/// The Markdown summary for CI job summaries.
+pub const SUMMARY_MD: &str = "summary.md";
 
 /// Why a report could not be read or written.
 #[derive(Debug, thiserror::Error)]
@@ -42,6 +48,19 @@ pub enum ReportError {
         /// Its version.
         found: u32,
     },
+    /// Reports to merge measured different things.
+    #[error("{path}: {found}, but the first report has {expected}; merge only runs of the same suite and seed")]
+    Mismatch {
+        /// The file.
+        path: PathBuf,
+        /// What it has.
+        found: String,
+        /// What the first has.
+        expected: String,
+    },
+    /// No folder was given.
+    #[error("nothing to merge: name at least one result folder")]
+    NothingToMerge,
     /// The HTML template failed to render.
     #[error("rendering the HTML report failed: {0}")]
     Template(String),
@@ -51,7 +70,8 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ReportError + '_ {
     move |source| ReportError::Io { path: path.to_path_buf(), source }
 }
 
-/// Writes `results.json` and `report.html` into `dir` (created if needed); returns their paths.
+/// Writes `results.json`, `report.html` and `summary.md` into `dir` (created if needed); returns
+/// their paths.
 pub fn write_all(report: &RunReport, dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
     std::fs::create_dir_all(dir).map_err(io(dir))?;
     let json = dir.join(RESULTS_JSON);
@@ -59,7 +79,9 @@ pub fn write_all(report: &RunReport, dir: &Path) -> Result<Vec<PathBuf>, ReportE
     std::fs::write(&json, text).map_err(io(&json))?;
     let html = dir.join(REPORT_HTML);
     std::fs::write(&html, html::render(report)?).map_err(io(&html))?;
-    Ok(vec![json, html])
+    let md = dir.join(SUMMARY_MD);
+    std::fs::write(&md, markdown::render(report)).map_err(io(&md))?;
+    Ok(vec![json, html, md])
 }
 
 /// Reads a `results.json`, refusing files from a newer schema.
@@ -72,4 +94,29 @@ pub fn read_results(path: &Path) -> Result<RunReport, ReportError> {
         return Err(ReportError::Version { path: path.into(), found });
     }
     serde_json::from_value(value).map_err(|source| ReportError::Parse { path: path.into(), source })
+}
+
+/// Reads `results.json` from each folder and merges their runs into one report (as a CI matrix
+/// produces one folder per browser and OS). Settings come from the first; the others' settings
+/// must match in suite and seed, since otherwise their cases are not comparable.
+pub fn merge(dirs: &[PathBuf]) -> Result<RunReport, ReportError> {
+    let mut merged: Option<RunReport> = None;
+    for dir in dirs {
+        let path = if dir.is_dir() { dir.join(RESULTS_JSON) } else { dir.clone() };
+        let report = read_results(&path)?;
+        match &mut merged {
+            None => merged = Some(report),
+            Some(m) => {
+                if (m.settings.suite.as_str(), m.settings.seed) != (report.settings.suite.as_str(), report.settings.seed) {
+                    return Err(ReportError::Mismatch {
+                        path,
+                        found: format!("suite {} seed {}", report.settings.suite, report.settings.seed),
+                        expected: format!("suite {} seed {}", m.settings.suite, m.settings.seed),
+                    });
+                }
+                m.runs.extend(report.runs);
+            }
+        }
+    }
+    merged.ok_or(ReportError::NothingToMerge)
 }

@@ -95,6 +95,8 @@ pub struct PlatformRun {
     pub browser: String,
     /// Platform: webgpu.
     pub platform: String,
+    /// The machine this run happened on (runs merged from a CI matrix differ).
+    pub host: HostInfo,
     /// The browser as WebDriver reported it.
     pub browser_info: Option<BrowserInfo>,
     /// The WebDriver used.

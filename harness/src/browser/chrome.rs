@@ -1,6 +1,6 @@
 //! Google Chrome and Chromium through chromedriver.
 
-use super::{running_as_root, BrowserSpec, LaunchOptions};
+use super::{running_as_root, BrowserFlags, BrowserSpec, LaunchOptions};
 use serde_json::{json, Map, Value};
 
 /// Chrome/Chromium.
@@ -18,43 +18,53 @@ pub static SPEC: BrowserSpec = BrowserSpec {
         "C:\\Program Files\\Google\\Chrome\\Application\\chrome.exe",
         "C:\\Program Files (x86)\\Google\\Chrome\\Application\\chrome.exe",
     ],
-    browser_install: "apt-get install chromium",
+    browser_install: "`apt-get install chromium`",
     driver_names: &["chromedriver"],
     driver_locations: &["/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver", "/snap/bin/chromium.chromedriver"],
-    driver_install: "apt-get install chromium-driver",
-    flags,
+    driver_install: "`apt-get install chromium-driver`",
+    flags: chromium_flags,
     capabilities,
 };
 
-fn flags(o: &LaunchOptions) -> Vec<String> {
-    let mut f: Vec<String> = vec![
+/// The flags every Chromium-based browser (Chrome, Edge) gets for a WebGPU run.
+pub fn chromium_flags(o: &LaunchOptions) -> BrowserFlags {
+    let mut args: Vec<String> = vec![
         "--enable-unsafe-webgpu".into(),
         // Unquantised timestamp queries (Chrome rounds them to 100 µs otherwise).
         "--enable-webgpu-developer-features".into(),
         "--no-first-run".into(),
         "--no-default-browser-check".into(),
-        // This machine's network is closed: background connections only add noise and delay.
+        // Background connections only add noise, and fail on closed networks.
         "--disable-background-networking".into(),
         "--disable-component-update".into(),
         "--disable-sync".into(),
         "--disable-dev-shm-usage".into(),
-        format!("--user-data-dir={}", o.profile_dir.display()),
     ];
     if o.headless {
-        f.insert(0, "--headless=new".into());
+        args.insert(0, "--headless=new".into());
+    }
+    if let Some(dir) = &o.profile_dir {
+        args.push(format!("--user-data-dir={}", dir.display()));
     }
     if running_as_root() {
-        f.push("--no-sandbox".into());
+        args.push("--no-sandbox".into());
     }
-    f
+    BrowserFlags { args, prefs: Vec::new() }
 }
 
-fn capabilities(o: &LaunchOptions, flags: &[String]) -> Map<String, Value> {
+/// Capabilities of a Chromium-based browser: `browserName` plus its options object
+/// (`goog:chromeOptions`, `ms:edgeOptions`).
+pub fn chromium_capabilities(browser_name: &str, options_key: &str, o: &LaunchOptions, flags: &BrowserFlags) -> Map<String, Value> {
+    let mut options = json!({ "args": flags.args });
+    if let Some(binary) = &o.binary {
+        options["binary"] = json!(binary.display().to_string());
+    }
     let mut caps = Map::new();
-    caps.insert("browserName".into(), json!("chrome"));
-    caps.insert(
-        "goog:chromeOptions".into(),
-        json!({ "binary": o.binary.display().to_string(), "args": flags }),
-    );
+    caps.insert("browserName".into(), json!(browser_name));
+    caps.insert(options_key.into(), options);
     caps
+}
+
+fn capabilities(o: &LaunchOptions, flags: &BrowserFlags) -> Map<String, Value> {
+    chromium_capabilities("chrome", "goog:chromeOptions", o, flags)
 }

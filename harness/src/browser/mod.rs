@@ -1,25 +1,58 @@
 //! The browsers harness drives: how to find each one and its WebDriver, and the capabilities
-//! (flags as data) that give WebGPU in an automated session. One file per browser.
+//! (flags and prefs as data) that give WebGPU in an automated session. One file per browser;
+//! adding one is a new file and a line in [`BrowserKind::spec`].
 
 mod chrome;
+mod edge;
+mod firefox;
 
-use clap::ValueEnum;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 
 /// A browser harness knows how to drive.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum BrowserKind {
     /// Google Chrome or Chromium, through chromedriver.
     Chrome,
+    /// Firefox, through geckodriver.
+    Firefox,
+    /// Microsoft Edge, through msedgedriver.
+    Edge,
 }
 
 impl BrowserKind {
+    /// Every browser, in the order `--browser all` runs them.
+    pub const ALL: [BrowserKind; 3] = [BrowserKind::Chrome, BrowserKind::Firefox, BrowserKind::Edge];
+
     /// How to find and launch this browser.
     pub fn spec(self) -> &'static BrowserSpec {
         match self {
             BrowserKind::Chrome => &chrome::SPEC,
+            BrowserKind::Firefox => &firefox::SPEC,
+            BrowserKind::Edge => &edge::SPEC,
         }
+    }
+}
+
+/// What a browser is started with: command-line arguments and preferences, kept as data so the
+/// report can show them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BrowserFlags {
+    /// Command-line arguments.
+    pub args: Vec<String>,
+    /// Preferences (Firefox's `about:config`).
+    pub prefs: Vec<(String, Value)>,
+}
+
+impl BrowserFlags {
+    /// Arguments, then prefs as `name=value`, for the report.
+    pub fn describe(&self) -> Vec<String> {
+        self.args
+            .iter()
+            .cloned()
+            .chain(self.prefs.iter().map(|(k, v)| format!("{k}={v}")))
+            .collect()
     }
 }
 
@@ -37,25 +70,26 @@ pub struct BrowserSpec {
     pub browser_install: &'static str,
     /// WebDriver executable names searched on PATH.
     pub driver_names: &'static [&'static str],
-    /// Absolute paths tried for the driver after PATH.
+    /// Absolute paths tried for the driver after PATH and cargo's bin folder.
     pub driver_locations: &'static [&'static str],
     /// How to install the driver.
     pub driver_install: &'static str,
     /// Browser flags for a WebGPU run.
-    pub flags: fn(&LaunchOptions) -> Vec<String>,
+    pub flags: fn(&LaunchOptions) -> BrowserFlags,
     /// The WebDriver capabilities for those flags.
-    pub capabilities: fn(&LaunchOptions, &[String]) -> Map<String, Value>,
+    pub capabilities: fn(&LaunchOptions, &BrowserFlags) -> Map<String, Value>,
 }
 
 /// Per-run choices that shape the browser's flags.
 #[derive(Debug, Clone)]
 pub struct LaunchOptions {
-    /// The browser executable.
-    pub binary: PathBuf,
+    /// The browser executable; `None` lets the (remote) driver choose.
+    pub binary: Option<PathBuf>,
     /// Headless or windowed.
     pub headless: bool,
-    /// A fresh profile folder for this run.
-    pub profile_dir: PathBuf,
+    /// A fresh profile folder for this run, for browsers that take one on the command line;
+    /// `None` with a remote driver, which makes its own.
+    pub profile_dir: Option<PathBuf>,
 }
 
 /// Why a browser or driver could not be found.
@@ -70,7 +104,7 @@ pub enum FindError {
         path: PathBuf,
     },
     /// Nothing found on PATH or in the usual places.
-    #[error("{what} not found on PATH ({names}) or in the usual install locations; install it with `{install}` or pass {flag}")]
+    #[error("{what} not found on PATH ({names}) or in the usual install locations. To install it: {install}. Or pass {flag} PATH")]
     NotFound {
         /// What was looked for.
         what: String,
@@ -86,10 +120,12 @@ pub enum FindError {
 impl BrowserSpec {
     /// The browser executable: `explicit`, else PATH, else the usual locations.
     pub fn find_browser(&self, explicit: Option<&Path>) -> Result<PathBuf, FindError> {
-        find(explicit, "--browser-path", self.display, self.browser_names, self.browser_locations, self.browser_install)
+        let what = self.display.to_string();
+        find(explicit, "--browser-path", &what, self.browser_names, self.browser_locations, self.browser_install)
     }
 
-    /// The driver executable: `explicit`, else PATH, else the usual locations.
+    /// The driver executable: `explicit`, else PATH, else cargo's bin folder, else the usual
+    /// locations.
     pub fn find_driver(&self, explicit: Option<&Path>) -> Result<PathBuf, FindError> {
         let what = format!("{} (the {} WebDriver)", self.driver_names[0], self.display);
         find(explicit, "--driver-path", &what, self.driver_names, self.driver_locations, self.driver_install)
@@ -111,12 +147,19 @@ fn find(
             Err(FindError::NoSuchPath { flag, path: p.to_path_buf() })
         };
     }
-    let on_path = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect())
         .unwrap_or_default();
+    // `cargo install geckodriver` puts it here, which is not always on PATH.
+    if let Some(cargo_home) = std::env::var_os("CARGO_HOME") {
+        dirs.push(PathBuf::from(cargo_home).join("bin"));
+    }
+    if let Some(home) = std::env::var_os("HOME") {
+        dirs.push(PathBuf::from(home).join(".cargo/bin"));
+    }
     names
         .iter()
-        .flat_map(|n| on_path.iter().map(move |dir| dir.join(exe(n))))
+        .flat_map(|n| dirs.iter().map(move |dir| dir.join(exe(n))))
         .chain(locations.iter().map(PathBuf::from))
         .find(|p| p.is_file())
         .ok_or_else(|| FindError::NotFound {
@@ -152,6 +195,14 @@ pub fn running_as_root() -> bool {
 mod tests {
     use super::*;
 
+    fn options() -> LaunchOptions {
+        LaunchOptions {
+            binary: Some("/opt/browser".into()),
+            headless: true,
+            profile_dir: Some("/tmp/profile".into()),
+        }
+    }
+
     #[test]
     fn missing_explicit_path_names_the_flag() {
         let e = BrowserKind::Chrome.spec().find_browser(Some(Path::new("/no/such/chrome"))).unwrap_err();
@@ -163,5 +214,40 @@ mod tests {
         let e = find(None, "--driver-path", "zzdriver", &["zz-no-such-driver"], &[], "apt-get install zz").unwrap_err();
         let s = e.to_string();
         assert!(s.contains("apt-get install zz") && s.contains("--driver-path"), "{s}");
+    }
+
+    #[test]
+    fn every_browser_asks_for_webgpu() {
+        for kind in BrowserKind::ALL {
+            let spec = kind.spec();
+            let flags = (spec.flags)(&options());
+            let caps = Value::Object((spec.capabilities)(&options(), &flags)).to_string();
+            assert!(
+                caps.contains("--enable-unsafe-webgpu") || caps.contains("dom.webgpu.enabled"),
+                "{}: {caps}",
+                spec.key
+            );
+            assert!(caps.contains("/opt/browser"), "{}: the binary is passed: {caps}", spec.key);
+            assert!(caps.contains("headless"), "{}: {caps}", spec.key);
+        }
+    }
+
+    #[test]
+    fn firefox_gets_the_webgpu_prefs() {
+        let spec = BrowserKind::Firefox.spec();
+        let caps = Value::Object((spec.capabilities)(&options(), &(spec.flags)(&options())));
+        let prefs = &caps["moz:firefoxOptions"]["prefs"];
+        assert_eq!(prefs["dom.webgpu.enabled"], true);
+        assert_eq!(prefs["gfx.webgpu.ignore-blocklist"], true);
+    }
+
+    #[test]
+    fn a_remote_session_names_no_local_paths() {
+        let remote = LaunchOptions { binary: None, headless: true, profile_dir: None };
+        for kind in BrowserKind::ALL {
+            let spec = kind.spec();
+            let caps = Value::Object((spec.capabilities)(&remote, &(spec.flags)(&remote))).to_string();
+            assert!(!caps.contains("binary") && !caps.contains("user-data-dir"), "{}: {caps}", spec.key);
+        }
     }
 }

@@ -1,0 +1,48 @@
+//! Firefox through geckodriver. geckodriver makes a fresh profile for every session, so only
+//! the prefs that turn WebGPU on are set here.
+
+use super::{BrowserFlags, BrowserSpec, LaunchOptions};
+use serde_json::{json, Map, Value};
+
+/// Firefox (ESR or release).
+pub static SPEC: BrowserSpec = BrowserSpec {
+    key: "firefox",
+    display: "Firefox",
+    browser_names: &["firefox", "firefox-esr"],
+    browser_locations: &[
+        "/usr/bin/firefox",
+        "/usr/bin/firefox-esr",
+        "/Applications/Firefox.app/Contents/MacOS/firefox",
+        "C:\\Program Files\\Mozilla Firefox\\firefox.exe",
+    ],
+    browser_install: "`apt-get install firefox-esr`",
+    driver_names: &["geckodriver"],
+    driver_locations: &["/usr/local/bin/geckodriver", "/usr/bin/geckodriver"],
+    driver_install: "`cargo install geckodriver --locked`",
+    flags,
+    capabilities,
+};
+
+fn flags(o: &LaunchOptions) -> BrowserFlags {
+    let args = if o.headless { vec!["-headless".to_string()] } else { Vec::new() };
+    let prefs = vec![
+        ("dom.webgpu.enabled".to_string(), json!(true)),
+        // Headless and software adapters are on the blocklist; we want them, and say so in reports.
+        ("gfx.webgpu.ignore-blocklist".to_string(), json!(true)),
+        ("app.update.enabled".to_string(), json!(false)),
+        ("datareporting.policy.dataSubmissionEnabled".to_string(), json!(false)),
+    ];
+    BrowserFlags { args, prefs }
+}
+
+fn capabilities(o: &LaunchOptions, flags: &BrowserFlags) -> Map<String, Value> {
+    let prefs: Map<String, Value> = flags.prefs.iter().cloned().collect();
+    let mut options = json!({ "args": flags.args, "prefs": prefs });
+    if let Some(binary) = &o.binary {
+        options["binary"] = json!(binary.display().to_string());
+    }
+    let mut caps = Map::new();
+    caps.insert("browserName".into(), json!("firefox"));
+    caps.insert("moz:firefoxOptions".into(), options);
+    caps
+}

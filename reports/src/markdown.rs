@@ -1,0 +1,155 @@
+//! `summary.md`: the headline of a report for a CI job summary (GitHub's `$GITHUB_STEP_SUMMARY`).
+
+use crate::compare::{compare_runs, Comparison};
+use crate::model::{RunReport, Timer};
+use std::fmt::Write;
+
+fn ms(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.1}")
+    } else if v >= 1.0 {
+        format!("{v:.3}")
+    } else {
+        format!("{v:.4}")
+    }
+}
+
+fn timer_name(t: Timer) -> &'static str {
+    match t {
+        Timer::GpuTimestamp => "gpu",
+        Timer::WallClock => "wall",
+    }
+}
+
+/// Renders the summary of `report`.
+pub fn render(report: &RunReport) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "# harness results\n");
+    let _ = writeln!(
+        s,
+        "Suite **{}**, up to {} samples per case, {} · harness {}\n",
+        report.settings.suite, report.settings.samples, report.created_at, report.harness.version
+    );
+    let _ = writeln!(s, "| run | host | browser | adapter | passed | wrong | timed out | error | not run |");
+    let _ = writeln!(s, "|---|---|---|---|---:|---:|---:|---:|---:|");
+    let labels = crate::compare::labels(report);
+    for (run, label) in report.runs.iter().zip(&labels) {
+        let c = run.counts();
+        let browser = run.browser_info.as_ref().map(|b| format!("{} {}", b.name, b.version)).unwrap_or_default();
+        let adapter = match &run.adapter {
+            Some(a) if a.available => {
+                let name = [&a.vendor, &a.architecture, &a.description]
+                    .iter()
+                    .filter(|v| !v.is_empty())
+                    .map(|v| v.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                let fallback = if a.is_fallback_adapter == Some(true) { " (fallback)" } else { "" };
+                format!("{}{fallback}", if name.is_empty() { "unnamed" } else { &name })
+            }
+            Some(_) => "unavailable".into(),
+            None => "–".into(),
+        };
+        let _ = writeln!(
+            s,
+            "| {label} | {} | {browser} | {adapter} | {} | {} | {} | {} | {} |",
+            run.host.os, c.passed, c.failed, c.timed_out, c.error, c.not_run
+        );
+    }
+    for (run, label) in report.runs.iter().zip(&labels) {
+        if let Some(f) = &run.failure {
+            let _ = writeln!(s, "\n**{label} failed:** {}", f.lines().next().unwrap_or(""));
+        }
+    }
+    match compare_runs(report) {
+        Some(cmp) => comparison(&mut s, &cmp),
+        None => single(&mut s, report),
+    }
+    s
+}
+
+fn comparison(s: &mut String, cmp: &Comparison) {
+    let flagged: Vec<_> = cmp.flagged().collect();
+    let _ = writeln!(s, "\n## Flagged\n");
+    if flagged.is_empty() {
+        let _ = writeln!(s, "Nothing: among the runs that measured each case, none disagrees on correctness or is more than 2× slower than the fastest.");
+    }
+    for c in flagged {
+        let mut why = Vec::new();
+        if c.correctness_disagrees {
+            let verdicts: Vec<String> = c
+                .entries
+                .iter()
+                .filter_map(|e| e.status.map(|st| format!("{} {}", e.run, st.as_str())))
+                .collect();
+            why.push(format!("correctness disagrees ({})", verdicts.join(", ")));
+        }
+        for run in &c.slow_runs {
+            let ratio = c.entries.iter().find(|e| &e.run == run).and_then(|e| e.ratio).unwrap_or(0.0);
+            why.push(format!("{run} {ratio:.1}× slower than the fastest"));
+        }
+        let _ = writeln!(s, "- `{}`: {}", c.id, why.join("; "));
+    }
+    let _ = writeln!(s, "\n## Median ms (× fastest)\n");
+    let _ = writeln!(s, "| case | timer | {} |", cmp.runs.join(" | "));
+    let _ = writeln!(s, "|---|---|{}", "---:|".repeat(cmp.runs.len()));
+    for c in &cmp.cases {
+        let cells: Vec<String> = c
+            .entries
+            .iter()
+            .map(|e| match (e.stats, e.ratio, e.status) {
+                (Some(st), Some(r), Some(status)) => {
+                    let mark = if status.as_str() == "passed" { String::new() } else { format!(" **{}**", status.as_str()) };
+                    format!("{} (×{r:.2}, cv {:.0}%){mark}", ms(st.median), st.cv * 100.0)
+                }
+                (_, _, Some(status)) => status.as_str().to_string(),
+                _ => "–".into(),
+            })
+            .collect();
+        let _ = writeln!(s, "| `{}` | {} | {} |", c.id, timer_name(c.timer), cells.join(" | "));
+    }
+}
+
+fn single(s: &mut String, report: &RunReport) {
+    let Some(run) = report.runs.first() else { return };
+    let _ = writeln!(s, "\n## Cases\n");
+    let _ = writeln!(s, "| case | status | timer | median ms | cv | GFLOP/s |");
+    let _ = writeln!(s, "|---|---|---|---:|---:|---:|");
+    for c in &run.cases {
+        let h = c.headline();
+        let _ = writeln!(
+            s,
+            "| `{}` | {} | {} | {} | {} | {} |",
+            c.id,
+            c.status.as_str(),
+            c.timer.map(timer_name).unwrap_or("–"),
+            h.map(|h| ms(h.median)).unwrap_or_else(|| "–".into()),
+            h.map(|h| format!("{:.0}%", h.cv * 100.0)).unwrap_or_else(|| "–".into()),
+            c.gflops.map(|g| format!("{g:.2}")).unwrap_or_else(|| "–".into()),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testdata::{case, report_with};
+
+    #[test]
+    fn flags_lead_the_cross_browser_summary() {
+        let report = report_with(vec![
+            ("chrome", vec![case("a", &[1.0], true, true), case("b", &[1.0], true, true)]),
+            ("firefox", vec![case("a", &[3.0], true, true), case("b", &[1.0], false, true)]),
+        ]);
+        let md = render(&report);
+        assert!(md.contains("- `a`: firefox/webgpu 3.0× slower than the fastest"), "{md}");
+        assert!(md.contains("- `b`: correctness disagrees (chrome/webgpu passed, firefox/webgpu failed)"), "{md}");
+        assert!(md.find("## Flagged").unwrap() < md.find("## Median ms").unwrap());
+    }
+
+    #[test]
+    fn a_single_run_lists_its_cases() {
+        let md = render(&report_with(vec![("chrome", vec![case("a", &[2.0], true, false)])]));
+        assert!(md.contains("| `a` | passed | wall | 2.000 |"), "{md}");
+    }
+}
