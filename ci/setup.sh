@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what harness and its tests need on Debian 12 (or Ubuntu), skipping what is present:
-#   chromium + chromium-driver   the browser and its WebDriver
-#   mesa-vulkan-drivers          lavapipe, a Vulkan driver for native wgpu on machines without a GPU
+#   chromium + chromium-driver   Chromium and its WebDriver
+#   firefox-esr + geckodriver    Firefox and its WebDriver (geckodriver from crates.io)
+#   mesa-vulkan-drivers          lavapipe, a Vulkan driver for native wgpu and Firefox without a GPU
+#   python3-venv                 for the workflow linter (ci/lint-workflows.sh)
 #   wasm32-unknown-unknown       the Rust target the page is compiled to
 # Safe to run again: it only installs what is missing.
 set -euo pipefail
@@ -13,7 +15,9 @@ sudo_if_needed() {
 packages=()
 command -v chromium >/dev/null 2>&1 || command -v google-chrome >/dev/null 2>&1 || packages+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || packages+=(chromium-driver)
+command -v firefox >/dev/null 2>&1 || command -v firefox-esr >/dev/null 2>&1 || packages+=(firefox-esr)
 compgen -G "/usr/share/vulkan/icd.d/lvp_icd.*.json" >/dev/null || packages+=(mesa-vulkan-drivers)
+python3 -m venv --help >/dev/null 2>&1 || packages+=(python3-venv)
 
 if [ ${#packages[@]} -gt 0 ]; then
   echo "ci/setup.sh: installing ${packages[*]}"
@@ -25,4 +29,8 @@ if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   echo "ci/setup.sh: adding the wasm32-unknown-unknown target"
   rustup target add wasm32-unknown-unknown
 fi
-echo "ci/setup.sh: ready ($(chromium --version 2>/dev/null || google-chrome --version); $(chromedriver --version | cut -d' ' -f1-2))"
+if ! command -v geckodriver >/dev/null 2>&1 && [ ! -x "${CARGO_HOME:-$HOME/.cargo}/bin/geckodriver" ]; then
+  echo "ci/setup.sh: building geckodriver (about two minutes)"
+  cargo install geckodriver --locked --quiet
+fi
+echo "ci/setup.sh: ready ($(chromium --version 2>/dev/null || google-chrome --version); $(chromedriver --version | cut -d' ' -f1-2); $(firefox --version 2>/dev/null || firefox-esr --version))"
