@@ -81,6 +81,7 @@ Examples:
   harness run                                   default suite, headless Chrome/Chromium
   harness run --suite quick --samples 10        a fast smoke run
   harness run --browser chrome,firefox          both, one after the other, in one report
+  harness run --platform webgpu,wasm,native     WebGPU beside the WASM-CPU and native-wgpu baselines
   harness run --filter 'matmul_*,softmax'       only some kernels (see `harness list`)
   harness run --headed --timeout 120            watch it run
   harness run --browser-path firefox=/opt/ff/firefox --browser chrome,firefox
@@ -93,16 +94,22 @@ Exit status: 0 every case passed its check; 1 a case was wrong, timed out or rai
 
 /// Where kernels run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Platform {
+pub enum PlatformArg {
     /// WebGPU in the browser, through wgpu's WebGPU backend compiled to WASM.
     Webgpu,
+    /// The same kernels as plain Rust in WASM (SIMD128) on the CPU, in the same page: the CPU
+    /// baseline.
+    Wasm,
+    /// The same WGSL through wgpu on this machine's Vulkan, Metal or DX12 driver, no browser.
+    Native,
 }
 
-impl Platform {
-    /// The name used in reports.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Platform::Webgpu => "webgpu",
+impl From<PlatformArg> for kernels::Platform {
+    fn from(p: PlatformArg) -> Self {
+        match p {
+            PlatformArg::Webgpu => kernels::Platform::Webgpu,
+            PlatformArg::Wasm => kernels::Platform::Wasm,
+            PlatformArg::Native => kernels::Platform::Native,
         }
     }
 }
@@ -134,9 +141,10 @@ pub struct RunArgs {
     /// Browsers to drive, comma-separated, one after the other (so they do not share the GPU).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "chrome")]
     pub browser: Vec<BrowserChoice>,
-    /// Where the kernels run.
-    #[arg(long, value_enum, default_value = "webgpu")]
-    pub platform: Platform,
+    /// Where the kernels run, comma-separated; the report puts them side by side with ratios.
+    /// `native` needs no browser.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "webgpu")]
+    pub platform: Vec<PlatformArg>,
     /// Run the browser without a window (the default).
     #[arg(long, conflicts_with = "headed")]
     pub headless: bool,
@@ -277,7 +285,7 @@ mod tests {
     fn defaults_are_headless_chrome_webgpu_default_suite() {
         let Command::Run(r) = parse(&["run"]).unwrap().command else { panic!() };
         assert_eq!(r.browsers(Vec::new), vec![BrowserKind::Chrome]);
-        assert_eq!((r.platform, r.suite), (Platform::Webgpu, SuiteArg::Default));
+        assert_eq!((r.platform.as_slice(), r.suite), ([PlatformArg::Webgpu].as_slice(), SuiteArg::Default));
         assert!(r.is_headless());
         assert_eq!((r.samples, r.warmup, r.timeout), (30, 5, 60.0));
     }

@@ -10,7 +10,7 @@ use crate::progress::{Reporter, RunEvent};
 use crate::server::{PageEvent, Server};
 use anyhow::{anyhow, bail, Context, Result};
 use kernels::wire::{CaseMeasurement, Progress};
-use kernels::{compare, CaseSpec, RunPlan};
+use kernels::{compare, CaseSpec, Platform, RunPlan};
 use reports::{BrowserInfo, CaseReport, CaseStatus, DriverInfo, Phases, PlatformRun, RunStatus};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -22,8 +22,8 @@ use tokio::sync::{mpsc, watch};
 pub struct BrowserRunRequest {
     /// Which browser.
     pub browser: BrowserKind,
-    /// Platform name for the report.
-    pub platform: &'static str,
+    /// `webgpu` or `wasm`: the page platforms.
+    pub platform: Platform,
     /// Without a window.
     pub headless: bool,
     /// Browser executable override (with a remote WebDriver: the path on that machine).
@@ -46,10 +46,20 @@ pub async fn run_browser(
     reporter: &mut dyn Reporter,
     interrupted: &mut watch::Receiver<bool>,
 ) -> PlatformRun {
-    let spec = req.browser.spec();
-    let mut run = PlatformRun {
-        browser: spec.key.to_string(),
-        platform: req.platform.to_string(),
+    let mut run = new_run(req.browser.spec().key, req.platform);
+    let mut events = server.begin_run(RunPlan { platform: req.platform, ..req.plan.clone() });
+    tracing::info!("serving the page at {}", server.page_url());
+
+    let mut book = CaseBook::new(&req.plan.cases);
+    let outcome = drive(req, server, &mut events, &mut run, &mut book, reporter, interrupted).await;
+    finish_run(run, book, outcome, reporter)
+}
+
+/// A run of `browser` on `platform` with nothing settled yet.
+pub fn new_run(browser: &str, platform: Platform) -> PlatformRun {
+    PlatformRun {
+        browser: browser.to_string(),
+        platform: platform.as_str().to_string(),
         host: crate::host::host_info(),
         browser_info: None,
         driver: None,
@@ -59,12 +69,11 @@ pub async fn run_browser(
         errors: Vec::new(),
         phases: Phases::default(),
         cases: Vec::new(),
-    };
-    let mut events = server.begin_run(req.plan.clone());
-    tracing::info!("serving the page at {}", server.page_url());
+    }
+}
 
-    let mut book = CaseBook::new(&req.plan.cases);
-    let outcome = drive(req, server, &mut events, &mut run, &mut book, reporter, interrupted).await;
+/// Records how the run ended and every case's fate, and tells the reporter.
+pub fn finish_run(mut run: PlatformRun, book: CaseBook, outcome: Result<()>, reporter: &mut dyn Reporter) -> PlatformRun {
     if let Err(e) = outcome {
         run.status = RunStatus::Failed;
         run.failure = Some(format!("{e:#}"));
@@ -72,6 +81,27 @@ pub async fn run_browser(
     run.cases = book.finish();
     reporter.event(RunEvent::RunFinished(&run));
     run
+}
+
+/// Starts the cases still to run again, after a case hung or the page failed.
+pub trait Restart {
+    /// Goes on with `plan`, the remaining cases.
+    #[allow(async_fn_in_trait)]
+    async fn restart(&mut self, plan: RunPlan) -> Result<()>;
+}
+
+/// Restarts a browser run by reloading the page with the remaining cases.
+struct PageRestart<'a> {
+    server: &'a Server,
+    client: &'a fantoccini::Client,
+    url: String,
+}
+
+impl Restart for PageRestart<'_> {
+    async fn restart(&mut self, plan: RunPlan) -> Result<()> {
+        self.server.set_plan(plan);
+        navigate(self.client, &self.url).await
+    }
 }
 
 async fn drive(
@@ -153,7 +183,17 @@ async fn drive(
     run.phases.browser_start_ms = elapsed_ms(t);
 
     let t = Instant::now();
-    let result = run_cases(req, server, events, &client, run, book, reporter, interrupted, &flags.describe()).await;
+    let url = server.page_url();
+    reporter.event(RunEvent::Planned { browser: &run.browser, cases: req.plan.cases.len(), samples: req.plan.samples });
+    let mut restart = PageRestart { server, client: &client, url: url.clone() };
+    let result = match navigate(&client, &url).await {
+        Ok(()) => {
+            let plan = RunPlan { platform: req.platform, ..req.plan.clone() };
+            let flags = flags.describe();
+            run_cases(&plan, req.case_timeout, events, &mut restart, run, book, reporter, interrupted, &flags).await
+        }
+        Err(e) => Err(e),
+    };
     run.phases.cases_ms = elapsed_ms(t);
 
     let _ = tokio::time::timeout(Duration::from_secs(10), client.close()).await;
@@ -164,34 +204,29 @@ async fn drive(
     result
 }
 
+/// Settles every case of `plan` from the platform's `events` (a page's, or the native worker's),
+/// enforcing `case_timeout` through `restart`.
 #[allow(clippy::too_many_arguments)]
-async fn run_cases(
-    req: &BrowserRunRequest,
-    server: &Server,
+pub async fn run_cases(
+    plan: &RunPlan,
+    case_timeout: Duration,
     events: &mut mpsc::UnboundedReceiver<PageEvent>,
-    client: &fantoccini::Client,
+    restart: &mut impl Restart,
     run: &mut PlatformRun,
     book: &mut CaseBook,
     reporter: &mut dyn Reporter,
     interrupted: &mut watch::Receiver<bool>,
     flags: &[String],
 ) -> Result<()> {
-    let url = server.page_url();
     // The page needs time to load, find an adapter and compile the WASM before its first case.
-    let idle_limit = req.case_timeout.max(Duration::from_secs(60));
-    reporter.event(RunEvent::Planned {
-        browser: &run.browser,
-        cases: req.plan.cases.len(),
-        samples: req.plan.samples,
-    });
-    navigate(client, &url).await?;
+    let idle_limit = case_timeout.max(Duration::from_secs(60));
     let mut current: Option<(String, Instant)> = None;
     let mut idle_since = Instant::now();
     let mut reloads = 0usize;
 
     loop {
         let deadline = match &current {
-            Some((_, started)) => *started + req.case_timeout,
+            Some((_, started)) => *started + case_timeout,
             None => idle_since + idle_limit,
         };
         let mut reload = false;
@@ -203,7 +238,7 @@ async fn run_cases(
                         reporter.event(RunEvent::Adapter(&adapter));
                         let missing = (!adapter.available).then(|| adapter.reason.clone().unwrap_or_default());
                         run.adapter = Some(adapter);
-                        if let Some(reason) = missing {
+                        if let Some(reason) = missing.filter(|_| plan.platform == Platform::Webgpu) {
                             bail!("no WebGPU adapter: {reason}. Browser flags used: {}", flags.join(" "));
                         }
                         idle_since = Instant::now();
@@ -248,7 +283,7 @@ async fn run_cases(
                 match current.take() {
                     Some((id, _)) => {
                         if let Some(spec) = book.open_spec(&id) {
-                            let message = format!("no result within the {} s case timeout (--timeout)", req.case_timeout.as_secs_f64());
+                            let message = format!("no result within the {} s case timeout (--timeout)", case_timeout.as_secs_f64());
                             let case = book.unmeasured(&spec, CaseStatus::TimedOut, message);
                             reporter.event(RunEvent::CaseFinished(&case));
                             book.settle(case);
@@ -269,12 +304,11 @@ async fn run_cases(
                 return Ok(());
             }
             reloads += 1;
-            if reloads > req.plan.cases.len() + 1 {
-                bail!("the page kept failing; gave up after {reloads} reloads");
+            if reloads > plan.cases.len() + 1 {
+                bail!("the platform kept failing; gave up after {reloads} restarts");
             }
-            tracing::info!("reloading the page for the {} cases still to run", remaining.len());
-            server.set_plan(RunPlan { cases: remaining, ..req.plan.clone() });
-            navigate(client, &url).await?;
+            tracing::info!("restarting for the {} cases still to run", remaining.len());
+            restart.restart(RunPlan { cases: remaining, ..plan.clone() }).await?;
             idle_since = Instant::now();
         }
     }
@@ -304,13 +338,14 @@ async fn analyze(spec: CaseSpec, m: CaseMeasurement) -> Result<CaseReport> {
 }
 
 /// The plan's cases and what became of each.
-struct CaseBook {
+pub struct CaseBook {
     specs: Vec<CaseSpec>,
     settled: HashMap<String, CaseReport>,
 }
 
 impl CaseBook {
-    fn new(specs: &[CaseSpec]) -> Self {
+    /// A book of `specs`, none settled.
+    pub fn new(specs: &[CaseSpec]) -> Self {
         CaseBook { specs: specs.to_vec(), settled: HashMap::new() }
     }
 

@@ -11,6 +11,7 @@ mod controller;
 mod discovery;
 mod driver;
 mod host;
+mod native;
 mod progress;
 mod server;
 mod summary;
@@ -89,24 +90,35 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
     let suite: kernels::Suite = args.suite.into();
     let cases = kernels::plan::build_cases(suite, &args.filter, args.seed)?;
     let plan = kernels::RunPlan {
+        platform: kernels::Platform::Webgpu,
         warmup: args.warmup,
         samples: args.samples,
         max_time_ms: args.max_time * 1e3,
         cases,
     };
     let created = chrono::Utc::now();
-    let browsers = args.browsers(discovery::installed);
-    if args.browser.contains(&cli::BrowserChoice::All) {
+    let mut platforms: Vec<kernels::Platform> = Vec::new();
+    for p in &args.platform {
+        if !platforms.contains(&(*p).into()) {
+            platforms.push((*p).into());
+        }
+    }
+    let page_platforms: Vec<kernels::Platform> = platforms.iter().copied().filter(|p| p.in_browser()).collect();
+    let browsers = if page_platforms.is_empty() { Vec::new() } else { args.browsers(discovery::installed) };
+    if !page_platforms.is_empty() && args.browser.contains(&cli::BrowserChoice::All) {
         for missing in BrowserKind::ALL.iter().filter(|b| !browsers.contains(b)) {
             eprintln!("--browser all: skipping {}, not installed here (see `harness browsers`)", missing.spec().key);
         }
     }
-    anyhow::ensure!(!browsers.is_empty(), "no supported browser is installed; `harness browsers` says how to install one");
+    anyhow::ensure!(
+        page_platforms.is_empty() || !browsers.is_empty(),
+        "no supported browser is installed; `harness browsers` says how to install one"
+    );
     let mut requests = Vec::new();
-    for &browser in &browsers {
+    for (&browser, &platform) in browsers.iter().flat_map(|b| page_platforms.iter().map(move |p| (b, p))) {
         requests.push(BrowserRunRequest {
             browser,
-            platform: args.platform.as_str(),
+            platform,
             headless: args.is_headless(),
             browser_path: path_for(&args.browser_path, "--browser-path", browser, browsers.len()).map_err(anyhow::Error::msg)?,
             driver_path: path_for(&args.driver_path, "--driver-path", browser, browsers.len()).map_err(anyhow::Error::msg)?,
@@ -115,7 +127,10 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
             case_timeout: Duration::from_secs_f64(args.timeout),
         });
     }
-    let keys: Vec<&str> = browsers.iter().map(|b| b.spec().key).collect();
+    let mut keys: Vec<&str> = browsers.iter().map(|b| b.spec().key).collect();
+    if platforms.contains(&kernels::Platform::Native) {
+        keys.push("native");
+    }
     let out_dir = args
         .out
         .clone()
@@ -129,30 +144,34 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
     }
     let mut interrupted = interrupt_watch();
     let mut reporter = TerminalReporter::new();
-    reporter.event(RunEvent::Step("building the page bundle (the first build takes a minute or two)"));
-    let t = Instant::now();
-    let explicit = args.bundle.clone();
-    let bundle = tokio::task::spawn_blocking(move || bundle::prepare(explicit.as_deref())).await??;
-    let bundle_ms = t.elapsed().as_secs_f64() * 1e3;
-    tracing::info!("bundle at {} ({})", bundle.dir.display(), if bundle.rebuilt { "rebuilt" } else { "reused" });
-
-    let t = Instant::now();
-    let listen = (args.bind, args.port.unwrap_or(0)).into();
-    let server = server::start(listen, args.public_url.as_deref(), &bundle.dir).await?;
-    let server_ms = t.elapsed().as_secs_f64() * 1e3;
-    tracing::info!("server listening on {}", server.addr);
-
     let mut runs = Vec::new();
-    for request in &requests {
-        if *interrupted.borrow() {
-            break;
+    if !requests.is_empty() {
+        reporter.event(RunEvent::Step("building the page bundle (the first build takes a minute or two)"));
+        let t = Instant::now();
+        let explicit = args.bundle.clone();
+        let bundle = tokio::task::spawn_blocking(move || bundle::prepare(explicit.as_deref())).await??;
+        let bundle_ms = t.elapsed().as_secs_f64() * 1e3;
+        tracing::info!("bundle at {} ({})", bundle.dir.display(), if bundle.rebuilt { "rebuilt" } else { "reused" });
+
+        let t = Instant::now();
+        let listen = (args.bind, args.port.unwrap_or(0)).into();
+        let server = server::start(listen, args.public_url.as_deref(), &bundle.dir).await?;
+        let server_ms = t.elapsed().as_secs_f64() * 1e3;
+        tracing::info!("server listening on {}", server.addr);
+
+        for request in &requests {
+            if *interrupted.borrow() {
+                break;
+            }
+            let mut run = controller::run_browser(request, &server, &mut reporter, &mut interrupted).await;
+            run.phases.bundle_ms = bundle_ms;
+            run.phases.server_ms = server_ms;
+            runs.push(run);
         }
-        let mut run = controller::run_browser(request, &server, &mut reporter, &mut interrupted).await;
-        run.phases.bundle_ms = bundle_ms;
-        run.phases.server_ms = server_ms;
-        runs.push(run);
     }
-    drop(server);
+    if platforms.contains(&kernels::Platform::Native) && !*interrupted.borrow() {
+        runs.push(native::run_native(&plan, Duration::from_secs_f64(args.timeout), &mut reporter, &mut interrupted).await);
+    }
     drop(reporter);
 
     let report = RunReport {

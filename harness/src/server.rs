@@ -129,7 +129,7 @@ pub async fn start(addr: SocketAddr, public_url: Option<&str>, bundle_dir: &Path
     let state = Arc::new(AppState {
         slot: Mutex::new(RunSlot {
             token: new_token(),
-            plan: RunPlan { warmup: 0, samples: 1, max_time_ms: 0.0, cases: Vec::new() },
+            plan: RunPlan { platform: kernels::Platform::Webgpu, warmup: 0, samples: 1, max_time_ms: 0.0, cases: Vec::new() },
             events: None,
         }),
     });
@@ -281,7 +281,7 @@ mod token_tests {
     #[tokio::test(flavor = "multi_thread")]
     async fn only_the_current_runs_token_is_accepted() {
         let server = start(([127, 0, 0, 1], 0).into(), None, Path::new(".")).await.unwrap();
-        let plan = RunPlan { warmup: 0, samples: 1, max_time_ms: 1.0, cases: vec![] };
+        let plan = RunPlan { platform: kernels::Platform::Webgpu, warmup: 0, samples: 1, max_time_ms: 1.0, cases: vec![] };
         let mut events = server.begin_run(plan.clone());
         let old = server.page_url().split("token=").nth(1).unwrap().to_string();
         let addr = server.addr;

@@ -3,7 +3,8 @@
 
 use crate::kernel::Kernel;
 use crate::shape::Shape;
-use crate::plan::MIN_SAMPLES;
+pub use crate::sampling::now_ms;
+use crate::sampling::sample;
 use crate::wire::{Sample, StopReason};
 use futures_channel::oneshot;
 use wgpu::util::DeviceExt;
@@ -35,24 +36,6 @@ pub enum GpuError {
     /// Waiting for submitted work failed (device lost, timeout).
     #[error("waiting for the GPU failed: {0}")]
     Wait(String),
-}
-
-/// Milliseconds on a monotonic clock: `performance.now()` in the browser, `Instant` natively.
-pub fn now_ms() -> f64 {
-    #[cfg(target_arch = "wasm32")]
-    {
-        web_sys::window()
-            .and_then(|w| w.performance())
-            .map(|p| p.now())
-            .unwrap_or(0.0)
-    }
-    #[cfg(not(target_arch = "wasm32"))]
-    {
-        use std::sync::OnceLock;
-        use std::time::Instant;
-        static START: OnceLock<Instant> = OnceLock::new();
-        START.get_or_init(Instant::now).elapsed().as_secs_f64() * 1e3
-    }
 }
 
 /// An adapter, its device and queue, and whether GPU timestamps are available.
@@ -98,6 +81,34 @@ impl Gpu {
             device,
             queue,
         })
+    }
+
+    /// The adapter as a report: what wgpu says of it, its features, and a fallback flag that is
+    /// true when wgpu classes the device as a CPU.
+    pub fn report(&self) -> crate::wire::AdapterReport {
+        let i = &self.info;
+        let limits = self.device.limits();
+        crate::wire::AdapterReport {
+            available: true,
+            reason: None,
+            vendor: format!("0x{:04x}", i.vendor),
+            architecture: format!("{:?}", i.device_type),
+            device: i.name.clone(),
+            description: format!("{} ({:?}; driver: {} {})", i.name, i.backend, i.driver, i.driver_info).trim().to_string(),
+            is_fallback_adapter: Some(i.device_type == wgpu::DeviceType::Cpu),
+            features: self.device.features().iter_names().map(|(n, _)| n.to_lowercase().replace('_', "-")).collect(),
+            limits: [
+                ("maxStorageBufferBindingSize", limits.max_storage_buffer_binding_size as f64),
+                ("maxComputeWorkgroupStorageSize", limits.max_compute_workgroup_storage_size as f64),
+                ("maxComputeInvocationsPerWorkgroup", limits.max_compute_invocations_per_workgroup as f64),
+                ("maxComputeWorkgroupsPerDimension", limits.max_compute_workgroups_per_dimension as f64),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+            user_agent: format!("wgpu ({:?})", i.backend),
+            cross_origin_isolated: false,
+        }
     }
 
     /// Creates the case's buffers from `inputs`, compiles its pipeline (timed), and readies room
@@ -240,9 +251,8 @@ impl Gpu {
         Ok(now_ms() - t0)
     }
 
-    /// Runs one untimed first dispatch (kept apart: it absorbs lazy compilation), `warmup` more,
-    /// then up to `samples` timed ones, stopping early once their wall times add up to
-    /// `max_time_ms` and at least [`MIN_SAMPLES`] were taken.
+    /// Measures `case` by the sampling policy ([`crate::sampling`]), with GPU timestamps where
+    /// the device has them.
     pub async fn measure(
         &self,
         case: &Prepared,
@@ -251,25 +261,11 @@ impl Gpu {
         max_time_ms: f64,
         mut on_sample: impl FnMut(u32),
     ) -> Result<Measured, GpuError> {
-        let first_dispatch_ms = self.dispatch(case, None).await?;
-        let mut warmup_ms = 0.0;
-        for _ in 0..warmup {
-            warmup_ms += self.dispatch(case, None).await?;
-        }
-        let mut walls = Vec::with_capacity(samples as usize);
-        let mut stopped_by = StopReason::SampleCount;
-        for i in 0..samples {
-            walls.push(self.dispatch(case, Some(i)).await?);
-            on_sample(i + 1);
-            let spent: f64 = walls.iter().sum();
-            if i + 1 < samples && i + 1 >= MIN_SAMPLES && spent >= max_time_ms {
-                stopped_by = StopReason::MaxTime;
-                break;
-            }
-        }
-        let taken = walls.len() as u32;
+        let walls = sample(warmup, samples, max_time_ms, |slot| self.dispatch(case, slot), &mut on_sample).await?;
+        let taken = walls.samples.len() as u32;
         let gpu = self.read_timestamps(case, taken).await?;
         let samples = walls
+            .samples
             .into_iter()
             .enumerate()
             .map(|(i, wall_ms)| Sample {
@@ -277,7 +273,12 @@ impl Gpu {
                 gpu_ms: gpu.get(i).copied().flatten(),
             })
             .collect();
-        Ok(Measured { first_dispatch_ms, warmup_ms, samples, stopped_by })
+        Ok(Measured {
+            first_dispatch_ms: walls.first_ms,
+            warmup_ms: walls.warmup_ms,
+            samples,
+            stopped_by: walls.stopped_by,
+        })
     }
 
     /// The GPU time of the first `samples` timestamped dispatches, in ms; `None` where the device

@@ -47,6 +47,9 @@ pub trait Kernel: Send + Sync {
     fn workgroups(&self, shape: &Shape) -> [u32; 3];
     /// The exact answer in f64 from the f32 inputs, computed independently of the shader.
     fn reference(&self, shape: &Shape, inputs: &[Vec<f32>]) -> Vec<f64>;
+    /// The same algorithm on the CPU in f32: the CPU baseline (`--platform wasm`) and the
+    /// plausibility yardstick of `harness verify`.
+    fn cpu(&self, shape: &Shape, inputs: &[Vec<f32>]) -> Vec<f32>;
     /// How far a correct f32 GPU result may stray from the reference.
     fn tolerance(&self, shape: &Shape) -> Tolerance;
     /// Floating-point operations of one dispatch (for GFLOP/s).

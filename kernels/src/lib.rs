@@ -10,6 +10,8 @@ pub mod check;
 pub mod kernel;
 pub mod plan;
 pub mod prng;
+pub mod real;
+pub mod sampling;
 pub mod shape;
 pub mod wire;
 
@@ -18,5 +20,20 @@ pub mod gpu;
 
 pub use check::{compare, Tolerance, Verdict};
 pub use kernel::{Fault, Kernel};
-pub use plan::{CaseSpec, PlanError, RunPlan, Suite};
+pub use plan::{CaseSpec, Platform, PlanError, RunPlan, Suite};
 pub use shape::Shape;
+
+#[cfg(test)]
+mod cpu_tests {
+    use crate::{compare, plan, Suite};
+
+    #[test]
+    fn every_cpu_kernel_passes_its_check() {
+        for case in plan::build_cases(Suite::Quick, &[], 1).unwrap() {
+            let k = case.kernel().unwrap();
+            let inputs = k.inputs(&case.shape, case.seed);
+            let v = compare(&k.cpu(&case.shape, &inputs), &k.reference(&case.shape, &inputs), k.tolerance(&case.shape));
+            assert!(v.passed, "{}: {v:?}", case.id);
+        }
+    }
+}

@@ -50,6 +50,35 @@ impl FromStr for Suite {
     }
 }
 
+/// Where kernels run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Platform {
+    /// WGSL through the browser's WebGPU (wgpu's WebGPU backend in WASM).
+    Webgpu,
+    /// The same kernels as plain Rust compiled to WASM, on the CPU in the same page: the CPU
+    /// baseline.
+    Wasm,
+    /// WGSL through wgpu on the machine's Vulkan, Metal or DX12 driver, no browser.
+    Native,
+}
+
+impl Platform {
+    /// The platform's name as the CLI and reports spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Platform::Webgpu => "webgpu",
+            Platform::Wasm => "wasm",
+            Platform::Native => "native",
+        }
+    }
+
+    /// Whether it runs in a browser page.
+    pub fn in_browser(self) -> bool {
+        self != Platform::Native
+    }
+}
+
 /// One case: a kernel at a shape with a seed. Everything else about it is derived.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CaseSpec {
@@ -83,6 +112,8 @@ impl CaseSpec {
 /// What the page fetches: the cases still to run and how to time them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunPlan {
+    /// Where the cases run.
+    pub platform: Platform,
     /// Warm-up dispatches before timing.
     pub warmup: u32,
     /// Timed samples per case, at most.

@@ -1,9 +1,10 @@
-//! Runs the plan's cases one after another.
+//! Runs the plan's cases one after another, on WebGPU or on the CPU in WASM.
 
 use crate::api::Api;
 use kernels::gpu::Gpu;
-use kernels::wire::{CaseMeasurement, PageError, Progress};
-use kernels::{CaseSpec, Fault, RunPlan};
+use kernels::sampling::{now_ms, sample};
+use kernels::wire::{CaseMeasurement, PageError, Progress, Sample};
+use kernels::{CaseSpec, Fault, Platform, RunPlan};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
@@ -13,7 +14,10 @@ use wasm_bindgen_futures::JsFuture;
 pub async fn run(token: String, progress: js_sys::Function) -> Result<(), JsValue> {
     let api = Api::new(token);
     let plan: RunPlan = api.get("plan").await?;
-    let gpu = Gpu::new().await.map_err(|e| JsValue::from(js_sys::Error::new(&e.to_string())))?;
+    let gpu = match plan.platform {
+        Platform::Webgpu => Some(Gpu::new().await.map_err(|e| JsValue::from(js_sys::Error::new(&e.to_string())))?),
+        _ => None,
+    };
     let emit = |event: Progress| {
         if let Ok(json) = serde_json::to_string(&event) {
             let _ = progress.call1(&JsValue::NULL, &JsValue::from_str(&json));
@@ -21,7 +25,7 @@ pub async fn run(token: String, progress: js_sys::Function) -> Result<(), JsValu
     };
     for case in &plan.cases {
         emit(Progress::CaseStarted { case_id: case.id.clone() });
-        match run_case(&gpu, &plan, case, &emit).await {
+        match run_case(gpu.as_ref(), &plan, case, &emit).await {
             Ok(measurement) => api.post("result", &measurement).await?,
             // A case the GPU rejects is reported and the run goes on.
             Err(CaseError::Gpu(message)) => {
@@ -40,7 +44,7 @@ enum CaseError {
 }
 
 async fn run_case(
-    gpu: &Gpu,
+    gpu: Option<&Gpu>,
     plan: &RunPlan,
     case: &CaseSpec,
     emit: &impl Fn(Progress),
@@ -57,13 +61,32 @@ async fn run_case(
         }
         None => {}
     }
-    let gpu_err = |e: kernels::gpu::GpuError| CaseError::Gpu(e.to_string());
+    let on_sample = |done| emit(Progress::SampleDone { case_id: case.id.clone(), done });
     let inputs = kernel.inputs(&case.shape, case.seed);
+    let Some(gpu) = gpu else {
+        // The CPU baseline: the kernel's f32 Rust code, timed with performance.now().
+        let mut output = Vec::new();
+        let walls = sample::<(), _, _>(plan.warmup, plan.samples, plan.max_time_ms, |_| {
+            let t0 = now_ms();
+            output = kernel.cpu(&case.shape, &inputs);
+            std::future::ready(Ok(now_ms() - t0))
+        }, on_sample)
+        .await
+        .map_err(|_| CaseError::Gpu("unreachable".into()))?;
+        return Ok(CaseMeasurement {
+            case_id: case.id.clone(),
+            pipeline_ms: 0.0,
+            first_dispatch_ms: walls.first_ms,
+            warmup_ms: walls.warmup_ms,
+            samples: walls.samples.into_iter().map(|wall_ms| Sample { wall_ms, gpu_ms: None }).collect(),
+            output: CaseMeasurement::encode_output(&output),
+            stopped_by: walls.stopped_by,
+        });
+    };
+    let gpu_err = |e: kernels::gpu::GpuError| CaseError::Gpu(e.to_string());
     let prepared = gpu.prepare(kernel, &case.shape, &inputs, plan.samples).await.map_err(gpu_err)?;
     let measured = gpu
-        .measure(&prepared, plan.warmup, plan.samples, plan.max_time_ms, |done| {
-            emit(Progress::SampleDone { case_id: case.id.clone(), done })
-        })
+        .measure(&prepared, plan.warmup, plan.samples, plan.max_time_ms, on_sample)
         .await
         .map_err(gpu_err)?;
     let output = gpu.read_output(&prepared).await.map_err(gpu_err)?;
@@ -73,7 +96,7 @@ async fn run_case(
         first_dispatch_ms: measured.first_dispatch_ms,
         warmup_ms: measured.warmup_ms,
         samples: measured.samples,
-        stopped_by: measured.stopped_by,
         output: CaseMeasurement::encode_output(&output),
+        stopped_by: measured.stopped_by,
     })
 }

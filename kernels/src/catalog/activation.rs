@@ -3,6 +3,7 @@ use crate::check::Tolerance;
 use crate::kernel::{linear_workgroups, pad_params, Kernel};
 use crate::plan::Suite;
 use crate::prng::Prng;
+use crate::real::Real;
 use crate::shape::Shape;
 
 /// `max(x, 0)`.
@@ -28,6 +29,25 @@ pub struct Activation {
 }
 
 const SQRT_2_OVER_PI: f64 = 0.797_884_560_802_865_4;
+
+impl Activation {
+    fn compute<T: Real>(&self, _s: &Shape, inputs: &[Vec<f32>]) -> Vec<T> {
+        let (zero, half, one) = (T::lit(0.0), T::lit(0.5), T::lit(1.0));
+        let (c, k) = (T::lit(SQRT_2_OVER_PI), T::lit(0.044715));
+        inputs[0]
+            .iter()
+            .map(|&x| {
+                let v = T::of(x);
+                match self.kind {
+                    Kind::Relu => v.max(zero),
+                    Kind::Gelu => half * v * (one + (c * (v + k * v * v * v)).tanh()),
+                    Kind::Tanh => v.tanh(),
+                    Kind::Silu => v / (one + (-v).exp()),
+                }
+            })
+            .collect()
+    }
+}
 
 impl Kernel for Activation {
     fn name(&self) -> &'static str {
@@ -77,19 +97,11 @@ impl Kernel for Activation {
         // Wide enough to reach the saturating tails.
         vec![Prng::new(seed, 0).fill(s.product(), -6.0, 6.0)]
     }
-    fn reference(&self, _s: &Shape, inputs: &[Vec<f32>]) -> Vec<f64> {
-        inputs[0]
-            .iter()
-            .map(|&x| {
-                let v = x as f64;
-                match self.kind {
-                    Kind::Relu => v.max(0.0),
-                    Kind::Gelu => 0.5 * v * (1.0 + (SQRT_2_OVER_PI * (v + 0.044715 * v * v * v)).tanh()),
-                    Kind::Tanh => v.tanh(),
-                    Kind::Silu => v / (1.0 + (-v).exp()),
-                }
-            })
-            .collect()
+    fn reference(&self, s: &Shape, inputs: &[Vec<f32>]) -> Vec<f64> {
+        self.compute::<f64>(s, inputs)
+    }
+    fn cpu(&self, s: &Shape, inputs: &[Vec<f32>]) -> Vec<f32> {
+        self.compute::<f32>(s, inputs)
     }
     fn tolerance(&self, _s: &Shape) -> Tolerance {
         match self.kind {

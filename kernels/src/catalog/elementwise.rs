@@ -3,6 +3,7 @@ use crate::check::Tolerance;
 use crate::kernel::{linear_workgroups, pad_params, Kernel};
 use crate::plan::Suite;
 use crate::prng::Prng;
+use crate::real::Real;
 use crate::shape::Shape;
 
 /// `out = a + b`.
@@ -39,6 +40,18 @@ pub(super) fn vector_shapes(suite: Suite) -> Vec<Shape> {
 /// The binary-op WGSL with `expr` (over `x`, `y` and the index `i`) as the operation.
 pub(super) fn binary_wgsl(expr: &str) -> String {
     include_str!("../../wgsl/binary.wgsl").replace("{{EXPR}}", expr)
+}
+
+impl Binary {
+    fn compute<T: Real>(&self, _s: &Shape, inputs: &[Vec<f32>]) -> Vec<T> {
+        let pairs = inputs[0].iter().zip(&inputs[1]).map(|(&x, &y)| (T::of(x), T::of(y)));
+        match self.op {
+            Op::Add => pairs.map(|(x, y)| x + y).collect(),
+            Op::Sub => pairs.map(|(x, y)| x - y).collect(),
+            Op::Mul => pairs.map(|(x, y)| x * y).collect(),
+            Op::Div => pairs.map(|(x, y)| x / y).collect(),
+        }
+    }
 }
 
 impl Kernel for Binary {
@@ -103,14 +116,11 @@ impl Kernel for Binary {
         };
         vec![a, b]
     }
-    fn reference(&self, _s: &Shape, inputs: &[Vec<f32>]) -> Vec<f64> {
-        let f = match self.op {
-            Op::Add => |x: f64, y: f64| x + y,
-            Op::Sub => |x: f64, y: f64| x - y,
-            Op::Mul => |x: f64, y: f64| x * y,
-            Op::Div => |x: f64, y: f64| x / y,
-        };
-        inputs[0].iter().zip(&inputs[1]).map(|(&x, &y)| f(x as f64, y as f64)).collect()
+    fn reference(&self, s: &Shape, inputs: &[Vec<f32>]) -> Vec<f64> {
+        self.compute::<f64>(s, inputs)
+    }
+    fn cpu(&self, s: &Shape, inputs: &[Vec<f32>]) -> Vec<f32> {
+        self.compute::<f32>(s, inputs)
     }
     fn tolerance(&self, _s: &Shape) -> Tolerance {
         // Correctly rounded except division, which WGSL allows 2.5 ULP.

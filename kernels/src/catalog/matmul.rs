@@ -2,6 +2,7 @@ use super::shapes;
 use crate::check::Tolerance;
 use crate::kernel::{pad_params, Kernel};
 use crate::plan::Suite;
+use crate::real::Real;
 use crate::shape::Shape;
 
 /// One output element per invocation, reading A and B straight from storage.
@@ -12,6 +13,24 @@ pub static TILED: Matmul = Matmul { tiled: true };
 /// Dense f32 matrix multiply `C[M,N] = A[M,K] · B[K,N]`, row-major.
 pub struct Matmul {
     tiled: bool,
+}
+
+impl Matmul {
+    fn compute<T: Real>(&self, s: &Shape, inputs: &[Vec<f32>]) -> Vec<T> {
+        let (m, k, n) = (s.dim(0) as usize, s.dim(1) as usize, s.dim(2) as usize);
+        let (a, b) = (&inputs[0], &inputs[1]);
+        let mut c = vec![T::lit(0.0); m * n];
+        for i in 0..m {
+            let row = &mut c[i * n..(i + 1) * n];
+            for p in 0..k {
+                let av = T::of(a[i * k + p]);
+                for (j, out) in row.iter_mut().enumerate() {
+                    *out += av * T::of(b[p * n + j]);
+                }
+            }
+        }
+        c
+    }
 }
 
 impl Kernel for Matmul {
@@ -60,19 +79,10 @@ impl Kernel for Matmul {
         [s.dim(2).div_ceil(16), s.dim(0).div_ceil(16), 1]
     }
     fn reference(&self, s: &Shape, inputs: &[Vec<f32>]) -> Vec<f64> {
-        let (m, k, n) = (s.dim(0) as usize, s.dim(1) as usize, s.dim(2) as usize);
-        let (a, b) = (&inputs[0], &inputs[1]);
-        let mut c = vec![0.0f64; m * n];
-        for i in 0..m {
-            let row = &mut c[i * n..(i + 1) * n];
-            for p in 0..k {
-                let av = a[i * k + p] as f64;
-                for (j, out) in row.iter_mut().enumerate() {
-                    *out += av * b[p * n + j] as f64;
-                }
-            }
-        }
-        c
+        self.compute::<f64>(s, inputs)
+    }
+    fn cpu(&self, s: &Shape, inputs: &[Vec<f32>]) -> Vec<f32> {
+        self.compute::<f32>(s, inputs)
     }
     fn tolerance(&self, s: &Shape) -> Tolerance {
         // f32 accumulation over K terms of magnitude < 1.

@@ -3,6 +3,7 @@ use crate::check::Tolerance;
 use crate::kernel::{pad_params, Kernel};
 use crate::plan::Suite;
 use crate::prng::Prng;
+use crate::real::Real;
 use crate::shape::Shape;
 
 /// RMSNorm, as in Llama.
@@ -16,6 +17,40 @@ pub const EPS: f32 = 1e-5;
 /// Row normalisation of `x[rows, cols]` with a weight (and for layernorm a bias) over `cols`.
 pub struct Norm {
     center: bool,
+}
+
+impl Norm {
+    fn compute<T: Real>(&self, s: &Shape, inputs: &[Vec<f32>]) -> Vec<T> {
+        let cols = s.dim(1) as usize;
+        let n = T::lit(cols as f64);
+        let w = &inputs[1];
+        let zero = T::lit(0.0);
+        inputs[0]
+            .chunks(cols)
+            .flat_map(|row| {
+                let mut mean = zero;
+                if self.center {
+                    for &v in row {
+                        mean += T::of(v);
+                    }
+                    mean = mean / n;
+                }
+                let mut var = zero;
+                for &v in row {
+                    let d = T::of(v) - mean;
+                    var += d * d;
+                }
+                let inv = T::lit(1.0) / (var / n + T::of(EPS)).sqrt();
+                row.iter()
+                    .enumerate()
+                    .map(move |(c, &v)| {
+                        let b = if self.center { T::of(inputs[2][c]) } else { zero };
+                        (T::of(v) - mean) * inv * T::of(w[c]) + b
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
 }
 
 impl Kernel for Norm {
@@ -90,28 +125,10 @@ impl Kernel for Norm {
         v
     }
     fn reference(&self, s: &Shape, inputs: &[Vec<f32>]) -> Vec<f64> {
-        let cols = s.dim(1) as usize;
-        let n = cols as f64;
-        let w = &inputs[1];
-        inputs[0]
-            .chunks(cols)
-            .flat_map(|row| {
-                let mean = if self.center {
-                    row.iter().map(|&v| v as f64).sum::<f64>() / n
-                } else {
-                    0.0
-                };
-                let var = row.iter().map(|&v| (v as f64 - mean).powi(2)).sum::<f64>() / n;
-                let inv = 1.0 / (var + EPS as f64).sqrt();
-                row.iter()
-                    .enumerate()
-                    .map(move |(c, &v)| {
-                        let b = if self.center { inputs[2][c] as f64 } else { 0.0 };
-                        (v as f64 - mean) * inv * w[c] as f64 + b
-                    })
-                    .collect::<Vec<_>>()
-            })
-            .collect()
+        self.compute::<f64>(s, inputs)
+    }
+    fn cpu(&self, s: &Shape, inputs: &[Vec<f32>]) -> Vec<f32> {
+        self.compute::<f32>(s, inputs)
     }
     fn tolerance(&self, _s: &Shape) -> Tolerance {
         Tolerance { abs: 2e-5, rel: 1e-4 }

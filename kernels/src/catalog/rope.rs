@@ -2,6 +2,7 @@ use super::shapes;
 use crate::check::Tolerance;
 use crate::kernel::{linear_workgroups, pad_params, Kernel};
 use crate::plan::Suite;
+use crate::real::Real;
 use crate::shape::Shape;
 
 /// Rotary position embedding.
@@ -13,6 +14,26 @@ pub const BASE: f32 = 10_000.0;
 /// RoPE of `x[seq, heads, dim]` at positions `offset..offset+seq` (rotate-half pairing): with
 /// `seq = 1` and a large offset it is one KV-cache decode step.
 pub struct Rope;
+
+impl Rope {
+    fn compute<T: Real>(&self, s: &Shape, inputs: &[Vec<f32>]) -> Vec<T> {
+        let (heads, dim, offset) = (s.dim(1) as usize, s.dim(2) as usize, s.dim(3) as usize);
+        let half = dim / 2;
+        let x = &inputs[0];
+        let mut y = vec![T::lit(0.0); x.len()];
+        for (row, chunk) in x.chunks(dim).enumerate() {
+            let pos = T::lit((row / heads + offset) as f64);
+            for i in 0..half {
+                let theta = pos * T::of(BASE).powf(T::lit(-2.0 * i as f64 / dim as f64));
+                let (sn, cs) = theta.sin_cos();
+                let (x0, x1) = (T::of(chunk[i]), T::of(chunk[i + half]));
+                y[row * dim + i] = x0 * cs - x1 * sn;
+                y[row * dim + i + half] = x1 * cs + x0 * sn;
+            }
+        }
+        y
+    }
+}
 
 impl Kernel for Rope {
     fn name(&self) -> &'static str {
@@ -47,21 +68,10 @@ impl Kernel for Rope {
         linear_workgroups(self.output_len(s) / 2)
     }
     fn reference(&self, s: &Shape, inputs: &[Vec<f32>]) -> Vec<f64> {
-        let (heads, dim, offset) = (s.dim(1) as usize, s.dim(2) as usize, s.dim(3) as usize);
-        let half = dim / 2;
-        let x = &inputs[0];
-        let mut y = vec![0.0f64; x.len()];
-        for (row, chunk) in x.chunks(dim).enumerate() {
-            let pos = (row / heads + offset) as f64;
-            for i in 0..half {
-                let theta = pos * (BASE as f64).powf(-2.0 * i as f64 / dim as f64);
-                let (sn, cs) = theta.sin_cos();
-                let (x0, x1) = (chunk[i] as f64, chunk[i + half] as f64);
-                y[row * dim + i] = x0 * cs - x1 * sn;
-                y[row * dim + i + half] = x1 * cs + x0 * sn;
-            }
-        }
-        y
+        self.compute::<f64>(s, inputs)
+    }
+    fn cpu(&self, s: &Shape, inputs: &[Vec<f32>]) -> Vec<f32> {
+        self.compute::<f32>(s, inputs)
     }
     fn tolerance(&self, s: &Shape) -> Tolerance {
         // WGSL allows sin and cos an absolute error of 2^-11 on [-pi, pi]; the f32 angle's own

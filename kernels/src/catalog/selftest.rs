@@ -68,6 +68,9 @@ impl Kernel for SelfTest {
     fn reference(&self, s: &Shape, inputs: &[Vec<f32>]) -> Vec<f64> {
         ADD.reference(s, inputs)
     }
+    fn cpu(&self, s: &Shape, inputs: &[Vec<f32>]) -> Vec<f32> {
+        ADD.cpu(s, inputs)
+    }
     fn tolerance(&self, s: &Shape) -> Tolerance {
         ADD.tolerance(s)
     }

@@ -3,6 +3,7 @@ use crate::check::Tolerance;
 use crate::kernel::{pad_params, Kernel};
 use crate::plan::Suite;
 use crate::prng::Prng;
+use crate::real::Real;
 use crate::shape::Shape;
 
 /// Softmax over the last axis.
@@ -13,6 +14,24 @@ pub struct Softmax;
 
 /// Row offsets cycled over the rows: rows near ±1e4 overflow a naive `exp` in f32.
 const ROW_OFFSETS: [f32; 4] = [0.0, 1.0e4, -1.0e4, 30.0];
+
+impl Softmax {
+    fn compute<T: Real>(&self, s: &Shape, inputs: &[Vec<f32>]) -> Vec<T> {
+        let cols = s.dim(1) as usize;
+        inputs[0]
+            .chunks(cols)
+            .flat_map(|row| {
+                let max = row.iter().fold(T::of(row[0]), |m, &v| m.max(T::of(v)));
+                let e: Vec<T> = row.iter().map(|&v| (T::of(v) - max).exp()).collect();
+                let mut sum = T::lit(0.0);
+                for &v in &e {
+                    sum += v;
+                }
+                e.into_iter().map(move |v| v / sum)
+            })
+            .collect()
+    }
+}
 
 impl Kernel for Softmax {
     fn name(&self) -> &'static str {
@@ -55,16 +74,10 @@ impl Kernel for Softmax {
         vec![x]
     }
     fn reference(&self, s: &Shape, inputs: &[Vec<f32>]) -> Vec<f64> {
-        let cols = s.dim(1) as usize;
-        inputs[0]
-            .chunks(cols)
-            .flat_map(|row| {
-                let max = row.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(v as f64));
-                let e: Vec<f64> = row.iter().map(|&v| (v as f64 - max).exp()).collect();
-                let sum: f64 = e.iter().sum();
-                e.into_iter().map(move |v| v / sum)
-            })
-            .collect()
+        self.compute::<f64>(s, inputs)
+    }
+    fn cpu(&self, s: &Shape, inputs: &[Vec<f32>]) -> Vec<f32> {
+        self.compute::<f32>(s, inputs)
     }
     fn tolerance(&self, _s: &Shape) -> Tolerance {
         Tolerance { abs: 1e-6, rel: 1e-4 }

@@ -1,0 +1,107 @@
+//! `--platform native`: the same WGSL through wgpu on this machine's Vulkan, Metal or DX12 driver,
+//! no browser, as the baseline WebGPU numbers are put beside. A worker thread plays the page's
+//! part and sends the same events, so cases are settled, checked and reported exactly as in a
+//! browser.
+
+use crate::controller::{finish_run, new_run, run_cases, CaseBook, Restart};
+use crate::progress::{Reporter, RunEvent};
+use crate::server::PageEvent;
+use anyhow::{bail, Result};
+use kernels::gpu::Gpu;
+use kernels::wire::{AdapterReport, CaseMeasurement, PageError, Progress};
+use kernels::{Platform, RunPlan};
+use reports::{BrowserInfo, PlatformRun};
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc, watch};
+
+/// The wgpu version harness is built with, for reports.
+pub const WGPU: &str = "wgpu 30";
+
+/// A native dispatch cannot be interrupted: a hung case ends the run.
+struct NoRestart;
+
+impl Restart for NoRestart {
+    async fn restart(&mut self, _plan: RunPlan) -> Result<()> {
+        bail!("a native case did not finish in time, and a native dispatch cannot be interrupted")
+    }
+}
+
+/// Runs `plan` natively.
+pub async fn run_native(
+    plan: &RunPlan,
+    case_timeout: Duration,
+    reporter: &mut dyn Reporter,
+    interrupted: &mut watch::Receiver<bool>,
+) -> PlatformRun {
+    let mut run = new_run("wgpu", Platform::Native);
+    run.browser_info = Some(BrowserInfo { name: "wgpu".into(), version: WGPU.into(), path: None, flags: Vec::new() });
+    let (tx, mut events) = mpsc::unbounded_channel();
+    let worker_plan = plan.clone();
+    std::thread::spawn(move || pollster::block_on(worker(worker_plan, tx)));
+    let mut book = CaseBook::new(&plan.cases);
+    let t = Instant::now();
+    reporter.event(RunEvent::Planned { browser: &run.browser, cases: plan.cases.len(), samples: plan.samples });
+    let outcome = run_cases(plan, case_timeout, &mut events, &mut NoRestart, &mut run, &mut book, reporter, interrupted, &[]).await;
+    run.phases.cases_ms = t.elapsed().as_secs_f64() * 1e3;
+    if let Some(adapter) = &run.adapter {
+        if let Some(info) = &mut run.browser_info {
+            info.flags = vec![adapter.user_agent.clone()];
+        }
+    }
+    finish_run(run, book, outcome, reporter)
+}
+
+/// Plays the page: adapter, then each case, then done. Stops when the controller stops listening.
+async fn worker(plan: RunPlan, tx: mpsc::UnboundedSender<PageEvent>) {
+    let gpu = match Gpu::new().await {
+        Ok(g) => g,
+        Err(e) => {
+            let _ = tx.send(PageEvent::Adapter(AdapterReport { available: false, reason: Some(e.to_string()), ..Default::default() }));
+            return;
+        }
+    };
+    if tx.send(PageEvent::Adapter(gpu.report())).is_err() {
+        return;
+    }
+    for case in &plan.cases {
+        let _ = tx.send(PageEvent::Progress(Progress::CaseStarted { case_id: case.id.clone() }));
+        let event = match measure(&gpu, &plan, case, &tx).await {
+            Ok(m) => PageEvent::Result(Box::new(m)),
+            Err(message) => PageEvent::Error(PageError { message, stack: None, case_id: Some(case.id.clone()), fatal: false }),
+        };
+        if tx.send(event).is_err() {
+            return;
+        }
+    }
+    let _ = tx.send(PageEvent::Done);
+}
+
+async fn measure(
+    gpu: &Gpu,
+    plan: &RunPlan,
+    case: &kernels::CaseSpec,
+    tx: &mpsc::UnboundedSender<PageEvent>,
+) -> Result<CaseMeasurement, String> {
+    let kernel = case.kernel().ok_or_else(|| format!("unknown kernel {}", case.kernel))?;
+    if kernel.fault().is_some() {
+        return Err(format!("{}: self-test faults are page-only", case.kernel));
+    }
+    let inputs = kernel.inputs(&case.shape, case.seed);
+    let prepared = gpu.prepare(kernel, &case.shape, &inputs, plan.samples).await.map_err(|e| e.to_string())?;
+    let measured = gpu
+        .measure(&prepared, plan.warmup, plan.samples, plan.max_time_ms, |done| {
+            let _ = tx.send(PageEvent::Progress(Progress::SampleDone { case_id: case.id.clone(), done }));
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+    let output = gpu.read_output(&prepared).await.map_err(|e| e.to_string())?;
+    Ok(CaseMeasurement {
+        case_id: case.id.clone(),
+        pipeline_ms: prepared.pipeline_ms,
+        first_dispatch_ms: measured.first_dispatch_ms,
+        warmup_ms: measured.warmup_ms,
+        samples: measured.samples,
+        output: CaseMeasurement::encode_output(&output),
+        stopped_by: measured.stopped_by,
+    })
+}
