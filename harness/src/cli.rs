@@ -26,11 +26,15 @@ pub struct Cli {
 pub enum Command {
     /// Run a kernel suite in a browser, check every result, and write reports.
     #[command(after_help = RUN_AFTER_HELP)]
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// List kernels, or the cases a suite and filter select.
     List(ListArgs),
     /// List the browsers and WebDriver servers found here, with versions and install hints.
     Browsers(BrowsersArgs),
+    /// Decide, with evidence, whether WebGPU (or native wgpu) runs on real GPU hardware or a
+    /// software adapter (SwiftShader, llvmpipe/lavapipe, WARP). Exit status: 0 hardware,
+    /// 1 software, 2 unavailable.
+    Verify(VerifyArgs),
     /// Work with saved reports.
     #[command(subcommand)]
     Report(ReportCommand),
@@ -53,6 +57,32 @@ pub struct MergeArgs {
     /// Folder for the merged results.json, report.html and summary.md.
     #[arg(long)]
     pub out: PathBuf,
+}
+
+/// Options of `harness verify`.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// Browser to check (with --platform webgpu).
+    #[arg(long, value_enum, default_value = "chrome")]
+    pub browser: BrowserKind,
+    /// `webgpu` (in the browser) or `native` (wgpu on this machine's driver, no browser).
+    #[arg(long, value_enum, default_value = "webgpu")]
+    pub platform: PlatformArg,
+    /// Browser executable, instead of searching.
+    #[arg(long)]
+    pub browser_path: Option<PathBuf>,
+    /// WebDriver executable, instead of searching.
+    #[arg(long)]
+    pub driver_path: Option<PathBuf>,
+    /// Seconds the plausibility matmul may take on each platform.
+    #[arg(long, default_value_t = 120.0, value_parser = positive_seconds)]
+    pub timeout: f64,
+    /// Use this prebuilt page bundle instead of building one.
+    #[arg(long, env = "HARNESS_BUNDLE")]
+    pub bundle: Option<PathBuf>,
+    /// Print the verdict and evidence as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Options of `harness browsers`.

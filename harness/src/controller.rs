@@ -36,6 +36,8 @@ pub struct BrowserRunRequest {
     pub plan: RunPlan,
     /// Longest a case may take.
     pub case_timeout: Duration,
+    /// Read the browser's GPU diagnostics page after the cases (`harness verify`).
+    pub read_diagnostics: bool,
 }
 
 /// Runs `req` with the page `server` serves. A browser that cannot start, crashes or hangs yields
@@ -69,6 +71,7 @@ pub fn new_run(browser: &str, platform: Platform) -> PlatformRun {
         errors: Vec::new(),
         phases: Phases::default(),
         cases: Vec::new(),
+        diagnostics: Vec::new(),
     }
 }
 
@@ -195,6 +198,9 @@ async fn drive(
         Err(e) => Err(e),
     };
     run.phases.cases_ms = elapsed_ms(t);
+    if req.read_diagnostics {
+        run.diagnostics = read_diagnostics(&client, spec.diagnostics_url).await;
+    }
 
     let _ = tokio::time::timeout(Duration::from_secs(10), client.close()).await;
     if let Some(d) = driver {
@@ -312,6 +318,52 @@ pub async fn run_cases(
             idle_since = Instant::now();
         }
     }
+}
+
+/// The GPU-related lines of a diagnostics page; empty when the browser will not show it.
+async fn read_diagnostics(client: &fantoccini::Client, url: &str) -> Vec<String> {
+    const WORDS: [&str; 12] = [
+        "gpu", "vulkan", "webgpu", "renderer", "adapter", "driver", "swiftshader", "llvmpipe", "lavapipe", "angle", "vendor", "device",
+    ];
+    // chrome://gpu renders into nested shadow roots, which innerText skips: walk them. Both
+    // pages fill in their data after load.
+    let script = r#"let out = '';
+        const walk = (n) => {
+          if (n.shadowRoot) walk(n.shadowRoot);
+          for (const c of n.childNodes) {
+            if (c.nodeType === 3) out += c.textContent;
+            else if (c.nodeType === 1 || c.nodeType === 11) {
+              if (c.tagName === 'TD' || c.tagName === 'TH') out += ' ';
+              walk(c);
+              if (/^(DIV|TR|P|LI|H[1-6]|TABLE|BR|UL)$/.test(c.tagName)) out += '\n';
+            }
+          }
+        };
+        walk(document.documentElement);
+        return out;"#;
+    if let Err(e) = navigate(client, url).await {
+        tracing::warn!("could not open {url}: {e:#}");
+        return Vec::new();
+    }
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let text = match client.execute(script, Vec::new()).await {
+        Ok(v) => {
+            tracing::debug!("{url}: {} characters of text", v.as_str().map(str::len).unwrap_or(0));
+            v.as_str().unwrap_or_default().to_string()
+        }
+        Err(e) => {
+            tracing::warn!("could not read {url}: {e}");
+            return Vec::new();
+        }
+    };
+    text.lines()
+        .map(str::trim)
+        // Style rules come along with chrome://gpu's shadow roots.
+        .filter(|l| !l.is_empty() && !l.contains('{') && !l.contains('}'))
+        .filter(|l| WORDS.iter().any(|w| l.to_lowercase().contains(w)))
+        .map(|l| l.chars().take(200).collect())
+        .take(40)
+        .collect()
 }
 
 async fn navigate(client: &fantoccini::Client, url: &str) -> Result<()> {

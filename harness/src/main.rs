@@ -15,11 +15,12 @@ mod native;
 mod progress;
 mod server;
 mod summary;
+mod verify;
 
 use anyhow::{Context, Result};
 use clap::Parser;
 use browser::BrowserKind;
-use cli::{path_for, BrowsersArgs, Cli, Command, ListArgs, MergeArgs, ReportCommand, RunArgs};
+use cli::{path_for, BrowsersArgs, Cli, Command, ListArgs, MergeArgs, PlatformArg, ReportCommand, RunArgs, VerifyArgs};
 use controller::BrowserRunRequest;
 use progress::{Reporter, RunEvent, TerminalReporter};
 use reports::{RunReport, Settings, SCHEMA_VERSION};
@@ -63,7 +64,8 @@ fn init_logging(verbose: u8) {
 
 async fn dispatch(cli: Cli) -> Result<ExitCode> {
     match cli.command {
-        Command::Run(args) => run(args).await,
+        Command::Run(args) => run(*args).await,
+        Command::Verify(args) => verify(args).await,
         Command::List(args) => list(args),
         Command::Browsers(args) => browsers(args),
         Command::Report(ReportCommand::Merge(args)) => merge(args),
@@ -125,6 +127,7 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
             webdriver_url: args.webdriver_url.clone(),
             plan: plan.clone(),
             case_timeout: Duration::from_secs_f64(args.timeout),
+            read_diagnostics: false,
         });
     }
     let mut keys: Vec<&str> = browsers.iter().map(|b| b.spec().key).collect();
@@ -298,4 +301,93 @@ fn list(args: ListArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The case `harness verify` times on the adapter and on the CPU: large enough that dispatch
+/// overhead does not hide a real GPU, small enough for a software adapter to finish in seconds.
+fn plausibility_case() -> kernels::CaseSpec {
+    kernels::CaseSpec::new("matmul_tiled", kernels::Shape(vec![512, 512, 512]), 1)
+}
+
+async fn verify(args: VerifyArgs) -> Result<ExitCode> {
+    let case = plausibility_case();
+    let plan = kernels::RunPlan {
+        platform: kernels::Platform::Webgpu,
+        warmup: 1,
+        samples: 3,
+        max_time_ms: 10_000.0,
+        cases: vec![case.clone()],
+    };
+    let timeout = Duration::from_secs_f64(args.timeout);
+    let mut interrupted = interrupt_watch();
+    let mut reporter = TerminalReporter::new();
+    let (checked, gpu_run, cpu_where, cpu_ms) = match args.platform {
+        PlatformArg::Wasm => anyhow::bail!("verify checks --platform webgpu or native; wasm is the CPU it compares with"),
+        PlatformArg::Native => {
+            let run = native::run_native(&plan, timeout, &mut reporter, &mut interrupted).await;
+            let cpu_case = case.clone();
+            let cpu = tokio::task::spawn_blocking(move || native_cpu_ms(&cpu_case)).await?;
+            ("wgpu/native".to_string(), run, "the native CPU (f32 Rust, one thread)", Some(cpu))
+        }
+        PlatformArg::Webgpu => {
+            reporter.event(RunEvent::Step("building the page bundle"));
+            let explicit = args.bundle.clone();
+            let bundle = tokio::task::spawn_blocking(move || bundle::prepare(explicit.as_deref())).await??;
+            let server = server::start(([127, 0, 0, 1], 0).into(), None, &bundle.dir).await?;
+            let request = |platform| BrowserRunRequest {
+                browser: args.browser,
+                platform,
+                headless: true,
+                browser_path: args.browser_path.clone(),
+                driver_path: args.driver_path.clone(),
+                webdriver_url: None,
+                plan: plan.clone(),
+                case_timeout: timeout,
+                read_diagnostics: platform == kernels::Platform::Webgpu,
+            };
+            let gpu = controller::run_browser(&request(kernels::Platform::Webgpu), &server, &mut reporter, &mut interrupted).await;
+            let cpu = match gpu.adapter.as_ref().is_some_and(|a| a.available) {
+                true => {
+                    let run = controller::run_browser(&request(kernels::Platform::Wasm), &server, &mut reporter, &mut interrupted).await;
+                    verify::passed_median(&run)
+                }
+                false => None,
+            };
+            (format!("{}/webgpu", args.browser.spec().key), gpu, "the CPU in the same browser (WASM SIMD128, one thread)", cpu)
+        }
+    };
+    drop(reporter);
+    let mut evidence = Vec::new();
+    if let Some(a) = gpu_run.adapter.as_ref().filter(|a| a.available) {
+        evidence.extend(verify::adapter_evidence(a));
+        if args.platform == PlatformArg::Webgpu {
+            evidence.push(verify::diagnostics_evidence(args.browser.spec().diagnostics_url, &gpu_run.diagnostics));
+        }
+        evidence.push(verify::plausibility_evidence(&case.id, &checked, verify::passed_median(&gpu_run), cpu_where, cpu_ms));
+    } else if let Some(f) = &gpu_run.failure {
+        evidence.push(verify::Evidence { source: "run".into(), finding: f.clone(), says_software: None });
+    }
+    let (verdict, reason) = verify::decide(gpu_run.adapter.as_ref(), &evidence);
+    let report = verify::Report { verdict, reason, checked, adapter: gpu_run.adapter.clone(), evidence, diagnostics: gpu_run.diagnostics.clone() };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", report.render());
+    }
+    Ok(ExitCode::from(verdict.exit_code()))
+}
+
+/// Median ms of the plausibility case's f32 CPU kernel, natively.
+fn native_cpu_ms(case: &kernels::CaseSpec) -> f64 {
+    let kernel = case.kernel().expect("the plausibility kernel exists");
+    let inputs = kernel.inputs(&case.shape, case.seed);
+    let mut times: Vec<f64> = (0..3)
+        .map(|_| {
+            let t = Instant::now();
+            std::hint::black_box(kernel.cpu(&case.shape, &inputs));
+            t.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times[1]
 }

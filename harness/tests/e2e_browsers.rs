@@ -331,3 +331,67 @@ fn edge_quick_suite_when_msedgedriver_is_present() {
     let out = harness(&["run", "--browser", "edge", "--suite", "quick", "--samples", "3", "--out", dir.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 }
+
+fn verify(args: &[&str]) -> (Option<i32>, Value) {
+    let mut all = vec!["verify", "--json"];
+    all.extend_from_slice(args);
+    let out = harness(&all);
+    let report = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out.stderr)));
+    (out.status.code(), report)
+}
+
+fn evidence_of(report: &Value, source: &str) -> String {
+    report["evidence"].as_array().unwrap().iter().filter(|e| e["source"] == source).map(|e| e["finding"].to_string()).collect()
+}
+
+#[test]
+fn verify_says_software_for_chromium_swiftshader_with_evidence() {
+    let _lock = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+    let (code, report) = verify(&["--browser", "chrome"]);
+    assert_eq!(code, Some(1), "{report:#}");
+    assert_eq!(report["verdict"], "software");
+    assert!(evidence_of(&report, "known software adapters").contains("SwiftShader"), "{report:#}");
+    assert!(evidence_of(&report, "browser GPU diagnostics").contains("SwiftShader"), "chrome://gpu was read: {report:#}");
+    assert!(evidence_of(&report, "plausibility").contains("ms on the CPU in the same browser"), "{report:#}");
+    assert_eq!(report["adapter"]["isFallbackAdapter"], true);
+}
+
+#[test]
+fn verify_says_software_for_firefox_lavapipe_with_evidence() {
+    let _lock = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+    let (code, report) = verify(&["--browser", "firefox"]);
+    assert_eq!(code, Some(1), "{report:#}");
+    assert_eq!(report["verdict"], "software");
+    // Firefox hides the adapter's name; its fallback flag and the plausibility check remain.
+    let soft: Vec<&str> = report["evidence"].as_array().unwrap().iter()
+        .filter(|e| e["saysSoftware"] == true).map(|e| e["source"].as_str().unwrap()).collect();
+    assert!(soft.contains(&"isFallbackAdapter"), "{report:#}");
+    assert!(soft.contains(&"plausibility"), "{report:#}");
+}
+
+#[test]
+fn verify_says_software_for_native_llvmpipe() {
+    let (code, report) = verify(&["--platform", "native"]);
+    assert_eq!(code, Some(1), "{report:#}");
+    assert!(evidence_of(&report, "known software adapters").contains("llvmpipe"), "{report:#}");
+    assert!(evidence_of(&report, "plausibility").contains("native CPU"), "{report:#}");
+}
+
+#[test]
+fn wasm_and_native_platforms_pass_the_quick_suite_checks() {
+    let _lock = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = out_dir("baselines");
+    let out = harness(&["run", "--platform", "wasm,native", "--suite", "quick", "--samples", "3", "--warmup", "0", "--out", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let results = read_json(&dir.join("results.json"));
+    assert!(schema_errors(&results).is_empty(), "{:?}", schema_errors(&results));
+    let runs = results["runs"].as_array().unwrap();
+    assert_eq!(runs.iter().map(|r| r["platform"].as_str().unwrap()).collect::<Vec<_>>(), ["wasm", "native"]);
+    for run in runs {
+        let statuses = case_statuses(run);
+        assert!(!statuses.is_empty() && statuses.iter().all(|s| s == "passed"), "{}: {statuses:?}", run["platform"]);
+    }
+    // The CPU baseline has no GPU timer; the native run reports wgpu's adapter.
+    assert!(runs[0]["cases"][0]["gpu"].is_null());
+    assert!(runs[1]["adapter"]["description"].as_str().unwrap().contains("Vulkan"), "{}", runs[1]["adapter"]);
+}

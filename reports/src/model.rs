@@ -113,6 +113,10 @@ pub struct PlatformRun {
     pub phases: Phases,
     /// Every planned case, measured or not.
     pub cases: Vec<CaseReport>,
+    /// GPU-related lines of the browser's diagnostics page (chrome://gpu, about:support), when
+    /// read (`harness verify`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub diagnostics: Vec<String>,
 }
 
 impl PlatformRun {

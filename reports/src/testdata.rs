@@ -66,6 +66,7 @@ pub fn report_with(runs: Vec<(&str, Vec<CaseReport>)>) -> RunReport {
                 errors: vec![],
                 phases: Phases::default(),
                 cases,
+                diagnostics: vec![],
             })
             .collect(),
     }

@@ -22,6 +22,7 @@ pub static SPEC: BrowserSpec = BrowserSpec {
     driver_names: &["chromedriver"],
     driver_locations: &["/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver", "/snap/bin/chromium.chromedriver"],
     driver_install: "`apt-get install chromium-driver`",
+    diagnostics_url: "chrome://gpu",
     flags: chromium_flags,
     capabilities,
 };

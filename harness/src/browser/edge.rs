@@ -21,6 +21,7 @@ pub static SPEC: BrowserSpec = BrowserSpec {
     driver_names: &["msedgedriver"],
     driver_locations: &["/usr/bin/msedgedriver", "/opt/microsoft/msedge/msedgedriver"],
     driver_install: "Microsoft's msedgedriver matching your Edge version",
+    diagnostics_url: "edge://gpu",
     flags: chromium_flags,
     capabilities,
 };

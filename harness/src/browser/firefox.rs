@@ -19,6 +19,7 @@ pub static SPEC: BrowserSpec = BrowserSpec {
     driver_names: &["geckodriver"],
     driver_locations: &["/usr/local/bin/geckodriver", "/usr/bin/geckodriver"],
     driver_install: "`cargo install geckodriver --locked`",
+    diagnostics_url: "about:support",
     flags,
     capabilities,
 };

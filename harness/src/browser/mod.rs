@@ -74,6 +74,8 @@ pub struct BrowserSpec {
     pub driver_locations: &'static [&'static str],
     /// How to install the driver.
     pub driver_install: &'static str,
+    /// The browser's own GPU diagnostics page, for `harness verify`.
+    pub diagnostics_url: &'static str,
     /// Browser flags for a WebGPU run.
     pub flags: fn(&LaunchOptions) -> BrowserFlags,
     /// The WebDriver capabilities for those flags.
