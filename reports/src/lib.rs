@@ -120,3 +120,20 @@ pub fn merge(dirs: &[PathBuf]) -> Result<RunReport, ReportError> {
     }
     merged.ok_or(ReportError::NothingToMerge)
 }
+
+#[cfg(test)]
+mod committed_evidence {
+    use super::*;
+
+    /// The hardware evidence under docs/ must stay readable by this harness.
+    #[test]
+    fn h100_results_read_back() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/hardware/h100-native");
+        for f in ["default-results.json", "full-matmul-results.json"] {
+            let r = read_results(&dir.join(f)).unwrap();
+            let run = &r.runs[0];
+            assert_eq!(run.adapter.as_ref().unwrap().is_fallback_adapter, Some(false));
+            assert!(run.counts().all_passed(), "{f}");
+        }
+    }
+}
