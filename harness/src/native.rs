@@ -82,26 +82,12 @@ async fn measure(
     case: &kernels::CaseSpec,
     tx: &mpsc::UnboundedSender<PageEvent>,
 ) -> Result<CaseMeasurement, String> {
-    let kernel = case.kernel().ok_or_else(|| format!("unknown kernel {}", case.kernel))?;
-    if kernel.fault().is_some() {
+    if case.kernel().is_some_and(|k| k.fault().is_some()) {
         return Err(format!("{}: self-test faults are page-only", case.kernel));
     }
-    let inputs = kernel.inputs(&case.shape, case.seed);
-    let prepared = gpu.prepare(kernel, &case.shape, &inputs, plan.samples).await.map_err(|e| e.to_string())?;
-    let measured = gpu
-        .measure(&prepared, plan.warmup, plan.samples, plan.max_time_ms, |done| {
-            let _ = tx.send(PageEvent::Progress(Progress::SampleDone { case_id: case.id.clone(), done }));
-        })
-        .await
-        .map_err(|e| e.to_string())?;
-    let output = gpu.read_output(&prepared).await.map_err(|e| e.to_string())?;
-    Ok(CaseMeasurement {
-        case_id: case.id.clone(),
-        pipeline_ms: prepared.pipeline_ms,
-        first_dispatch_ms: measured.first_dispatch_ms,
-        warmup_ms: measured.warmup_ms,
-        samples: measured.samples,
-        output: CaseMeasurement::encode_output(&output),
-        stopped_by: measured.stopped_by,
+    gpu.run_case(plan, case, |done| {
+        let _ = tx.send(PageEvent::Progress(Progress::SampleDone { case_id: case.id.clone(), done }));
     })
+    .await
+    .map_err(|e| e.to_string())
 }

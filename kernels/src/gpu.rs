@@ -281,6 +281,33 @@ impl Gpu {
         })
     }
 
+    /// Runs one case of `plan` end to end: inputs, pipeline, measurement by the sampling policy,
+    /// and the output read back, ready to send.
+    pub async fn run_case(
+        &self,
+        plan: &crate::RunPlan,
+        case: &crate::CaseSpec,
+        on_sample: impl FnMut(u32),
+    ) -> Result<crate::wire::CaseMeasurement, GpuError> {
+        let kernel = case.kernel().ok_or_else(|| GpuError::Pipeline {
+            kernel: case.kernel.clone(),
+            message: "unknown kernel (page and harness differ in version)".into(),
+        })?;
+        let inputs = kernel.inputs(&case.shape, case.seed);
+        let prepared = self.prepare(kernel, &case.shape, &inputs, plan.samples).await?;
+        let measured = self.measure(&prepared, plan.warmup, plan.samples, plan.max_time_ms, on_sample).await?;
+        let output = self.read_output(&prepared).await?;
+        Ok(crate::wire::CaseMeasurement {
+            case_id: case.id.clone(),
+            pipeline_ms: prepared.pipeline_ms,
+            first_dispatch_ms: measured.first_dispatch_ms,
+            warmup_ms: measured.warmup_ms,
+            samples: measured.samples,
+            output: crate::wire::CaseMeasurement::encode_output(&output),
+            stopped_by: measured.stopped_by,
+        })
+    }
+
     /// The GPU time of the first `samples` timestamped dispatches, in ms; `None` where the device
     /// has no timestamps or the pair is not ordered (some drivers write zeros).
     pub async fn read_timestamps(&self, case: &Prepared, samples: u32) -> Result<Vec<Option<f64>>, GpuError> {

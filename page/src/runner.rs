@@ -62,8 +62,8 @@ async fn run_case(
         None => {}
     }
     let on_sample = |done| emit(Progress::SampleDone { case_id: case.id.clone(), done });
-    let inputs = kernel.inputs(&case.shape, case.seed);
     let Some(gpu) = gpu else {
+        let inputs = kernel.inputs(&case.shape, case.seed);
         // The CPU baseline: the kernel's f32 Rust code, timed with performance.now().
         let mut output = Vec::new();
         let walls = sample::<(), _, _>(plan.warmup, plan.samples, plan.max_time_ms, |_| {
@@ -83,20 +83,5 @@ async fn run_case(
             stopped_by: walls.stopped_by,
         });
     };
-    let gpu_err = |e: kernels::gpu::GpuError| CaseError::Gpu(e.to_string());
-    let prepared = gpu.prepare(kernel, &case.shape, &inputs, plan.samples).await.map_err(gpu_err)?;
-    let measured = gpu
-        .measure(&prepared, plan.warmup, plan.samples, plan.max_time_ms, on_sample)
-        .await
-        .map_err(gpu_err)?;
-    let output = gpu.read_output(&prepared).await.map_err(gpu_err)?;
-    Ok(CaseMeasurement {
-        case_id: case.id.clone(),
-        pipeline_ms: prepared.pipeline_ms,
-        first_dispatch_ms: measured.first_dispatch_ms,
-        warmup_ms: measured.warmup_ms,
-        samples: measured.samples,
-        output: CaseMeasurement::encode_output(&output),
-        stopped_by: measured.stopped_by,
-    })
+    gpu.run_case(plan, case, on_sample).await.map_err(|e| CaseError::Gpu(e.to_string()))
 }
