@@ -9,7 +9,8 @@ use std::path::PathBuf;
 /// harness builds a WASM bundle of its kernels, serves it from a local server, drives a real
 /// browser through WebDriver, times every case (GPU timestamp queries where the browser has them,
 /// wall clock always), checks every output against an f64 CPU reference, and writes
-/// results.json and a self-contained report.html.
+/// results.json, a self-contained report.html and summary.md. The same kernels also run on the
+/// CPU in WASM and natively through wgpu, as baselines.
 #[derive(Debug, Parser)]
 #[command(name = "harness", version, propagate_version = true)]
 pub struct Cli {
@@ -24,7 +25,7 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run a kernel suite in a browser, check every result, and write reports.
+    /// Run a kernel suite in browsers (or natively), check every result, and write reports.
     #[command(after_help = RUN_AFTER_HELP)]
     Run(Box<RunArgs>),
     /// List kernels, or the cases a suite and filter select.

@@ -52,14 +52,7 @@ pub fn flags(report: &RunReport) -> String {
     let Some(cmp) = reports::compare::compare_runs(report) else { return String::new() };
     let mut s = String::new();
     for c in cmp.flagged() {
-        let mut why = Vec::new();
-        if c.correctness_disagrees {
-            why.push("runs disagree on correctness".to_string());
-        }
-        for run in &c.slow_runs {
-            why.push(format!("{run} more than 2× slower than the fastest"));
-        }
-        let _ = writeln!(s, "flagged {}: {}", c.id, why.join("; "));
+        let _ = writeln!(s, "flagged {}: {}", c.id, c.reasons().join("; "));
     }
     if s.is_empty() {
         s = format!("across {}: nothing flagged (no correctness disagreement, no run more than 2× slower, among runs that measured each case)\n", cmp.runs.join(", "));

@@ -51,6 +51,26 @@ pub struct Comparison {
     pub cases: Vec<CaseComparison>,
 }
 
+impl CaseComparison {
+    /// Why this case is flagged, one phrase per reason; empty when it is not.
+    pub fn reasons(&self) -> Vec<String> {
+        let mut why = Vec::new();
+        if self.correctness_disagrees {
+            let verdicts: Vec<String> = self
+                .entries
+                .iter()
+                .filter_map(|e| e.status.map(|st| format!("{} {}", e.run, st.as_str())))
+                .collect();
+            why.push(format!("correctness disagrees ({})", verdicts.join(", ")));
+        }
+        for run in &self.slow_runs {
+            let ratio = self.entries.iter().find(|e| &e.run == run).and_then(|e| e.ratio).unwrap_or(0.0);
+            why.push(format!("{run} {ratio:.1}× slower than the fastest"));
+        }
+        why
+    }
+}
+
 impl Comparison {
     /// Cases flagged for a disagreement or a slow run.
     pub fn flagged(&self) -> impl Iterator<Item = &CaseComparison> {

@@ -125,17 +125,7 @@ impl<'a> ReportView<'a> {
             runs: cmp.runs.clone(),
             flags: cmp
                 .flagged()
-                .map(|c| {
-                    let mut why = Vec::new();
-                    if c.correctness_disagrees {
-                        why.push("browsers disagree on correctness".to_string());
-                    }
-                    for run in &c.slow_runs {
-                        let r = c.entries.iter().find(|e| &e.run == run).and_then(|e| e.ratio).unwrap_or(0.0);
-                        why.push(format!("{run} is {r:.1}× slower than the fastest"));
-                    }
-                    FlagView { id: c.id.clone(), why: why.join("; ") }
-                })
+                .map(|c| FlagView { id: c.id.clone(), why: c.reasons().join("; ") })
                 .collect(),
             rows: cmp
                 .cases

@@ -75,20 +75,7 @@ fn comparison(s: &mut String, cmp: &Comparison) {
         let _ = writeln!(s, "Nothing: among the runs that measured each case, none disagrees on correctness or is more than 2× slower than the fastest.");
     }
     for c in flagged {
-        let mut why = Vec::new();
-        if c.correctness_disagrees {
-            let verdicts: Vec<String> = c
-                .entries
-                .iter()
-                .filter_map(|e| e.status.map(|st| format!("{} {}", e.run, st.as_str())))
-                .collect();
-            why.push(format!("correctness disagrees ({})", verdicts.join(", ")));
-        }
-        for run in &c.slow_runs {
-            let ratio = c.entries.iter().find(|e| &e.run == run).and_then(|e| e.ratio).unwrap_or(0.0);
-            why.push(format!("{run} {ratio:.1}× slower than the fastest"));
-        }
-        let _ = writeln!(s, "- `{}`: {}", c.id, why.join("; "));
+        let _ = writeln!(s, "- `{}`: {}", c.id, c.reasons().join("; "));
     }
     let _ = writeln!(s, "\n## Median ms (× fastest)\n");
     let _ = writeln!(s, "| case | timer | {} |", cmp.runs.join(" | "));
