@@ -61,7 +61,7 @@ pub fn prepare(explicit: Option<&Path>) -> Result<Bundle, BundleError> {
 }
 
 fn check_complete(dir: &Path) -> Result<(), BundleError> {
-    for f in ["index.html", "main.js", "pkg/page.js", "pkg/page_bg.wasm"] {
+    for f in STATIC_FILES.into_iter().chain(["pkg/page.js", "pkg/page_bg.wasm"]) {
         if !dir.join(f).is_file() {
             return Err(BundleError::Incomplete(dir.to_path_buf(), f.to_string()));
         }

@@ -258,26 +258,22 @@ pub async fn run_cases(
                     }
                     PageEvent::Result(m) => {
                         if let Some(spec) = book.open_spec(&m.case_id) {
-                            let case = analyze(spec, *m).await?;
-                            reporter.event(RunEvent::CaseFinished(&case));
-                            book.settle(case);
+                            book.settle(analyze(spec, *m).await?, reporter);
                         }
                         current = None;
                         idle_since = Instant::now();
                     }
                     PageEvent::Error(e) => {
                         reporter.event(RunEvent::PageError(&e));
+                        run.errors.push(e.clone());
                         let case_id = e.case_id.clone().or_else(|| current.as_ref().map(|(id, _)| id.clone()));
                         if let Some(spec) = case_id.as_deref().and_then(|id| book.open_spec(id)) {
                             // The stack stays with the error in `run.errors`.
                             let case = book.unmeasured(&spec, CaseStatus::Error, e.message.clone());
-                            reporter.event(RunEvent::CaseFinished(&case));
-                            book.settle(case);
+                            book.settle(case, reporter);
                         } else if e.fatal {
-                            run.errors.push(e.clone());
                             bail!("the page failed outside any case: {}", e.message);
                         }
-                        run.errors.push(e.clone());
                         current = None;
                         idle_since = Instant::now();
                         reload = e.fatal;
@@ -291,8 +287,7 @@ pub async fn run_cases(
                         if let Some(spec) = book.open_spec(&id) {
                             let message = format!("no result within the {} s case timeout (--timeout)", case_timeout.as_secs_f64());
                             let case = book.unmeasured(&spec, CaseStatus::TimedOut, message);
-                            reporter.event(RunEvent::CaseFinished(&case));
-                            book.settle(case);
+                            book.settle(case, reporter);
                         }
                         reload = true;
                     }
@@ -414,7 +409,9 @@ impl CaseBook {
         CaseReport::unmeasured(spec, kernel, status, Some(message))
     }
 
-    fn settle(&mut self, case: CaseReport) {
+    /// Records `case` as settled and tells the reporter.
+    fn settle(&mut self, case: CaseReport, reporter: &mut dyn Reporter) {
+        reporter.event(RunEvent::CaseFinished(&case));
         self.settled.insert(case.id.clone(), case);
     }
 

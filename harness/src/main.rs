@@ -149,18 +149,9 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
     let mut reporter = TerminalReporter::new();
     let mut runs = Vec::new();
     if !requests.is_empty() {
-        reporter.event(RunEvent::Step("building the page bundle (the first build takes a minute or two)"));
-        let t = Instant::now();
-        let explicit = args.bundle.clone();
-        let bundle = tokio::task::spawn_blocking(move || bundle::prepare(explicit.as_deref())).await??;
-        let bundle_ms = t.elapsed().as_secs_f64() * 1e3;
-        tracing::info!("bundle at {} ({})", bundle.dir.display(), if bundle.rebuilt { "rebuilt" } else { "reused" });
-
-        let t = Instant::now();
         let listen = (args.bind, args.port.unwrap_or(0)).into();
-        let server = server::start(listen, args.public_url.as_deref(), &bundle.dir).await?;
-        let server_ms = t.elapsed().as_secs_f64() * 1e3;
-        tracing::info!("server listening on {}", server.addr);
+        let (server, bundle_ms, server_ms) =
+            serve_page(args.bundle.clone(), listen, args.public_url.as_deref(), &mut reporter).await?;
 
         for request in &requests {
             if *interrupted.borrow() {
@@ -196,6 +187,26 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
     };
     write_reports(&report, &out_dir, args.json)?;
     Ok(exit_code(&report))
+}
+
+/// Builds (or takes) the page bundle and starts the server for it; returns the server and the
+/// milliseconds each step took.
+async fn serve_page(
+    explicit_bundle: Option<PathBuf>,
+    listen: std::net::SocketAddr,
+    public_url: Option<&str>,
+    reporter: &mut dyn Reporter,
+) -> Result<(server::Server, f64, f64)> {
+    reporter.event(RunEvent::Step("building the page bundle (the first build takes a minute or two)"));
+    let t = Instant::now();
+    let bundle = tokio::task::spawn_blocking(move || bundle::prepare(explicit_bundle.as_deref())).await??;
+    let bundle_ms = t.elapsed().as_secs_f64() * 1e3;
+    tracing::info!("bundle at {} ({})", bundle.dir.display(), if bundle.rebuilt { "rebuilt" } else { "reused" });
+    let t = Instant::now();
+    let server = server::start(listen, public_url, &bundle.dir).await?;
+    let server_ms = t.elapsed().as_secs_f64() * 1e3;
+    tracing::info!("server listening on {}", server.addr);
+    Ok((server, bundle_ms, server_ms))
 }
 
 /// Writes the report files, then prints the summary (or, with `json`, results.json) to stdout.
@@ -330,10 +341,7 @@ async fn verify(args: VerifyArgs) -> Result<ExitCode> {
             ("wgpu/native".to_string(), run, "the native CPU (f32 Rust, one thread)", Some(cpu))
         }
         PlatformArg::Webgpu => {
-            reporter.event(RunEvent::Step("building the page bundle"));
-            let explicit = args.bundle.clone();
-            let bundle = tokio::task::spawn_blocking(move || bundle::prepare(explicit.as_deref())).await??;
-            let server = server::start(([127, 0, 0, 1], 0).into(), None, &bundle.dir).await?;
+            let (server, _, _) = serve_page(args.bundle.clone(), ([127, 0, 0, 1], 0).into(), None, &mut reporter).await?;
             let request = |platform| BrowserRunRequest {
                 browser: args.browser,
                 platform,

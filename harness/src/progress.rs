@@ -79,10 +79,7 @@ impl TerminalReporter {
 pub fn timing_phrase(case: &CaseReport) -> String {
     match case.headline() {
         Some(h) => {
-            let timer = match case.timer {
-                Some(Timer::GpuTimestamp) => "gpu",
-                _ => "wall",
-            };
+            let timer = case.timer.map(Timer::short).unwrap_or("wall");
             format!("{:.4} ms {timer} (median of {}, cv {:.1}%)", h.median, h.n, h.cv * 100.0)
         }
         None => String::new(),

@@ -17,11 +17,7 @@ pub fn table(report: &RunReport) -> String {
         t.set_header(["case", "status", "timer", "median ms", "p95 ms", "cv", "GFLOP/s", "GB/s", "max abs err"]);
         for c in &run.cases {
             let h = c.headline();
-            let timer = match c.timer {
-                Some(reports::Timer::GpuTimestamp) => "gpu",
-                Some(reports::Timer::WallClock) => "wall",
-                None => "–",
-            };
+            let timer = c.timer.map(reports::Timer::short).unwrap_or("–");
             t.add_row(vec![
                 Cell::new(&c.id),
                 Cell::new(c.status.as_str()),

@@ -5,7 +5,7 @@ use crate::kernel::Kernel;
 use crate::shape::Shape;
 pub use crate::sampling::now_ms;
 use crate::sampling::sample;
-use crate::wire::{Sample, StopReason};
+use crate::wire::{f32s_to_le_bytes, le_bytes_to_f32s, Sample, StopReason};
 use futures_channel::oneshot;
 use wgpu::util::DeviceExt;
 
@@ -130,7 +130,7 @@ impl Gpu {
         for input in inputs {
             buffers.push(self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some("input"),
-                contents: &f32s_to_bytes(input),
+                contents: &f32s_to_le_bytes(input),
                 usage: storage,
             }));
         }
@@ -342,10 +342,7 @@ impl Gpu {
         encoder.copy_buffer_to_buffer(&case.output, 0, &case.readback, 0, case.output_bytes);
         self.queue.submit([encoder.finish()]);
         let bytes = self.map_read(&case.readback, case.output_bytes).await?;
-        Ok(bytes
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect())
+        Ok(le_bytes_to_f32s(&bytes))
     }
 
     async fn work_done(&self) -> Result<(), GpuError> {
@@ -420,8 +417,4 @@ pub struct Prepared {
 
 fn words_to_bytes(words: &[u32]) -> Vec<u8> {
     words.iter().flat_map(|w| w.to_le_bytes()).collect()
-}
-
-fn f32s_to_bytes(values: &[f32]) -> Vec<u8> {
-    values.iter().flat_map(|v| v.to_le_bytes()).collect()
 }

@@ -47,11 +47,20 @@ pub struct CaseMeasurement {
     pub output: String,
 }
 
+/// f32 values as the little-endian bytes GPU buffers and the wire both use.
+pub fn f32s_to_le_bytes(values: &[f32]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+/// Little-endian bytes back to f32 values (a trailing partial value is dropped).
+pub fn le_bytes_to_f32s(bytes: &[u8]) -> Vec<f32> {
+    bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+}
+
 impl CaseMeasurement {
     /// Encodes an output buffer for the wire.
     pub fn encode_output(values: &[f32]) -> String {
-        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-        base64::engine::general_purpose::STANDARD.encode(bytes)
+        base64::engine::general_purpose::STANDARD.encode(f32s_to_le_bytes(values))
     }
 
     /// Decodes the output buffer; `None` when it is not base64 of whole f32s.
@@ -60,12 +69,7 @@ impl CaseMeasurement {
         if bytes.len() % 4 != 0 {
             return None;
         }
-        Some(
-            bytes
-                .chunks_exact(4)
-                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .collect(),
-        )
+        Some(le_bytes_to_f32s(&bytes))
     }
 }
 

@@ -105,12 +105,7 @@ const BAR_HEIGHT: f64 = 16.0;
 const BAR_GAP: f64 = 6.0;
 
 fn ms(v: Option<f64>) -> String {
-    match v {
-        Some(v) if v >= 100.0 => format!("{v:.1}"),
-        Some(v) if v >= 1.0 => format!("{v:.3}"),
-        Some(v) => format!("{v:.4}"),
-        None => "–".into(),
-    }
+    v.map(crate::model::format_ms).unwrap_or_else(|| "–".into())
 }
 
 fn num(v: Option<f64>) -> String {
@@ -132,7 +127,7 @@ impl<'a> ReportView<'a> {
                 .iter()
                 .map(|c| ComparisonRow {
                     id: c.id.clone(),
-                    timer: if c.timer == Timer::GpuTimestamp { "gpu" } else { "wall" },
+                    timer: c.timer.short(),
                     flagged: c.correctness_disagrees || !c.slow_runs.is_empty(),
                     cells: c
                         .entries
@@ -169,11 +164,7 @@ impl<'a> RunView<'a> {
                         .map(|(d, v)| format!("{d}={v}"))
                         .collect::<Vec<_>>()
                         .join(" "),
-                    timer: match c.timer {
-                        Some(Timer::GpuTimestamp) => "gpu",
-                        Some(Timer::WallClock) => "wall",
-                        None => "–",
-                    },
+                    timer: c.timer.map(Timer::short).unwrap_or("–"),
                     median: ms(h.map(|s| s.median)),
                     min: ms(h.map(|s| s.min)),
                     p95: ms(h.map(|s| s.p95)),

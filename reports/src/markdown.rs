@@ -1,25 +1,8 @@
 //! `summary.md`: the headline of a report for a CI job summary (GitHub's `$GITHUB_STEP_SUMMARY`).
 
 use crate::compare::{compare_runs, Comparison};
-use crate::model::{RunReport, Timer};
+use crate::model::{format_ms as ms, RunReport, Timer};
 use std::fmt::Write;
-
-fn ms(v: f64) -> String {
-    if v >= 100.0 {
-        format!("{v:.1}")
-    } else if v >= 1.0 {
-        format!("{v:.3}")
-    } else {
-        format!("{v:.4}")
-    }
-}
-
-fn timer_name(t: Timer) -> &'static str {
-    match t {
-        Timer::GpuTimestamp => "gpu",
-        Timer::WallClock => "wall",
-    }
-}
 
 /// Renders the summary of `report`.
 pub fn render(report: &RunReport) -> String {
@@ -93,7 +76,7 @@ fn comparison(s: &mut String, cmp: &Comparison) {
                 _ => "–".into(),
             })
             .collect();
-        let _ = writeln!(s, "| `{}` | {} | {} |", c.id, timer_name(c.timer), cells.join(" | "));
+        let _ = writeln!(s, "| `{}` | {} | {} |", c.id, c.timer.short(), cells.join(" | "));
     }
 }
 
@@ -109,7 +92,7 @@ fn single(s: &mut String, report: &RunReport) {
             "| `{}` | {} | {} | {} | {} | {} |",
             c.id,
             c.status.as_str(),
-            c.timer.map(timer_name).unwrap_or("–"),
+            c.timer.map(Timer::short).unwrap_or("–"),
             h.map(|h| ms(h.median)).unwrap_or_else(|| "–".into()),
             h.map(|h| format!("{:.0}%", h.cv * 100.0)).unwrap_or_else(|| "–".into()),
             c.gflops.map(|g| format!("{g:.2}")).unwrap_or_else(|| "–".into()),

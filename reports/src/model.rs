@@ -238,6 +238,27 @@ pub enum Timer {
     WallClock,
 }
 
+impl Timer {
+    /// `gpu` or `wall`, as tables and summaries label it.
+    pub fn short(self) -> &'static str {
+        match self {
+            Timer::GpuTimestamp => "gpu",
+            Timer::WallClock => "wall",
+        }
+    }
+}
+
+/// Milliseconds with as many decimals as their size needs (0.0123, 1.234, 123.4).
+pub fn format_ms(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.1}")
+    } else if v >= 1.0 {
+        format!("{v:.3}")
+    } else {
+        format!("{v:.4}")
+    }
+}
+
 /// One case's measurement, statistics and check.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
