@@ -36,9 +36,79 @@ pub enum Command {
     /// software adapter (SwiftShader, llvmpipe/lavapipe, WARP). Exit status: 0 hardware,
     /// 1 software, 2 unavailable.
     Verify(VerifyArgs),
+    /// Compare two runs case by case: the change of each median with its 95% confidence
+    /// interval, classed improved, regressed or unchanged.
+    #[command(after_help = COMPARE_AFTER_HELP)]
+    Compare(CompareArgs),
+    /// Serve a folder of runs over HTTP with an index page, and print its URL.
+    Open(OpenArgs),
     /// Work with saved reports.
     #[command(subcommand)]
     Report(ReportCommand),
+}
+
+const COMPARE_AFTER_HELP: &str = "\
+OLD and NEW are each a run folder, a results.json, or the name of a baseline saved with
+`harness run --save-baseline NAME` (looked up in --baseline-dir).
+
+Examples:
+  harness compare runs/20261101-120000-chrome runs/20261102-090000-chrome
+  harness compare main runs/latest --fail-on-regression 5     a CI gate against a saved baseline
+  harness compare main runs/latest --out cmp/                 also write reports with the comparison
+
+A change counts when its 95% bootstrap interval excludes zero and it exceeds --noise-threshold;
+otherwise the case is unchanged. Cases present in only one run are listed.
+
+Exit status: 0 no regression beyond --fail-on-regression (or none given); 1 a regression beyond it;
+2 a run could not be read.";
+
+/// Where baselines live and what counts as a regression; shared by `run` and `compare`.
+#[derive(Debug, Clone, Args)]
+pub struct GateArgs {
+    /// Folder of saved baselines (one folder per name).
+    #[arg(long, env = "HARNESS_BASELINE_DIR", default_value = "runs/baselines")]
+    pub baseline_dir: PathBuf,
+    /// Changes smaller than this many percent are unchanged, even when the interval excludes zero.
+    #[arg(long, value_name = "PCT", default_value_t = stats::change::DEFAULT_NOISE_PCT, value_parser = non_negative_pct)]
+    pub noise_threshold: f64,
+    /// Fail (exit status 1) when a case regressed by more than PCT percent.
+    #[arg(long, value_name = "PCT", value_parser = non_negative_pct)]
+    pub fail_on_regression: Option<f64>,
+}
+
+/// Options of `harness compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The earlier run: a folder, a results.json, or a baseline name.
+    pub old: String,
+    /// The later run: a folder, a results.json, or a baseline name.
+    pub new: String,
+    /// Baseline folder, noise threshold and regression gate.
+    #[command(flatten)]
+    pub gate: GateArgs,
+    /// Also write NEW's reports, with the comparison, into this folder.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Print the comparison as JSON.
+    #[arg(long, conflicts_with = "markdown")]
+    pub json: bool,
+    /// Print the comparison as Markdown (for a CI job summary).
+    #[arg(long)]
+    pub markdown: bool,
+}
+
+/// Options of `harness open`.
+#[derive(Debug, Args)]
+pub struct OpenArgs {
+    /// A folder of runs (such as `runs/`), or one run folder.
+    #[arg(default_value = "runs")]
+    pub dir: PathBuf,
+    /// Port to listen on [default: a free one].
+    #[arg(long)]
+    pub port: Option<u16>,
+    /// Address to listen on; anything beyond loopback exposes the reports to the network.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub bind: std::net::IpAddr,
 }
 
 /// `harness report …`.
@@ -118,10 +188,17 @@ Examples:
   harness run --browser-path firefox=/opt/ff/firefox --browser chrome,firefox
   harness run --webdriver-url http://grid:4444 --bind 0.0.0.0 --public-url http://me:8000 --port 8000
 
-Reports go to runs/<timestamp>-<browser>/ (results.json, report.html) unless --out is given.
+Statistics and baselines:
+  harness run --target-ci 1 --max-time 20        sample until each median is known to ±1% (95% CI)
+  harness run --save-baseline main               keep this run as the baseline `main`
+  harness run --baseline main --fail-on-regression 5    compare with it; fail on a >5% regression
+  harness run --replay runs/<dir>/results.json   run the same plan, seeds and settings again
 
-Exit status: 0 every case passed its check; 1 a case was wrong, timed out or raised an error;
-2 the run could not happen (browser or driver missing, no WebGPU adapter, bad arguments).";
+Reports go to runs/<timestamp>-<browser>/ (results.json, report.html, summary.md, junit.xml)
+unless --out is given; `harness open` serves them with an index of runs.
+
+Exit status: 0 every case passed its check; 1 a case was wrong, timed out or raised an error, or
+regressed beyond --fail-on-regression; 2 the run could not happen (browser or driver missing, no WebGPU adapter, bad arguments).";
 
 /// Where kernels run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -170,11 +247,11 @@ impl From<SuiteArg> for kernels::Suite {
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Browsers to drive, comma-separated, one after the other (so they do not share the GPU).
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "chrome")]
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "chrome", conflicts_with = "replay")]
     pub browser: Vec<BrowserChoice>,
     /// Where the kernels run, comma-separated; the report puts them side by side with ratios.
     /// `native` needs no browser.
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "webgpu")]
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "webgpu", conflicts_with = "replay")]
     pub platform: Vec<PlatformArg>,
     /// Run the browser without a window (the default).
     #[arg(long, conflicts_with = "headed")]
@@ -183,29 +260,49 @@ pub struct RunArgs {
     #[arg(long)]
     pub headed: bool,
     /// Which shapes to run.
-    #[arg(long, value_enum, default_value = "default")]
+    #[arg(long, value_enum, default_value = "default", conflicts_with = "replay")]
     pub suite: SuiteArg,
     /// Kernels to run, as names or globs, comma-separated (`matmul_*,softmax`).
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', conflicts_with = "replay")]
     pub filter: Vec<String>,
-    /// Timed samples per case.
-    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    /// Timed samples per case; with --target-ci, the fewest taken before the target is checked.
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=100_000), conflicts_with = "replay")]
     pub samples: u32,
     /// Time budget in seconds of a case's timed samples: sampling stops early once it is spent
     /// (at least 5 samples are always taken). The report says which limit ended each case.
-    #[arg(long, default_value_t = 10.0, value_parser = positive_seconds)]
+    #[arg(long, default_value_t = 10.0, value_parser = positive_seconds, conflicts_with = "replay")]
     pub max_time: f64,
-    /// Untimed warm-up dispatches per case, after the first dispatch (which is always untimed).
-    #[arg(long, default_value_t = 5)]
-    pub warmup: u32,
+    /// Keep sampling each case until the 95% confidence interval of its median is within ±PCT
+    /// percent of the median (or --max-time is spent; at most 2048 samples).
+    #[arg(long, value_name = "PCT", value_parser = positive_pct, conflicts_with = "replay")]
+    pub target_ci: Option<f64>,
+    /// Untimed warm-up dispatches per case after the first (always untimed) one: a count, or
+    /// `auto` to go on until two windows of 5 dispatches agree within 5% (at most 100 dispatches
+    /// or a quarter of --max-time). The report says how each case's warm-up ended.
+    #[arg(long, default_value = "auto", value_parser = clap::value_parser!(stats::WarmupPolicy), conflicts_with = "replay")]
+    pub warmup: stats::WarmupPolicy,
     /// Seed of the inputs: a case is reproducible from (kernel, shape, seed).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, conflicts_with = "replay")]
     pub seed: u64,
+    /// Run the plan (cases, seeds, browsers, platforms, sampling settings) recorded in a
+    /// results.json (or its folder) again.
+    #[arg(long, value_name = "RESULTS")]
+    pub replay: Option<PathBuf>,
+    /// Save this run as the baseline NAME (in --baseline-dir), replacing any of that name.
+    #[arg(long, value_name = "NAME")]
+    pub save_baseline: Option<String>,
+    /// Compare this run with the baseline NAME (or a run folder) and put the changes in the
+    /// reports.
+    #[arg(long, value_name = "NAME")]
+    pub baseline: Option<String>,
+    /// Baseline folder, noise threshold and regression gate.
+    #[command(flatten)]
+    pub gate: GateArgs,
     /// Folder for results.json and report.html [default: runs/<timestamp>-<browser>].
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Seconds a case may take (including its pipeline compile) before it is marked timed out.
-    #[arg(long, default_value_t = 60.0, value_parser = positive_seconds)]
+    #[arg(long, default_value_t = 60.0, value_parser = positive_seconds, conflicts_with = "replay")]
     pub timeout: f64,
     /// Browser executable instead of searching PATH and the usual install locations; with several
     /// browsers write BROWSER=PATH (repeatable).
@@ -297,6 +394,20 @@ pub struct ListArgs {
     pub json: bool,
 }
 
+fn positive_pct(s: &str) -> Result<f64, String> {
+    match s.trim_end_matches('%').parse::<f64>() {
+        Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
+        _ => Err(format!("`{s}` is not a positive percentage")),
+    }
+}
+
+fn non_negative_pct(s: &str) -> Result<f64, String> {
+    match s.trim_end_matches('%').parse::<f64>() {
+        Ok(v) if v >= 0.0 && v.is_finite() => Ok(v),
+        _ => Err(format!("`{s}` is not a percentage of 0 or more")),
+    }
+}
+
 fn positive_seconds(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
@@ -318,7 +429,8 @@ mod tests {
         assert_eq!(r.browsers(Vec::new), vec![BrowserKind::Chrome]);
         assert_eq!((r.platform.as_slice(), r.suite), ([PlatformArg::Webgpu].as_slice(), SuiteArg::Default));
         assert!(r.is_headless());
-        assert_eq!((r.samples, r.warmup, r.timeout), (30, 5, 60.0));
+        assert_eq!((r.samples, r.warmup, r.timeout, r.target_ci), (30, stats::WarmupPolicy::Auto, 60.0, None));
+        assert_eq!((r.gate.noise_threshold, r.gate.fail_on_regression), (2.0, None));
     }
 
     #[test]
@@ -362,5 +474,23 @@ mod tests {
         assert!(parse(&["run", "--samples", "0"]).is_err());
         let e = parse(&["run", "--suite", "huge"]).unwrap_err().to_string();
         assert!(e.contains("quick"), "{e}");
+        let e = parse(&["run", "--warmup", "soon"]).unwrap_err().to_string();
+        assert!(e.contains("neither `auto` nor a number"), "{e}");
+        let e = parse(&["run", "--target-ci", "0"]).unwrap_err().to_string();
+        assert!(e.contains("positive percentage"), "{e}");
+    }
+
+    #[test]
+    fn replay_takes_the_plan_from_the_file_so_plan_flags_conflict() {
+        let e = parse(&["run", "--replay", "r.json", "--suite", "quick"]).unwrap_err().to_string();
+        assert!(e.contains("--suite") && e.contains("--replay"), "{e}");
+        let Command::Run(r) = parse(&["run", "--replay", "r.json", "--out", "x", "--browser-path", "/c"]).unwrap().command else { panic!() };
+        assert_eq!(r.replay, Some(PathBuf::from("r.json")));
+    }
+
+    #[test]
+    fn warmup_and_target_ci_and_gate_parse() {
+        let Command::Run(r) = parse(&["run", "--warmup", "3", "--target-ci", "1.5%", "--fail-on-regression", "5"]).unwrap().command else { panic!() };
+        assert_eq!((r.warmup, r.target_ci, r.gate.fail_on_regression), (stats::WarmupPolicy::Fixed(3), Some(1.5), Some(5.0)));
     }
 }

@@ -187,7 +187,7 @@ async fn drive(
 
     let t = Instant::now();
     let url = server.page_url();
-    reporter.event(RunEvent::Planned { browser: &run.browser, cases: req.plan.cases.len(), samples: req.plan.samples });
+    reporter.event(RunEvent::Planned { browser: &run.browser, cases: req.plan.cases.len(), sampling: &req.plan.sampling });
     let mut restart = PageRestart { server, client: &client, url: url.clone() };
     let result = match navigate(&client, &url).await {
         Ok(()) => {

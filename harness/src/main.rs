@@ -4,6 +4,7 @@
 //! `controller` (page events → checked cases) → `reports` (results.json, report.html) →
 //! `summary`/`progress` in the terminal.
 
+mod baseline;
 mod browser;
 mod bundle;
 mod cli;
@@ -12,7 +13,9 @@ mod discovery;
 mod driver;
 mod host;
 mod native;
+mod open;
 mod progress;
+mod replay;
 mod server;
 mod summary;
 mod verify;
@@ -20,7 +23,7 @@ mod verify;
 use anyhow::{Context, Result};
 use clap::Parser;
 use browser::BrowserKind;
-use cli::{path_for, BrowsersArgs, Cli, Command, ListArgs, MergeArgs, PlatformArg, ReportCommand, RunArgs, VerifyArgs};
+use cli::{path_for, BrowsersArgs, Cli, CompareArgs, Command, ListArgs, MergeArgs, PlatformArg, ReportCommand, RunArgs, VerifyArgs};
 use controller::BrowserRunRequest;
 use progress::{Reporter, RunEvent, TerminalReporter};
 use reports::{RunReport, Settings, SCHEMA_VERSION};
@@ -68,6 +71,8 @@ async fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Verify(args) => verify(args).await,
         Command::List(args) => list(args),
         Command::Browsers(args) => browsers(args),
+        Command::Compare(args) => compare(args),
+        Command::Open(args) => open::serve(args).await,
         Command::Report(ReportCommand::Merge(args)) => merge(args),
     }
 }
@@ -88,14 +93,32 @@ fn interrupt_watch() -> watch::Receiver<bool> {
     rx
 }
 
-async fn run(args: RunArgs) -> Result<ExitCode> {
+async fn run(mut args: RunArgs) -> Result<ExitCode> {
+    let replayed = match args.replay.clone() {
+        Some(path) => replay::apply(&mut args, &path).with_context(|| format!("replaying {}", path.display()))?,
+        None => Vec::new(),
+    };
+    if let Some(name) = &args.save_baseline {
+        baseline::check_name(name)?;
+    }
+    // Read the baseline first: a typo should cost nothing, not a whole run.
+    let baseline = match &args.baseline {
+        Some(spec) => Some(baseline::load(spec, &args.gate.baseline_dir)?),
+        None => None,
+    };
     let suite: kernels::Suite = args.suite.into();
-    let cases = kernels::plan::build_cases(suite, &args.filter, args.seed)?;
+    let cases = match replayed.is_empty() {
+        true => kernels::plan::build_cases(suite, &args.filter, args.seed)?,
+        false => replayed,
+    };
     let plan = kernels::RunPlan {
         platform: kernels::Platform::Webgpu,
-        warmup: args.warmup,
-        samples: args.samples,
-        max_time_ms: args.max_time * 1e3,
+        sampling: kernels::Sampling {
+            warmup: args.warmup,
+            samples: args.samples,
+            max_time_ms: args.max_time * 1e3,
+            target_ci_pct: args.target_ci,
+        },
         cases,
     };
     let created = chrono::Utc::now();
@@ -168,7 +191,7 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
     }
     drop(reporter);
 
-    let report = RunReport {
+    let mut report = RunReport {
         schema_version: SCHEMA_VERSION,
         harness: host::harness_info(bundle::source_dir().as_deref()),
         host: host::host_info(),
@@ -178,15 +201,63 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
             filters: args.filter.clone(),
             samples: args.samples,
             warmup: args.warmup,
+            target_ci_pct: args.target_ci,
+            browsers: browsers.iter().map(|b| b.spec().key.to_string()).collect(),
+            platforms: platforms.iter().map(|p| p.as_str().to_string()).collect(),
+            cases: plan.cases.clone(),
+            command: std::env::args().collect(),
             seed: args.seed,
             max_time_s: args.max_time,
             case_timeout_s: args.timeout,
             headless: args.is_headless(),
         },
         runs,
+        baseline: None,
     };
+    if let (Some(old), Some(name)) = (&baseline, &args.baseline) {
+        report.baseline = Some(reports::baseline::BaselineComparison::new(
+            name,
+            old,
+            &report,
+            args.gate.noise_threshold,
+            args.gate.fail_on_regression,
+        ));
+    }
     write_reports(&report, &out_dir, args.json)?;
-    Ok(exit_code(&report))
+    if let Some(name) = &args.save_baseline {
+        let folder = baseline::save(&report, &args.gate.baseline_dir, name)?;
+        if !args.json {
+            println!("saved baseline `{name}` in {}", folder.display());
+        }
+    }
+    match report.baseline.as_ref().is_some_and(|b| b.gate_fails()) {
+        true => Ok(ExitCode::from(1)),
+        false => Ok(exit_code(&report)),
+    }
+}
+
+fn compare(args: CompareArgs) -> Result<ExitCode> {
+    let old = baseline::load(&args.old, &args.gate.baseline_dir)?;
+    let mut new = baseline::load(&args.new, &args.gate.baseline_dir)?;
+    let cmp = reports::baseline::BaselineComparison::new(&args.old, &old, &new, args.gate.noise_threshold, args.gate.fail_on_regression);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&cmp)?);
+    } else if args.markdown {
+        print!("{}", reports::markdown::baseline_section(&cmp));
+    } else {
+        print!("{}", summary::baseline_table(&cmp));
+    }
+    let fails = cmp.gate_fails();
+    if let Some(out) = &args.out {
+        new.baseline = Some(cmp);
+        let written = reports::write_all(&new, out).with_context(|| format!("writing the reports to {}", out.display()))?;
+        if !args.json && !args.markdown {
+            for path in written {
+                println!("wrote {}", path.display());
+            }
+        }
+    }
+    Ok(if fails { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 /// Builds (or takes) the page bundle and starts the server for it; returns the server and the
@@ -324,9 +395,7 @@ async fn verify(args: VerifyArgs) -> Result<ExitCode> {
     let case = plausibility_case();
     let plan = kernels::RunPlan {
         platform: kernels::Platform::Webgpu,
-        warmup: 1,
-        samples: 3,
-        max_time_ms: 10_000.0,
+        sampling: kernels::Sampling { warmup: kernels::WarmupPolicy::Fixed(1), samples: 3, max_time_ms: 10_000.0, target_ci_pct: None },
         cases: vec![case.clone()],
     };
     let timeout = Duration::from_secs_f64(args.timeout);

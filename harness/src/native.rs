@@ -40,7 +40,7 @@ pub async fn run_native(
     std::thread::spawn(move || pollster::block_on(worker(worker_plan, tx)));
     let mut book = CaseBook::new(&plan.cases);
     let t = Instant::now();
-    reporter.event(RunEvent::Planned { browser: &run.browser, cases: plan.cases.len(), samples: plan.samples });
+    reporter.event(RunEvent::Planned { browser: &run.browser, cases: plan.cases.len(), sampling: &plan.sampling });
     let outcome = run_cases(plan, case_timeout, &mut events, &mut NoRestart, &mut run, &mut book, reporter, interrupted, &[]).await;
     run.phases.cases_ms = t.elapsed().as_secs_f64() * 1e3;
     if let Some(adapter) = &run.adapter {

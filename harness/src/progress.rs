@@ -3,6 +3,7 @@
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use kernels::wire::{AdapterReport, PageError};
+use kernels::Sampling;
 use reports::{CaseReport, CaseStatus, PlatformRun, Timer};
 use std::time::Duration;
 
@@ -17,8 +18,8 @@ pub enum RunEvent<'a> {
         browser: &'a str,
         /// Number of cases.
         cases: usize,
-        /// Samples per case.
-        samples: u32,
+        /// How each case is sampled.
+        sampling: &'a Sampling,
     },
     /// The page reported its adapter.
     Adapter(&'a AdapterReport),
@@ -48,7 +49,7 @@ pub trait Reporter {
 /// Progress on stderr: a bar on a terminal, plain lines elsewhere (CI logs).
 pub struct TerminalReporter {
     bar: ProgressBar,
-    samples: u32,
+    sampling: Option<Sampling>,
 }
 
 impl Default for TerminalReporter {
@@ -63,7 +64,7 @@ impl TerminalReporter {
         let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
         bar.set_style(ProgressStyle::with_template("{spinner} {msg}").expect("valid template"));
         bar.enable_steady_tick(Duration::from_millis(120));
-        TerminalReporter { bar, samples: 0 }
+        TerminalReporter { bar, sampling: None }
     }
 
     fn line(&self, text: String) {
@@ -75,12 +76,19 @@ impl TerminalReporter {
     }
 }
 
-/// `0.0123 ms gpu ±2.1%` for a measured case.
+/// `0.0123 ms gpu ±2.1% (median of 30, …)` for a measured case: the median, its 95% CI
+/// half-width, and how it was sampled.
 pub fn timing_phrase(case: &CaseReport) -> String {
     match case.headline() {
         Some(h) => {
             let timer = case.timer.map(Timer::short).unwrap_or("wall");
-            format!("{:.4} ms {timer} (median of {}, cv {:.1}%)", h.median, h.n, h.cv * 100.0)
+            let ci = h.ci_half_width_pct.map(|w| format!(" ±{w:.1}%")).unwrap_or_default();
+            let stop = case.stopped_by.map(|s| format!(", stopped by {}", s.describe())).unwrap_or_default();
+            let outliers = match h.outliers.total() {
+                0 => String::new(),
+                n => format!(", {n} outliers"),
+            };
+            format!("{:.4} ms {timer}{ci} (median of {}, cv {:.1}%{outliers}{stop})", h.median, h.n, h.cv * 100.0)
         }
         None => String::new(),
     }
@@ -95,8 +103,8 @@ impl Reporter for TerminalReporter {
                     eprintln!("{what}…");
                 }
             }
-            RunEvent::Planned { browser, cases, samples } => {
-                self.samples = samples;
+            RunEvent::Planned { browser, cases, sampling } => {
+                self.sampling = Some(*sampling);
                 self.bar.set_length(cases as u64);
                 self.bar.set_position(0);
                 self.bar.set_style(
@@ -121,7 +129,12 @@ impl Reporter for TerminalReporter {
             )),
             RunEvent::CaseStarted(id) => self.bar.set_message(id.to_string()),
             RunEvent::SampleDone { case_id, done } => {
-                self.bar.set_message(format!("{case_id} sample {done}/{}", self.samples))
+                let of = match self.sampling {
+                    Some(Sampling { target_ci_pct: Some(t), .. }) => format!(" (until the CI is within ±{t}%)"),
+                    Some(s) => format!("/{}", s.samples),
+                    None => String::new(),
+                };
+                self.bar.set_message(format!("{case_id} sample {done}{of}"))
             }
             RunEvent::CaseFinished(case) => {
                 self.bar.inc(1);

@@ -115,21 +115,26 @@ pub fn new_token() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Starts serving `bundle_dir` and the API on `addr`. Browsers load the page from `public_url`
-/// when given (a remote browser cannot use 127.0.0.1), else from the address listened on.
-pub async fn start(addr: SocketAddr, public_url: Option<&str>, bundle_dir: &Path) -> Result<Server, ServerError> {
-    let listener = tokio::net::TcpListener::bind(addr).await.map_err(|source| {
+/// Binds `addr`, naming the flag to change when the port is taken.
+pub async fn listen(addr: SocketAddr) -> Result<tokio::net::TcpListener, ServerError> {
+    tokio::net::TcpListener::bind(addr).await.map_err(|source| {
         if source.kind() == std::io::ErrorKind::AddrInUse {
             ServerError::PortInUse { addr }
         } else {
             ServerError::Bind { addr, source }
         }
-    })?;
+    })
+}
+
+/// Starts serving `bundle_dir` and the API on `addr`. Browsers load the page from `public_url`
+/// when given (a remote browser cannot use 127.0.0.1), else from the address listened on.
+pub async fn start(addr: SocketAddr, public_url: Option<&str>, bundle_dir: &Path) -> Result<Server, ServerError> {
+    let listener = listen(addr).await?;
     let addr = listener.local_addr().map_err(|source| ServerError::Bind { addr, source })?;
     let state = Arc::new(AppState {
         slot: Mutex::new(RunSlot {
             token: new_token(),
-            plan: RunPlan { platform: kernels::Platform::Webgpu, warmup: 0, samples: 1, max_time_ms: 0.0, cases: Vec::new() },
+            plan: RunPlan::empty(kernels::Platform::Webgpu),
             events: None,
         }),
     });
@@ -281,7 +286,7 @@ mod token_tests {
     #[tokio::test(flavor = "multi_thread")]
     async fn only_the_current_runs_token_is_accepted() {
         let server = start(([127, 0, 0, 1], 0).into(), None, Path::new(".")).await.unwrap();
-        let plan = RunPlan { platform: kernels::Platform::Webgpu, warmup: 0, samples: 1, max_time_ms: 1.0, cases: vec![] };
+        let plan = RunPlan::empty(kernels::Platform::Webgpu);
         let mut events = server.begin_run(plan.clone());
         let old = server.page_url().split("token=").nth(1).unwrap().to_string();
         let addr = server.addr;

@@ -14,7 +14,7 @@ pub fn table(report: &RunReport) -> String {
     for run in &report.runs {
         let mut t = Table::new();
         t.load_preset(UTF8_FULL_CONDENSED);
-        t.set_header(["case", "status", "timer", "median ms", "p95 ms", "cv", "GFLOP/s", "GB/s", "max abs err"]);
+        t.set_header(["case", "status", "timer", "median ms", "±95% CI", "p95 ms", "cv", "n (stop)", "outliers", "GFLOP/s", "GB/s", "max abs err"]);
         for c in &run.cases {
             let h = c.headline();
             let timer = c.timer.map(reports::Timer::short).unwrap_or("–");
@@ -23,9 +23,17 @@ pub fn table(report: &RunReport) -> String {
                 Cell::new(c.status.as_str()),
                 Cell::new(timer),
                 Cell::new(opt(h.map(|s| s.median), 4)).set_alignment(CellAlignment::Right),
+                Cell::new(h.and_then(|s| s.ci_half_width_pct).map(|w| format!("{w:.1}%")).unwrap_or_else(|| "–".into()))
+                    .set_alignment(CellAlignment::Right),
                 Cell::new(opt(h.map(|s| s.p95), 4)).set_alignment(CellAlignment::Right),
                 Cell::new(h.map(|s| format!("{:.1}%", s.cv * 100.0)).unwrap_or_else(|| "–".into()))
                     .set_alignment(CellAlignment::Right),
+                Cell::new(match (h, c.stopped_by) {
+                    (Some(s), Some(stop)) => format!("{} ({})", s.n, stop.describe()),
+                    _ => "–".into(),
+                })
+                .set_alignment(CellAlignment::Right),
+                Cell::new(h.map(|s| outliers(&s.outliers)).unwrap_or_else(|| "–".into())).set_alignment(CellAlignment::Right),
                 Cell::new(opt(c.gflops, 2)).set_alignment(CellAlignment::Right),
                 Cell::new(opt(c.gbps, 2)).set_alignment(CellAlignment::Right),
                 Cell::new(c.correctness.as_ref().map(|v| format!("{:.1e}", v.max_abs_err)).unwrap_or_else(|| "–".into()))
@@ -40,7 +48,61 @@ pub fn table(report: &RunReport) -> String {
         let _ = writeln!(out, "{}", totals(run));
         let _ = writeln!(out, "{}", phases(run));
     }
-    out + &flags(report)
+    out += &flags(report);
+    if let Some(cmp) = &report.baseline {
+        out += &baseline_table(cmp);
+    }
+    out
+}
+
+/// `2 mild, 1 severe` (or `0`).
+pub fn outliers(o: &stats::Outliers) -> String {
+    match (o.mild(), o.severe()) {
+        (0, 0) => "0".into(),
+        (m, 0) => format!("{m} mild"),
+        (0, v) => format!("{v} severe"),
+        (m, v) => format!("{m} mild, {v} severe"),
+    }
+}
+
+/// The comparison with a baseline as a table, then its counts and the regression gate's verdict.
+pub fn baseline_table(cmp: &reports::baseline::BaselineComparison) -> String {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    t.set_header(["run", "case", "timer", "baseline ms", "new ms", "change [95% CI]", "verdict"]);
+    for c in &cmp.cases {
+        let (old, new, change) = match &c.change {
+            Some(ch) => (format!("{:.4}", ch.old_median), format!("{:.4}", ch.new_median), ch.describe()),
+            None => ("–".into(), "–".into(), "–".into()),
+        };
+        let verdict = c.class().map(|k| k.as_str().to_string()).unwrap_or_else(|| c.note.clone().unwrap_or_default());
+        t.add_row(vec![
+            Cell::new(&c.run),
+            Cell::new(&c.id),
+            Cell::new(c.timer.map(reports::Timer::short).unwrap_or("–")),
+            Cell::new(old).set_alignment(CellAlignment::Right),
+            Cell::new(new).set_alignment(CellAlignment::Right),
+            Cell::new(change).set_alignment(CellAlignment::Right),
+            Cell::new(verdict),
+        ]);
+    }
+    let n = cmp.counts();
+    let mut s = format!(
+        "compared with baseline `{}` ({}), noise threshold {}%\n{t}\n{} improved, {} regressed, {} unchanged, {} not compared, {} only in the baseline, {} only in the new run\n",
+        cmp.name, cmp.baseline_created_at, cmp.noise_pct, n.improved, n.regressed, n.unchanged, n.not_compared, n.only_baseline, n.only_new
+    );
+    if let Some(limit) = cmp.fail_on_regression_pct {
+        let failing: Vec<String> = cmp.failing().map(|(c, ch)| format!("{} {} {}", c.run, c.id, ch.describe())).collect();
+        if failing.is_empty() {
+            let _ = writeln!(s, "regression gate passed: no case regressed by more than {limit}%");
+        } else {
+            let _ = writeln!(s, "REGRESSION GATE FAILED: {} case(s) regressed by more than {limit}%:", failing.len());
+            for f in failing {
+                let _ = writeln!(s, "  {f}");
+            }
+        }
+    }
+    s
 }
 
 /// The cross-browser flags, when the report holds several runs.

@@ -4,7 +4,7 @@
 use crate::kernel::Kernel;
 use crate::shape::Shape;
 pub use crate::sampling::now_ms;
-use crate::sampling::sample;
+use crate::sampling::{sample, Sampling, Timed, WarmupStop};
 use crate::wire::{f32s_to_le_bytes, le_bytes_to_f32s, Sample, StopReason};
 use futures_channel::oneshot;
 use wgpu::util::DeviceExt;
@@ -253,15 +253,8 @@ impl Gpu {
 
     /// Measures `case` by the sampling policy ([`crate::sampling`]), with GPU timestamps where
     /// the device has them.
-    pub async fn measure(
-        &self,
-        case: &Prepared,
-        warmup: u32,
-        samples: u32,
-        max_time_ms: f64,
-        mut on_sample: impl FnMut(u32),
-    ) -> Result<Measured, GpuError> {
-        let walls = sample(warmup, samples, max_time_ms, |slot| self.dispatch(case, slot), &mut on_sample).await?;
+    pub async fn measure(&self, case: &Prepared, sampling: &Sampling, on_sample: impl FnMut(u32)) -> Result<Measured, GpuError> {
+        let walls = sample(sampling, &mut Dispatches { gpu: self, case }, on_sample).await?;
         let taken = walls.samples.len() as u32;
         let gpu = self.read_timestamps(case, taken).await?;
         let samples = walls
@@ -275,7 +268,8 @@ impl Gpu {
             .collect();
         Ok(Measured {
             first_dispatch_ms: walls.first_ms,
-            warmup_ms: walls.warmup_ms,
+            warmup: walls.warmup,
+            warmup_stop: walls.warmup_stop,
             samples,
             stopped_by: walls.stopped_by,
         })
@@ -294,14 +288,15 @@ impl Gpu {
             message: "unknown kernel (page and harness differ in version)".into(),
         })?;
         let inputs = kernel.inputs(&case.shape, case.seed);
-        let prepared = self.prepare(kernel, &case.shape, &inputs, plan.samples).await?;
-        let measured = self.measure(&prepared, plan.warmup, plan.samples, plan.max_time_ms, on_sample).await?;
+        let prepared = self.prepare(kernel, &case.shape, &inputs, plan.sampling.max_samples()).await?;
+        let measured = self.measure(&prepared, &plan.sampling, on_sample).await?;
         let output = self.read_output(&prepared).await?;
         Ok(crate::wire::CaseMeasurement {
             case_id: case.id.clone(),
             pipeline_ms: prepared.pipeline_ms,
             first_dispatch_ms: measured.first_dispatch_ms,
-            warmup_ms: measured.warmup_ms,
+            warmup: measured.warmup,
+            warmup_stop: measured.warmup_stop,
             samples: measured.samples,
             output: crate::wire::CaseMeasurement::encode_output(&output),
             stopped_by: measured.stopped_by,
@@ -387,12 +382,34 @@ impl Gpu {
 pub struct Measured {
     /// Wall ms of the first, untimed dispatch.
     pub first_dispatch_ms: f64,
-    /// Wall ms of the warm-up dispatches together.
-    pub warmup_ms: f64,
+    /// Wall ms of each warm-up dispatch.
+    pub warmup: Vec<f64>,
+    /// What ended warm-up.
+    pub warmup_stop: WarmupStop,
     /// The timed samples.
     pub samples: Vec<Sample>,
     /// What ended sampling.
     pub stopped_by: StopReason,
+}
+
+/// One prepared case as the sampling policy runs it: timed sample `i` writes timestamp slot `i`,
+/// and the target CI is judged on GPU time whenever every sample so far has a timestamp.
+struct Dispatches<'a> {
+    gpu: &'a Gpu,
+    case: &'a Prepared,
+}
+
+impl Timed for Dispatches<'_> {
+    type Error = GpuError;
+
+    async fn run(&mut self, slot: Option<u32>) -> Result<f64, GpuError> {
+        self.gpu.dispatch(self.case, slot).await
+    }
+
+    async fn headline(&mut self, walls: &[f64]) -> Result<Vec<f64>, GpuError> {
+        let gpu = self.gpu.read_timestamps(self.case, walls.len() as u32).await?;
+        Ok(gpu.into_iter().collect::<Option<Vec<f64>>>().unwrap_or_else(|| walls.to_vec()))
+    }
 }
 
 struct Queries {

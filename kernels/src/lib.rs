@@ -21,6 +21,7 @@ pub mod gpu;
 pub use check::{compare, Tolerance, Verdict};
 pub use kernel::{Fault, Kernel};
 pub use plan::{CaseSpec, Platform, PlanError, RunPlan, Suite};
+pub use sampling::{Sampling, WarmupPolicy, WarmupStop};
 pub use shape::Shape;
 
 #[cfg(test)]

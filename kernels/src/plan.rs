@@ -2,6 +2,7 @@
 
 use crate::catalog;
 use crate::kernel::Kernel;
+use crate::sampling::Sampling;
 use crate::shape::Shape;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -114,19 +115,20 @@ impl CaseSpec {
 pub struct RunPlan {
     /// Where the cases run.
     pub platform: Platform,
-    /// Warm-up dispatches before timing.
-    pub warmup: u32,
-    /// Timed samples per case, at most.
-    pub samples: u32,
-    /// Time budget of a case's timed samples, ms: sampling stops once their wall times add up to
-    /// it, after at least [`MIN_SAMPLES`].
-    pub max_time_ms: f64,
+    /// How each case is sampled.
+    #[serde(flatten)]
+    pub sampling: Sampling,
     /// Cases in order.
     pub cases: Vec<CaseSpec>,
 }
 
-/// Samples always taken (or all of them, when fewer are asked for), whatever the time budget.
-pub const MIN_SAMPLES: u32 = 5;
+impl RunPlan {
+    /// A plan with no cases: what the server holds before the first run.
+    pub fn empty(platform: Platform) -> Self {
+        let sampling = Sampling { warmup: crate::WarmupPolicy::Fixed(0), samples: 1, max_time_ms: 0.0, target_ci_pct: None };
+        RunPlan { platform, sampling, cases: Vec::new() }
+    }
+}
 
 /// Why a plan could not be built.
 #[derive(Debug, thiserror::Error, PartialEq)]

@@ -3,7 +3,7 @@
 /// SplitMix64: integer-only, so the browser and the harness derive the same inputs from a seed.
 #[derive(Debug, Clone)]
 pub struct Prng {
-    state: u64,
+    bits: stats::rng::SplitMix64,
 }
 
 impl Prng {
@@ -11,7 +11,7 @@ impl Prng {
     /// buffer's index, so buffers of a case differ while staying reproducible.
     pub fn new(seed: u64, stream: u64) -> Self {
         let mut p = Prng {
-            state: seed ^ stream.wrapping_mul(0xD6E8_FEB8_6659_FD93),
+            bits: stats::rng::SplitMix64::new(seed ^ stream.wrapping_mul(0xD6E8_FEB8_6659_FD93)),
         };
         p.next_u64();
         p
@@ -19,11 +19,7 @@ impl Prng {
 
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.bits.next_u64()
     }
 
     /// Uniform in `[lo, hi)`, exactly representable in f32 (24 random bits).

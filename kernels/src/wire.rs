@@ -1,6 +1,7 @@
 //! Messages between the page and the harness's server: results POSTed per case, progress on the
 //! WebSocket. JSON on the wire; field names in camelCase because the page's JavaScript writes some.
 
+use crate::sampling::WarmupStop;
 use base64::Engine;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -25,6 +26,19 @@ pub enum StopReason {
     SampleCount,
     /// The case's time budget (`--max-time`) was spent first.
     MaxTime,
+    /// The median's confidence interval reached the target (`--target-ci`).
+    TargetCi,
+}
+
+impl StopReason {
+    /// What ended sampling, in words.
+    pub fn describe(self) -> &'static str {
+        match self {
+            StopReason::SampleCount => "sample count",
+            StopReason::MaxTime => "time budget",
+            StopReason::TargetCi => "target CI reached",
+        }
+    }
 }
 
 /// Everything a platform measured for one case.
@@ -37,8 +51,10 @@ pub struct CaseMeasurement {
     pub pipeline_ms: f64,
     /// Wall milliseconds of the first dispatch, which absorbs lazy compilation and first-use costs.
     pub first_dispatch_ms: f64,
-    /// Wall milliseconds of all warm-up dispatches together.
-    pub warmup_ms: f64,
+    /// Wall milliseconds of each warm-up dispatch, in order.
+    pub warmup: Vec<f64>,
+    /// What ended warm-up.
+    pub warmup_stop: WarmupStop,
     /// The timed samples, in order.
     pub samples: Vec<Sample>,
     /// Whether the sample count or the time budget ended sampling.
@@ -150,7 +166,8 @@ mod tests {
             case_id: "x".into(),
             pipeline_ms: 0.0,
             first_dispatch_ms: 0.0,
-            warmup_ms: 0.0,
+            warmup: vec![],
+            warmup_stop: WarmupStop::Fixed,
             samples: vec![],
             stopped_by: StopReason::SampleCount,
             output: CaseMeasurement::encode_output(&v),

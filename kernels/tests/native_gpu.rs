@@ -2,7 +2,8 @@
 //! elsewhere) and checked against its f64 reference; the self-test kernel must fail the check.
 
 use kernels::gpu::Gpu;
-use kernels::{catalog, compare, plan, Suite};
+use kernels::{catalog, compare, plan, Sampling, Suite, WarmupPolicy, WarmupStop};
+use kernels::wire::StopReason;
 
 fn gpu() -> Option<Gpu> {
     match pollster::block_on(Gpu::new()) {
@@ -23,9 +24,19 @@ fn measure_and_check(
     samples: u32,
     max_time_ms: f64,
 ) -> (kernels::gpu::Measured, kernels::Verdict) {
+    let sampling = Sampling { warmup: WarmupPolicy::Fixed(1), samples, max_time_ms, target_ci_pct: None };
+    measure_with(gpu, kernel, shape, &sampling)
+}
+
+fn measure_with(
+    gpu: &Gpu,
+    kernel: &dyn kernels::Kernel,
+    shape: &kernels::Shape,
+    sampling: &Sampling,
+) -> (kernels::gpu::Measured, kernels::Verdict) {
     let inputs = kernel.inputs(shape, 1);
-    let prepared = pollster::block_on(gpu.prepare(kernel, shape, &inputs, samples)).unwrap();
-    let m = pollster::block_on(gpu.measure(&prepared, 1, samples, max_time_ms, |_| {})).unwrap();
+    let prepared = pollster::block_on(gpu.prepare(kernel, shape, &inputs, sampling.max_samples())).unwrap();
+    let m = pollster::block_on(gpu.measure(&prepared, sampling, |_| {})).unwrap();
     let out = pollster::block_on(gpu.read_output(&prepared)).unwrap();
     let verdict = compare(&out, &kernel.reference(shape, &inputs), kernel.tolerance(shape));
     (m, verdict)
@@ -65,8 +76,22 @@ fn sampling_stops_when_the_time_budget_is_spent_but_never_below_the_minimum() {
     let shape = &kernel.shapes(Suite::Quick)[0];
     // A zero budget is spent by the first sample: the minimum still applies.
     let (m, _) = measure_and_check(&gpu, kernel, shape, 50, 0.0);
-    assert_eq!(m.samples.len(), kernels::plan::MIN_SAMPLES as usize);
-    assert_eq!(m.stopped_by, kernels::wire::StopReason::MaxTime);
+    assert_eq!(m.samples.len(), kernels::sampling::MIN_SAMPLES as usize);
+    assert_eq!(m.stopped_by, StopReason::MaxTime);
     let (m, _) = measure_and_check(&gpu, kernel, shape, 7, 1e9);
-    assert_eq!((m.samples.len(), m.stopped_by), (7, kernels::wire::StopReason::SampleCount));
+    assert_eq!((m.samples.len(), m.stopped_by), (7, StopReason::SampleCount));
+}
+
+#[test]
+fn a_target_ci_and_auto_warmup_work_on_the_gpu_timer() {
+    let Some(gpu) = gpu() else { return };
+    let kernel = catalog::find("matmul_tiled").unwrap();
+    let shape = &kernel.shapes(Suite::Quick)[0];
+    // A generous target: met within the time budget on any adapter, after the minimum count.
+    let sampling = Sampling { warmup: WarmupPolicy::Auto, samples: 10, max_time_ms: 30_000.0, target_ci_pct: Some(25.0) };
+    let (m, verdict) = measure_with(&gpu, kernel, shape, &sampling);
+    assert!(verdict.passed);
+    assert_eq!(m.stopped_by, StopReason::TargetCi, "{:?}", m.samples);
+    assert!(m.samples.len() >= 10);
+    assert!(m.warmup.len() >= 10 && m.warmup_stop != WarmupStop::Fixed, "{:?}", m.warmup_stop);
 }

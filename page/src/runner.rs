@@ -2,7 +2,7 @@
 
 use crate::api::Api;
 use kernels::gpu::Gpu;
-use kernels::sampling::{now_ms, sample};
+use kernels::sampling::{now_ms, sample, Timed};
 use kernels::wire::{CaseMeasurement, PageError, Progress, Sample};
 use kernels::{CaseSpec, Fault, Platform, RunPlan};
 use wasm_bindgen::prelude::*;
@@ -38,6 +38,24 @@ pub async fn run(token: String, progress: js_sys::Function) -> Result<(), JsValu
     Ok(())
 }
 
+/// The CPU baseline: the kernel's f32 Rust code, timed with `performance.now()`.
+struct CpuKernel<'a> {
+    kernel: &'a dyn kernels::Kernel,
+    shape: &'a kernels::Shape,
+    inputs: Vec<Vec<f32>>,
+    output: Vec<f32>,
+}
+
+impl Timed for CpuKernel<'_> {
+    type Error = std::convert::Infallible;
+
+    async fn run(&mut self, _slot: Option<u32>) -> Result<f64, Self::Error> {
+        let t0 = now_ms();
+        self.output = self.kernel.cpu(self.shape, &self.inputs);
+        Ok(now_ms() - t0)
+    }
+}
+
 enum CaseError {
     Gpu(String),
     Js(JsValue),
@@ -63,23 +81,16 @@ async fn run_case(
     }
     let on_sample = |done| emit(Progress::SampleDone { case_id: case.id.clone(), done });
     let Some(gpu) = gpu else {
-        let inputs = kernel.inputs(&case.shape, case.seed);
-        // The CPU baseline: the kernel's f32 Rust code, timed with performance.now().
-        let mut output = Vec::new();
-        let walls = sample::<(), _, _>(plan.warmup, plan.samples, plan.max_time_ms, |_| {
-            let t0 = now_ms();
-            output = kernel.cpu(&case.shape, &inputs);
-            std::future::ready(Ok(now_ms() - t0))
-        }, on_sample)
-        .await
-        .map_err(|_| CaseError::Gpu("unreachable".into()))?;
+        let mut cpu = CpuKernel { kernel, shape: &case.shape, inputs: kernel.inputs(&case.shape, case.seed), output: Vec::new() };
+        let walls = sample(&plan.sampling, &mut cpu, on_sample).await.map_err(|e| match e {})?;
         return Ok(CaseMeasurement {
             case_id: case.id.clone(),
             pipeline_ms: 0.0,
             first_dispatch_ms: walls.first_ms,
-            warmup_ms: walls.warmup_ms,
+            warmup: walls.warmup,
+            warmup_stop: walls.warmup_stop,
             samples: walls.samples.into_iter().map(|wall_ms| Sample { wall_ms, gpu_ms: None }).collect(),
-            output: CaseMeasurement::encode_output(&output),
+            output: CaseMeasurement::encode_output(&cpu.output),
             stopped_by: walls.stopped_by,
         });
     };

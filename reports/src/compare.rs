@@ -4,7 +4,7 @@
 //! than the fastest, are flagged.
 
 use crate::model::{CaseStatus, RunReport, Timer};
-use crate::stats::Summary;
+use stats::Summary;
 use serde::Serialize;
 
 /// A run this many times slower than the fastest on a case is flagged.

@@ -1,26 +1,42 @@
-//! The self-contained HTML report: one file, inline CSS and SVG, no network fetches.
+//! The self-contained HTML report: one file, inline CSS, SVG and script, no network fetches, so it
+//! opens from disk or a CI artifact. Geometry of every chart is computed here; the template only
+//! places it.
 
-use crate::model::{CaseReport, PlatformRun, RunReport, Timer};
+use crate::baseline::BaselineComparison;
+use crate::model::{format_ms, CaseReport, PlatformRun, RunReport, Timer};
 use crate::ReportError;
 use serde::Serialize;
+use stats::outliers::Severity;
+use stats::Summary;
 
 const TEMPLATE: &str = include_str!("../templates/report.html.tera");
+const STYLE: &str = include_str!("../templates/style.css");
+const SCRIPT: &str = include_str!("../templates/tables.js");
+
+/// Renders `template` with `context`, plus the shared stylesheet (`style`) and table script
+/// (`script`) every harness page inlines.
+pub(crate) fn render_template(name: &str, template: &str, mut context: tera::Context) -> Result<String, ReportError> {
+    let mut tera = tera::Tera::default();
+    tera.add_raw_template(name, template).map_err(|e| ReportError::Template(format!("{e:?}")))?;
+    context.insert("style", STYLE);
+    context.insert("script", SCRIPT);
+    tera.render(name, &context).map_err(|e| ReportError::Template(format!("{e:?}")))
+}
 
 /// Renders `report` as one HTML document.
 pub fn render(report: &RunReport) -> Result<String, ReportError> {
-    let mut tera = tera::Tera::default();
-    tera.add_raw_template("report.html", TEMPLATE)
-        .map_err(|e| ReportError::Template(format!("{e:?}")))?;
     let view = ReportView::new(report);
     let context = tera::Context::from_serialize(&view).map_err(|e| ReportError::Template(e.to_string()))?;
-    tera.render("report.html", &context).map_err(|e| ReportError::Template(format!("{e:?}")))
+    render_template("report.html", TEMPLATE, context)
 }
 
 #[derive(Serialize)]
 struct ReportView<'a> {
     report: &'a RunReport,
+    sampling: String,
     runs: Vec<RunView<'a>>,
     comparison: Option<ComparisonView>,
+    baseline: Option<BaselineView>,
 }
 
 #[derive(Serialize)]
@@ -42,24 +58,77 @@ struct ComparisonRow {
     timer: &'static str,
     flagged: bool,
     cells: Vec<ComparisonCell>,
+    bars: Vec<Bar>,
+    bars_height: f64,
 }
 
 #[derive(Serialize)]
 struct ComparisonCell {
     median: String,
+    sort: String,
     spread: String,
     ratio: String,
     status: &'static str,
     slow: bool,
 }
 
+/// One horizontal bar of a cross-run chart: the median, with its CI as a whisker.
+#[derive(Serialize)]
+struct Bar {
+    label: String,
+    y: f64,
+    width: f64,
+    ci_from: f64,
+    ci_to: f64,
+    value: String,
+}
+
+#[derive(Serialize)]
+struct BaselineView {
+    name: String,
+    created_at: String,
+    revision: String,
+    noise_pct: f64,
+    gate: Option<String>,
+    gate_failed: bool,
+    counts: crate::baseline::ChangeCounts,
+    rows: Vec<BaselineRow>,
+    axis_pct: f64,
+}
+
+#[derive(Serialize)]
+struct BaselineRow {
+    run: String,
+    id: String,
+    timer: &'static str,
+    old: String,
+    new: String,
+    change: String,
+    change_sort: f64,
+    class: String,
+    forest: Option<Forest>,
+}
+
+/// A forest-plot row: the change's interval and point on an axis centred on zero, with the noise
+/// band shaded.
+#[derive(Serialize)]
+struct Forest {
+    low: f64,
+    high: f64,
+    point: f64,
+    zero: f64,
+    noise_from: f64,
+    noise_to: f64,
+}
+
 #[derive(Serialize)]
 struct RunView<'a> {
     run: &'a PlatformRun,
+    anchor: String,
     title: String,
     counts: crate::model::Counts,
     rows: Vec<RowView<'a>>,
-    charts: Vec<ChartView>,
+    distributions: Vec<Distribution>,
 }
 
 #[derive(Serialize)]
@@ -69,178 +138,350 @@ struct RowView<'a> {
     shape: String,
     timer: &'static str,
     median: String,
+    median_sort: f64,
+    ci: String,
     min: String,
     p95: String,
     cv: String,
-    wall_median: String,
     n: String,
+    stop: &'static str,
+    outliers: String,
+    warmup: String,
+    warmup_how: String,
+    wall_median: String,
     gflops: String,
     gbps: String,
     pipeline: String,
     error: String,
 }
 
+/// A box plot of one case's samples.
 #[derive(Serialize)]
-struct ChartView {
-    kernel: String,
+struct Distribution {
+    id: String,
+    timer: &'static str,
+    status: &'static str,
+    caption: String,
     width: f64,
-    height: f64,
-    bars: Vec<BarView>,
+    q1: f64,
+    q3: f64,
+    median: f64,
+    ci_from: f64,
+    ci_to: f64,
+    whisker_low: f64,
+    whisker_high: f64,
+    points: Vec<Point>,
+    ticks: Vec<Tick>,
 }
 
 #[derive(Serialize)]
-struct BarView {
+struct Point {
+    x: f64,
+    severe: bool,
+}
+
+#[derive(Serialize)]
+struct Tick {
+    x: f64,
     label: String,
-    y: f64,
-    width: f64,
-    whisker_from: f64,
-    whisker_to: f64,
-    value: String,
+    anchor: &'static str,
 }
 
-const CHART_WIDTH: f64 = 720.0;
-const LABEL_WIDTH: f64 = 200.0;
-const VALUE_WIDTH: f64 = 90.0;
-const BAR_HEIGHT: f64 = 16.0;
-const BAR_GAP: f64 = 6.0;
+const BOX_WIDTH: f64 = 310.0;
+const BOX_MARGIN: f64 = 8.0;
+const BAR_SPAN: f64 = 150.0;
+const BAR_ROW: f64 = 14.0;
+const FOREST_WIDTH: f64 = 180.0;
+/// Most outlier dots drawn per case; the table gives the full counts.
+const MAX_POINTS: usize = 200;
 
 fn ms(v: Option<f64>) -> String {
-    v.map(crate::model::format_ms).unwrap_or_else(|| "–".into())
+    v.map(format_ms).unwrap_or_else(|| "–".into())
 }
 
 fn num(v: Option<f64>) -> String {
     v.map(|v| format!("{v:.2}")).unwrap_or_else(|| "–".into())
 }
 
+fn pct(v: Option<f64>) -> String {
+    v.map(|v| format!("±{v:.1}%")).unwrap_or_else(|| "–".into())
+}
+
 impl<'a> ReportView<'a> {
     fn new(report: &'a RunReport) -> Self {
         let labels = crate::compare::labels(report);
-        let runs = report.runs.iter().zip(labels).map(|(r, l)| RunView::new(r, l)).collect();
-        let comparison = crate::compare::compare_runs(report).map(|cmp| ComparisonView {
-            runs: cmp.runs.clone(),
-            flags: cmp
-                .flagged()
-                .map(|c| FlagView { id: c.id.clone(), why: c.reasons().join("; ") })
-                .collect(),
-            rows: cmp
-                .cases
+        let runs = report
+            .runs
+            .iter()
+            .zip(labels)
+            .enumerate()
+            .map(|(i, (r, l))| RunView::new(r, l, i))
+            .collect();
+        let s = &report.settings;
+        let target = s.target_ci_pct.map(|t| format!(", until the median's 95% CI is within ±{t}%")).unwrap_or_default();
+        let sampling = format!(
+            "{} samples{} (or {} s of sampling) per case after the first dispatch and warm-up ({})",
+            if s.target_ci_pct.is_some() { format!("at least {}", s.samples) } else { format!("up to {}", s.samples) },
+            target,
+            s.max_time_s,
+            s.warmup
+        );
+        ReportView {
+            report,
+            sampling,
+            runs,
+            comparison: comparison(report),
+            baseline: report.baseline.as_ref().map(baseline),
+        }
+    }
+}
+
+fn comparison(report: &RunReport) -> Option<ComparisonView> {
+    let cmp = crate::compare::compare_runs(report)?;
+    let rows = cmp
+        .cases
+        .iter()
+        .map(|c| {
+            let top = c
+                .entries
                 .iter()
-                .map(|c| ComparisonRow {
-                    id: c.id.clone(),
-                    timer: c.timer.short(),
-                    flagged: c.correctness_disagrees || !c.slow_runs.is_empty(),
-                    cells: c
-                        .entries
-                        .iter()
-                        .map(|e| ComparisonCell {
-                            median: ms(e.stats.map(|s| s.median)),
-                            spread: e.stats.map(|s| format!("cv {:.1}%, p95 {}", s.cv * 100.0, ms(Some(s.p95)))).unwrap_or_default(),
-                            ratio: e.ratio.map(|r| format!("×{r:.2}")).unwrap_or_default(),
-                            status: e.status.map(|s| s.as_str()).unwrap_or("absent"),
-                            slow: c.slow_runs.contains(&e.run),
-                        })
-                        .collect(),
+                .filter_map(|e| e.stats.map(|s| s.median_ci.map_or(s.median, |ci| ci.high.max(s.median))))
+                .fold(0.0f64, f64::max)
+                .max(f64::MIN_POSITIVE);
+            let scale = |v: f64| v / top * BAR_SPAN;
+            let bars = c
+                .entries
+                .iter()
+                .filter_map(|e| e.stats.map(|s| (e, s)))
+                .enumerate()
+                .map(|(i, (e, s))| Bar {
+                    label: e.run.clone(),
+                    y: i as f64 * BAR_ROW,
+                    width: scale(s.median).max(1.0),
+                    ci_from: scale(s.median_ci.map_or(s.median, |ci| ci.low)),
+                    ci_to: scale(s.median_ci.map_or(s.median, |ci| ci.high)),
+                    value: format_ms(s.median),
                 })
-                .collect(),
-        });
-        ReportView { report, runs, comparison }
+                .collect::<Vec<_>>();
+            ComparisonRow {
+                id: c.id.clone(),
+                timer: c.timer.short(),
+                flagged: c.correctness_disagrees || !c.slow_runs.is_empty(),
+                bars_height: bars.len() as f64 * BAR_ROW + 2.0,
+                bars,
+                cells: c
+                    .entries
+                    .iter()
+                    .map(|e| ComparisonCell {
+                        median: ms(e.stats.map(|s| s.median)),
+                        sort: e.stats.map(|s| s.median.to_string()).unwrap_or_else(|| "inf".into()),
+                        spread: e
+                            .stats
+                            .map(|s| format!("{} CI, cv {:.1}%, p95 {}", pct(s.ci_half_width_pct), s.cv * 100.0, ms(Some(s.p95))))
+                            .unwrap_or_default(),
+                        ratio: e.ratio.map(|r| format!("×{r:.2}")).unwrap_or_default(),
+                        status: e.status.map(|s| s.as_str()).unwrap_or("absent"),
+                        slow: c.slow_runs.contains(&e.run),
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    Some(ComparisonView {
+        runs: cmp.runs.clone(),
+        flags: cmp.flagged().map(|c| FlagView { id: c.id.clone(), why: c.reasons().join("; ") }).collect(),
+        rows,
+    })
+}
+
+fn baseline(b: &BaselineComparison) -> BaselineView {
+    // One axis for every row, so intervals compare at a glance; ±100% at most.
+    let axis_pct = b
+        .cases
+        .iter()
+        .filter_map(|c| c.change.map(|ch| ch.ci_pct.low.abs().max(ch.ci_pct.high.abs())))
+        .fold(b.noise_pct * 2.0, f64::max)
+        .clamp(1.0, 100.0);
+    let x = |p: f64| ((p.clamp(-axis_pct, axis_pct) + axis_pct) / (2.0 * axis_pct) * FOREST_WIDTH * 100.0).round() / 100.0;
+    let rows = b
+        .cases
+        .iter()
+        .map(|c| BaselineRow {
+            run: c.run.clone(),
+            id: c.id.clone(),
+            timer: c.timer.map(Timer::short).unwrap_or("–"),
+            old: ms(c.change.map(|ch| ch.old_median)),
+            new: ms(c.change.map(|ch| ch.new_median)),
+            change: c.change.map(|ch| ch.describe()).unwrap_or_else(|| "–".into()),
+            change_sort: c.change.map(|ch| ch.pct).unwrap_or(f64::NAN),
+            class: c.class().map(|k| k.as_str().to_string()).unwrap_or_else(|| c.note.clone().unwrap_or_default()),
+            forest: c.change.map(|ch| Forest {
+                low: x(ch.ci_pct.low),
+                high: x(ch.ci_pct.high).max(x(ch.ci_pct.low) + 1.0),
+                point: x(ch.pct),
+                zero: x(0.0),
+                noise_from: x(-b.noise_pct),
+                noise_to: x(b.noise_pct),
+            }),
+        })
+        .collect();
+    BaselineView {
+        name: b.name.clone(),
+        created_at: b.baseline_created_at.clone(),
+        revision: b.baseline_revision.clone().unwrap_or_else(|| "unknown".into()),
+        noise_pct: b.noise_pct,
+        gate: b.fail_on_regression_pct.map(|p| format!("{p}%")),
+        gate_failed: b.gate_fails(),
+        counts: b.counts(),
+        rows,
+        axis_pct,
     }
 }
 
 impl<'a> RunView<'a> {
-    fn new(run: &'a PlatformRun, label: String) -> Self {
-        let rows = run
-            .cases
-            .iter()
-            .map(|c| {
-                let h = c.headline();
-                RowView {
-                    case: c,
-                    status: c.status.as_str(),
-                    shape: c
-                        .dims
-                        .iter()
-                        .zip(&c.shape.0)
-                        .map(|(d, v)| format!("{d}={v}"))
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                    timer: c.timer.map(Timer::short).unwrap_or("–"),
-                    median: ms(h.map(|s| s.median)),
-                    min: ms(h.map(|s| s.min)),
-                    p95: ms(h.map(|s| s.p95)),
-                    cv: h.map(|s| format!("{:.1}%", s.cv * 100.0)).unwrap_or_else(|| "–".into()),
-                    wall_median: ms(c.wall.map(|s| s.median)),
-                    n: match (h, c.stopped_by) {
-                        (Some(s), Some(kernels::wire::StopReason::MaxTime)) => format!("{} (time budget)", s.n),
-                        (Some(s), _) => s.n.to_string(),
-                        (None, _) => "–".into(),
-                    },
-                    gflops: num(c.gflops),
-                    gbps: num(c.gbps),
-                    pipeline: ms(c.pipeline_ms),
-                    error: c
-                        .correctness
-                        .as_ref()
-                        .map(|v| format!("{:.2e}", v.max_abs_err))
-                        .unwrap_or_else(|| "–".into()),
-                }
-            })
-            .collect();
+    fn new(run: &'a PlatformRun, label: String, index: usize) -> Self {
+        let rows = run.cases.iter().map(row).collect();
         let title = match &run.browser_info {
             Some(b) => format!("{label} — {} {}", b.name, b.version),
             None => label,
         };
         RunView {
             run,
+            anchor: format!("run-{index}"),
             title,
             counts: run.counts(),
             rows,
-            charts: charts(&run.cases),
+            distributions: run.cases.iter().filter_map(distribution).collect(),
         }
     }
 }
 
-/// One chart per kernel: the headline median of each shape as a bar, min to p95 as a whisker,
-/// all on the kernel's own scale.
-fn charts(cases: &[CaseReport]) -> Vec<ChartView> {
-    let mut kernels: Vec<&str> = Vec::new();
-    for c in cases {
-        if c.headline().is_some() && !kernels.contains(&c.kernel.as_str()) {
-            kernels.push(&c.kernel);
+fn row(c: &CaseReport) -> RowView<'_> {
+    let h = c.headline();
+    RowView {
+        case: c,
+        status: c.status.as_str(),
+        shape: c.dims.iter().zip(&c.shape.0).map(|(d, v)| format!("{d}={v}")).collect::<Vec<_>>().join(" "),
+        timer: c.timer.map(Timer::short).unwrap_or("–"),
+        median: ms(h.map(|s| s.median)),
+        median_sort: h.map(|s| s.median).unwrap_or(f64::INFINITY),
+        ci: pct(h.and_then(|s| s.ci_half_width_pct)),
+        min: ms(h.map(|s| s.min)),
+        p95: ms(h.map(|s| s.p95)),
+        cv: h.map(|s| format!("{:.1}%", s.cv * 100.0)).unwrap_or_else(|| "–".into()),
+        n: h.map(|s| s.n.to_string()).unwrap_or_else(|| "–".into()),
+        stop: c.stopped_by.map(|s| s.describe()).unwrap_or("–"),
+        outliers: h
+            .map(|s| match (s.outliers.mild(), s.outliers.severe()) {
+                (0, 0) => "0".to_string(),
+                (m, v) => format!("{m} mild, {v} severe"),
+            })
+            .unwrap_or_else(|| "–".into()),
+        warmup: match c.warmup_stop {
+            Some(stop) => format!("{} ({})", c.warmup.len(), serde_json::to_value(stop).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()),
+            None => "–".into(),
+        },
+        warmup_how: c.warmup_explanation().unwrap_or_default(),
+        wall_median: ms(c.wall.map(|s| s.median)),
+        gflops: num(c.gflops),
+        gbps: num(c.gbps),
+        pipeline: ms(c.pipeline_ms),
+        error: c.correctness.as_ref().map(|v| format!("{:.2e}", v.max_abs_err)).unwrap_or_else(|| "–".into()),
+    }
+}
+
+/// The box plot of a measured case on its own scale: box from Q1 to Q3, median line, the median's
+/// CI shaded, whiskers to the furthest samples inside Tukey's fences, outliers as dots (hollow
+/// mild, filled severe).
+fn distribution(c: &CaseReport) -> Option<Distribution> {
+    let timer = c.timer?;
+    let s: &Summary = c.headline()?;
+    let times = c.times(timer);
+    if times.is_empty() {
+        return None;
+    }
+    let (mut lo, mut hi) = (s.min, s.max);
+    if hi - lo < 1e-12 {
+        lo -= (lo.abs() * 0.01).max(1e-6);
+        hi += (hi.abs() * 0.01).max(1e-6);
+    }
+    let span = BOX_WIDTH - 2.0 * BOX_MARGIN;
+    let x = |v: f64| ((BOX_MARGIN + (v - lo) / (hi - lo) * span) * 100.0).round() / 100.0;
+    let o = &s.outliers;
+    let inside = times.iter().copied().filter(|v| o.severity(*v) == Severity::None);
+    let whisker_low = inside.clone().fold(f64::INFINITY, f64::min).min(s.q1);
+    let whisker_high = inside.fold(f64::NEG_INFINITY, f64::max).max(s.q3);
+    let points = times
+        .iter()
+        .filter_map(|&v| match o.severity(v) {
+            Severity::None => None,
+            sev => Some(Point { x: x(v), severe: sev == Severity::Severe }),
+        })
+        .take(MAX_POINTS)
+        .collect();
+    let ci = s.median_ci;
+    Some(Distribution {
+        id: c.id.clone(),
+        timer: timer.short(),
+        status: c.status.as_str(),
+        caption: format!(
+            "n={}, median {} ms {} (95% CI), IQR {}–{} ms, {} outliers",
+            s.n,
+            format_ms(s.median),
+            pct(s.ci_half_width_pct),
+            format_ms(s.q1),
+            format_ms(s.q3),
+            o.total()
+        ),
+        width: BOX_WIDTH,
+        q1: x(s.q1),
+        q3: x(s.q3).max(x(s.q1) + 1.0),
+        median: x(s.median),
+        ci_from: x(ci.map_or(s.median, |i| i.low)),
+        ci_to: x(ci.map_or(s.median, |i| i.high)),
+        whisker_low: x(whisker_low),
+        whisker_high: x(whisker_high),
+        points,
+        ticks: vec![
+            Tick { x: x(s.min), label: format_ms(s.min), anchor: "start" },
+            Tick { x: x(s.median), label: format_ms(s.median), anchor: "middle" },
+            Tick { x: x(s.max), label: format_ms(s.max), anchor: "end" },
+        ],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testdata::{case, report_with};
+
+    #[test]
+    fn every_measured_case_gets_one_box_plot_and_the_page_is_self_contained() {
+        let mut samples: Vec<f64> = (0..30).map(|i| 1.0 + (i % 5) as f64 * 0.01).collect();
+        samples.push(9.0);
+        let report = report_with(vec![
+            ("chrome", vec![case("a", &samples, true, true), case("b", &[2.0, 2.1, 2.2], false, true)]),
+            ("firefox", vec![case("a", &samples, true, false)]),
+        ]);
+        let html = render(&report).unwrap();
+        assert_eq!(html.matches(r#"<svg class="dist""#).count(), 3);
+        assert_eq!(html.matches(r#"<svg class="dist" data-case="a""#).count(), 2);
+        // The 9 ms sample is a severe outlier, drawn filled.
+        assert!(html.contains(r#"class="outlier severe""#));
+        assert_eq!(html.matches(r#"<svg class="bars""#).count(), 2);
+        // Nothing to fetch: no external scripts, stylesheets, images or fonts.
+        for banned in ["<link", " src=", "url(", "@import"] {
+            assert!(!html.contains(banned), "{banned}");
         }
     }
-    kernels
-        .into_iter()
-        .map(|kernel| {
-            let measured: Vec<&CaseReport> =
-                cases.iter().filter(|c| c.kernel == kernel && c.headline().is_some()).collect();
-            let max = measured
-                .iter()
-                .filter_map(|c| c.headline().map(|h| h.p95))
-                .fold(0.0f64, f64::max)
-                .max(f64::MIN_POSITIVE);
-            let span = CHART_WIDTH - LABEL_WIDTH - VALUE_WIDTH;
-            let bars = measured
-                .iter()
-                .enumerate()
-                .map(|(i, c)| {
-                    let h = c.headline().expect("filtered to measured cases");
-                    BarView {
-                        label: c.shape.to_string(),
-                        y: i as f64 * (BAR_HEIGHT + BAR_GAP),
-                        width: (h.median / max * span).max(1.0),
-                        whisker_from: h.min / max * span,
-                        whisker_to: h.p95 / max * span,
-                        value: format!("{} ms", ms(Some(h.median))),
-                    }
-                })
-                .collect::<Vec<_>>();
-            ChartView {
-                kernel: kernel.to_string(),
-                width: CHART_WIDTH,
-                height: bars.len() as f64 * (BAR_HEIGHT + BAR_GAP) + BAR_GAP,
-                bars,
-            }
-        })
-        .collect()
+
+    #[test]
+    fn a_baseline_comparison_is_drawn_as_a_forest_plot() {
+        let old = report_with(vec![("chrome", vec![case("a", &[1.0, 1.01, 0.99], true, true)])]);
+        let mut new = report_with(vec![("chrome", vec![case("a", &[1.5, 1.51, 1.49], true, true)])]);
+        new.baseline = Some(BaselineComparison::new("main", &old, &new, 2.0, Some(5.0)));
+        let html = render(&new).unwrap();
+        assert!(html.contains(r#"<svg class="forest""#));
+        assert!(html.contains("Regression gate (--fail-on-regression 5%): failed"), "{html}");
+    }
 }

@@ -2,11 +2,13 @@
 //! reporting), the statistics computed from samples, and the report writers. Reports read only
 //! the model, so they can be rebuilt from disk without re-running anything.
 
+pub mod baseline;
 pub mod compare;
 pub mod html;
+pub mod index;
+pub mod junit;
 pub mod markdown;
 pub mod model;
-pub mod stats;
 #[cfg(test)]
 mod testdata;
 
@@ -20,6 +22,8 @@ pub const RESULTS_JSON: &str = "results.json";
 pub const REPORT_HTML: &str = "report.html";
 /// The Markdown summary for CI job summaries.
 pub const SUMMARY_MD: &str = "summary.md";
+/// JUnit XML for CI test reporters.
+pub const JUNIT_XML: &str = "junit.xml";
 
 /// Why a report could not be read or written.
 #[derive(Debug, thiserror::Error)]
@@ -70,8 +74,8 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ReportError + '_ {
     move |source| ReportError::Io { path: path.to_path_buf(), source }
 }
 
-/// Writes `results.json`, `report.html` and `summary.md` into `dir` (created if needed); returns
-/// their paths.
+/// Writes `results.json`, `report.html`, `summary.md` and `junit.xml` into `dir` (created if
+/// needed); returns their paths.
 pub fn write_all(report: &RunReport, dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
     std::fs::create_dir_all(dir).map_err(io(dir))?;
     let json = dir.join(RESULTS_JSON);
@@ -81,7 +85,9 @@ pub fn write_all(report: &RunReport, dir: &Path) -> Result<Vec<PathBuf>, ReportE
     std::fs::write(&html, html::render(report)?).map_err(io(&html))?;
     let md = dir.join(SUMMARY_MD);
     std::fs::write(&md, markdown::render(report)).map_err(io(&md))?;
-    Ok(vec![json, html, md])
+    let junit = dir.join(JUNIT_XML);
+    std::fs::write(&junit, junit::render(report)).map_err(io(&junit))?;
+    Ok(vec![json, html, md, junit])
 }
 
 /// Reads a `results.json`, refusing files from a newer schema.

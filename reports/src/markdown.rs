@@ -1,6 +1,8 @@
 //! `summary.md`: the headline of a report for a CI job summary (GitHub's `$GITHUB_STEP_SUMMARY`).
 
+use crate::baseline::BaselineComparison;
 use crate::compare::{compare_runs, Comparison};
+use stats::Class;
 use crate::model::{format_ms as ms, RunReport, Timer};
 use std::fmt::Write;
 
@@ -44,9 +46,54 @@ pub fn render(report: &RunReport) -> String {
             let _ = writeln!(s, "\n**{label} failed:** {}", f.lines().next().unwrap_or(""));
         }
     }
+    if let Some(b) = &report.baseline {
+        s += &baseline_section(b);
+    }
     match compare_runs(report) {
         Some(cmp) => comparison(&mut s, &cmp),
         None => single(&mut s, report),
+    }
+    s
+}
+
+/// The comparison with a baseline: counts, the gate's verdict, and every case that changed or
+/// could not be compared (unchanged cases are counted, not listed).
+pub fn baseline_section(b: &BaselineComparison) -> String {
+    let mut s = String::new();
+    let n = b.counts();
+    let _ = writeln!(s, "\n## Compared with baseline `{}`\n", b.name);
+    let _ = writeln!(
+        s,
+        "Baseline from {}. **{} regressed**, {} improved, {} unchanged (within noise: 95% CI includes 0 or |change| ≤ {}%), {} not compared, {} only in the baseline, {} only in this run.\n",
+        b.baseline_created_at, n.regressed, n.improved, n.unchanged, b.noise_pct, n.not_compared, n.only_baseline, n.only_new
+    );
+    if let Some(limit) = b.fail_on_regression_pct {
+        let failing = b.failing().count();
+        let _ = writeln!(
+            s,
+            "{}\n",
+            match failing {
+                0 => format!("Regression gate (> {limit}%): **passed**."),
+                k => format!("Regression gate (> {limit}%): **failed** by {k} case(s)."),
+            }
+        );
+    }
+    let listed: Vec<_> = b.cases.iter().filter(|c| c.class() != Some(Class::Unchanged)).collect();
+    if !listed.is_empty() {
+        let _ = writeln!(s, "| run | case | baseline ms | new ms | change [95% CI] | verdict |");
+        let _ = writeln!(s, "|---|---|---:|---:|---:|---|");
+        for c in listed {
+            let (old, new, change) = match &c.change {
+                Some(ch) => (ms(ch.old_median), ms(ch.new_median), ch.describe()),
+                None => ("–".into(), "–".into(), "–".into()),
+            };
+            let verdict = match c.class() {
+                Some(Class::Regressed) => "**regressed**".to_string(),
+                Some(k) => k.as_str().to_string(),
+                None => c.note.clone().unwrap_or_default(),
+            };
+            let _ = writeln!(s, "| {} | `{}` | {old} | {new} | {change} | {verdict} |", c.run, c.id);
+        }
     }
     s
 }
@@ -83,18 +130,23 @@ fn comparison(s: &mut String, cmp: &Comparison) {
 fn single(s: &mut String, report: &RunReport) {
     let Some(run) = report.runs.first() else { return };
     let _ = writeln!(s, "\n## Cases\n");
-    let _ = writeln!(s, "| case | status | timer | median ms | cv | GFLOP/s |");
-    let _ = writeln!(s, "|---|---|---|---:|---:|---:|");
+    let _ = writeln!(s, "| case | status | timer | median ms | ±95% CI | cv | n (stop) | GFLOP/s |");
+    let _ = writeln!(s, "|---|---|---|---:|---:|---:|---:|---:|");
     for c in &run.cases {
         let h = c.headline();
         let _ = writeln!(
             s,
-            "| `{}` | {} | {} | {} | {} | {} |",
+            "| `{}` | {} | {} | {} | {} | {} | {} | {} |",
             c.id,
             c.status.as_str(),
             c.timer.map(Timer::short).unwrap_or("–"),
             h.map(|h| ms(h.median)).unwrap_or_else(|| "–".into()),
+            h.and_then(|h| h.ci_half_width_pct).map(|w| format!("{w:.1}%")).unwrap_or_else(|| "–".into()),
             h.map(|h| format!("{:.0}%", h.cv * 100.0)).unwrap_or_else(|| "–".into()),
+            match (h, c.stopped_by) {
+                (Some(h), Some(stop)) => format!("{} ({})", h.n, stop.describe()),
+                _ => "–".into(),
+            },
             c.gflops.map(|g| format!("{g:.2}")).unwrap_or_else(|| "–".into()),
         );
     }
@@ -120,6 +172,6 @@ mod tests {
     #[test]
     fn a_single_run_lists_its_cases() {
         let md = render(&report_with(vec![("chrome", vec![case("a", &[2.0], true, false)])]));
-        assert!(md.contains("| `a` | passed | wall | 2.000 |"), "{md}");
+        assert!(md.contains("| `a` | passed | wall | 2.000 | – | 0% | 1 (sample count) |"), "{md}");
     }
 }

@@ -2,14 +2,15 @@
 //! `reports/schema/results.schema.json` documents every field and is checked against real runs
 //! by the test suite. Bump [`SCHEMA_VERSION`] on any change that breaks readers.
 
-use crate::stats::{summarize, Summary};
+use stats::{summarize, Summary};
+use crate::baseline::BaselineComparison;
 use kernels::check::Verdict;
 use kernels::wire::{AdapterReport, CaseMeasurement, PageError, Sample, StopReason};
-use kernels::{CaseSpec, Kernel, Shape};
+use kernels::{CaseSpec, Kernel, Shape, WarmupPolicy, WarmupStop};
 use serde::{Deserialize, Serialize};
 
 /// Version of the `results.json` layout.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// One invocation of harness: its settings, where it ran, and one [`PlatformRun`] per browser
 /// and platform measured.
@@ -28,6 +29,9 @@ pub struct RunReport {
     pub settings: Settings,
     /// Each browser/platform measured.
     pub runs: Vec<PlatformRun>,
+    /// The comparison with a saved baseline (`--baseline`), when one was asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<BaselineComparison>,
 }
 
 /// Version of the harness that wrote a report.
@@ -54,7 +58,7 @@ pub struct HostInfo {
     pub cores: usize,
 }
 
-/// The run's settings, enough to run it again.
+/// The run's settings, enough to run it again (`harness run --replay results.json`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Settings {
@@ -62,10 +66,25 @@ pub struct Settings {
     pub suite: String,
     /// Kernel filters (globs); empty for all.
     pub filters: Vec<String>,
-    /// Timed samples per case.
+    /// Timed samples per case (with `target_ci_pct`: the fewest).
     pub samples: u32,
-    /// Warm-up dispatches per case after the first.
-    pub warmup: u32,
+    /// Warm-up dispatches per case after the first: `auto` or a count.
+    pub warmup: WarmupPolicy,
+    /// Sampling went on until the median's 95% CI half-width was at most this % of the median.
+    #[serde(default)]
+    pub target_ci_pct: Option<f64>,
+    /// Browsers asked for, in order.
+    #[serde(default)]
+    pub browsers: Vec<String>,
+    /// Platforms asked for, in order.
+    #[serde(default)]
+    pub platforms: Vec<String>,
+    /// Every planned case (kernel, shape, seed), in order: the plan `--replay` runs again.
+    #[serde(default)]
+    pub cases: Vec<CaseSpec>,
+    /// The command line, for people (replay reads the fields above).
+    #[serde(default)]
+    pub command: Vec<String>,
     /// Input seed.
     pub seed: u64,
     /// Time budget of a case's timed samples, seconds.
@@ -285,6 +304,13 @@ pub struct CaseReport {
     pub first_dispatch_ms: Option<f64>,
     /// Wall time of all warm-up dispatches together, ms.
     pub warmup_ms: Option<f64>,
+    /// Wall time of each warm-up dispatch, ms.
+    #[serde(default)]
+    pub warmup: Vec<f64>,
+    /// What ended warm-up: the count asked for, or (auto) times that stopped falling, the limit
+    /// or the budget.
+    #[serde(default)]
+    pub warmup_stop: Option<WarmupStop>,
     /// Every timed sample.
     pub samples: Vec<Sample>,
     /// Whether the sample count or the time budget ended sampling.
@@ -322,6 +348,8 @@ impl CaseReport {
             pipeline_ms: None,
             first_dispatch_ms: None,
             warmup_ms: None,
+            warmup: Vec::new(),
+            warmup_stop: None,
             samples: Vec::new(),
             stopped_by: None,
             timer: None,
@@ -358,7 +386,9 @@ impl CaseReport {
         }
         case.pipeline_ms = Some(m.pipeline_ms);
         case.first_dispatch_ms = Some(m.first_dispatch_ms);
-        case.warmup_ms = Some(m.warmup_ms);
+        case.warmup_ms = Some(m.warmup.iter().sum());
+        case.warmup = m.warmup;
+        case.warmup_stop = Some(m.warmup_stop);
         case.samples = m.samples;
         case.stopped_by = Some(m.stopped_by);
         case.correctness = Some(verdict);
@@ -371,6 +401,19 @@ impl CaseReport {
             Timer::GpuTimestamp => self.gpu.as_ref(),
             Timer::WallClock => self.wall.as_ref(),
         }
+    }
+
+    /// The samples of `timer`, ms; empty when that timer did not time every sample.
+    pub fn times(&self, timer: Timer) -> Vec<f64> {
+        match timer {
+            Timer::WallClock => self.samples.iter().map(|s| s.wall_ms).collect(),
+            Timer::GpuTimestamp => self.samples.iter().map(|s| s.gpu_ms).collect::<Option<Vec<f64>>>().unwrap_or_default(),
+        }
+    }
+
+    /// How warm-up was decided, in a sentence; `None` for an unmeasured case.
+    pub fn warmup_explanation(&self) -> Option<String> {
+        self.warmup_stop.map(|stop| stop.explain(&self.warmup))
     }
 }
 

@@ -15,7 +15,8 @@ pub fn case(id: &str, times: &[f64], passed: bool, gpu: bool) -> CaseReport {
         case_id: id.to_string(),
         pipeline_ms: 0.1,
         first_dispatch_ms: 1.0,
-        warmup_ms: 0.5,
+        warmup: vec![0.25, 0.25],
+        warmup_stop: kernels::WarmupStop::Fixed,
         samples: times.iter().map(|&t| Sample { wall_ms: t, gpu_ms: gpu.then_some(t) }).collect(),
         output: String::new(),
         stopped_by: StopReason::SampleCount,
@@ -46,7 +47,12 @@ pub fn report_with(runs: Vec<(&str, Vec<CaseReport>)>) -> RunReport {
             suite: "quick".into(),
             filters: vec![],
             samples: 3,
-            warmup: 1,
+            warmup: kernels::WarmupPolicy::Fixed(2),
+            target_ci_pct: None,
+            browsers: vec![],
+            platforms: vec!["webgpu".into()],
+            cases: vec![],
+            command: vec![],
             seed: 1,
             max_time_s: 10.0,
             case_timeout_s: 60.0,
@@ -69,5 +75,6 @@ pub fn report_with(runs: Vec<(&str, Vec<CaseReport>)>) -> RunReport {
                 diagnostics: vec![],
             })
             .collect(),
+        baseline: None,
     }
 }

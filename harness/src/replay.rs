@@ -1,0 +1,83 @@
+//! `harness run --replay results.json`: the plan, seeds and settings a results file recorded,
+//! turned back into run arguments, so a run can be repeated exactly (on another day, machine or
+//! browser build).
+
+use crate::cli::{BrowserChoice, PlatformArg, RunArgs, SuiteArg};
+use clap::ValueEnum;
+use kernels::CaseSpec;
+use reports::{RunReport, RESULTS_JSON};
+use std::path::Path;
+
+/// Why a results file cannot be replayed.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    /// The file is unreadable or not a results file.
+    #[error(transparent)]
+    Report(#[from] reports::ReportError),
+    /// A recorded value this harness does not know.
+    #[error("{path}: the recorded {what} `{value}` is unknown to this harness version")]
+    Unknown {
+        /// The file.
+        path: String,
+        /// Which setting.
+        what: &'static str,
+        /// Its value.
+        value: String,
+    },
+}
+
+/// Reads the results file (or the one in a run folder) at `path`, sets `args` to its settings and
+/// returns the recorded cases to run.
+pub fn apply(args: &mut RunArgs, path: &Path) -> Result<Vec<CaseSpec>, ReplayError> {
+    let file = if path.is_dir() { path.join(RESULTS_JSON) } else { path.to_path_buf() };
+    let report = reports::read_results(&file)?;
+    let shown = file.display().to_string();
+    let unknown = |what: &'static str, value: &str| ReplayError::Unknown { path: shown.clone(), what, value: value.to_string() };
+    let s = &report.settings;
+    args.suite = SuiteArg::from_str(&s.suite, false).map_err(|_| unknown("suite", &s.suite))?;
+    args.filter = s.filters.clone();
+    args.samples = s.samples;
+    args.warmup = s.warmup;
+    args.seed = s.seed;
+    args.max_time = s.max_time_s;
+    args.timeout = s.case_timeout_s;
+    args.target_ci = s.target_ci_pct;
+    if !args.headed && !args.headless {
+        args.headed = !s.headless;
+    }
+    let (browsers, platforms) = recorded_targets(&report);
+    args.browser = browsers
+        .iter()
+        .map(|b| BrowserChoice::from_str(b, false).map_err(|_| unknown("browser", b)))
+        .collect::<Result<_, _>>()?;
+    args.platform = platforms
+        .iter()
+        .map(|p| PlatformArg::from_str(p, false).map_err(|_| unknown("platform", p)))
+        .collect::<Result<_, _>>()?;
+    for case in &s.cases {
+        if case.kernel().is_none() {
+            return Err(unknown("kernel", &case.kernel));
+        }
+    }
+    Ok(s.cases.clone())
+}
+
+/// The browsers and platforms a report asked for; for files that predate recording them, the ones
+/// its runs show.
+fn recorded_targets(report: &RunReport) -> (Vec<String>, Vec<String>) {
+    let s = &report.settings;
+    if !s.platforms.is_empty() {
+        return (s.browsers.clone(), s.platforms.clone());
+    }
+    let mut browsers = Vec::new();
+    let mut platforms = Vec::new();
+    for run in &report.runs {
+        if run.platform != "native" && !browsers.contains(&run.browser) {
+            browsers.push(run.browser.clone());
+        }
+        if !platforms.contains(&run.platform) {
+            platforms.push(run.platform.clone());
+        }
+    }
+    (browsers, platforms)
+}

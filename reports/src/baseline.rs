@@ -1,0 +1,226 @@
+//! A run compared with a saved baseline (`--baseline NAME`, `harness compare OLD NEW`): per case
+//! the change of the median with its 95% bootstrap interval, classed improved, regressed or
+//! unchanged by [`stats::change`]. Cases are matched by run (`browser/platform`) and case id;
+//! cases present on one side only are listed, never dropped.
+
+use crate::compare::labels;
+use crate::model::{CaseReport, CaseStatus, RunReport, Timer};
+use serde::{Deserialize, Serialize};
+use stats::{Change, Class};
+
+/// Whether a case was in both runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Presence {
+    /// Planned by both.
+    Both,
+    /// Only the baseline has it.
+    OnlyBaseline,
+    /// Only the new run has it.
+    OnlyNew,
+}
+
+/// One case of one run, baseline against new.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CaseChange {
+    /// `browser/platform` of the run.
+    pub run: String,
+    /// Case id.
+    pub id: String,
+    /// Which side has it.
+    pub presence: Presence,
+    /// The timer compared: GPU timestamps when both sides have them, else wall clock.
+    pub timer: Option<Timer>,
+    /// The change, when both sides measured the case (two samples or more each).
+    pub change: Option<Change>,
+    /// Why there is no change to show, when there is none.
+    pub note: Option<String>,
+}
+
+impl CaseChange {
+    /// The class, `None` when nothing could be compared.
+    pub fn class(&self) -> Option<Class> {
+        self.change.map(|c| c.class)
+    }
+}
+
+/// How many cases fell in each class.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChangeCounts {
+    /// Faster beyond noise.
+    pub improved: usize,
+    /// Slower beyond noise.
+    pub regressed: usize,
+    /// Within noise.
+    pub unchanged: usize,
+    /// In both runs but not measured in one of them (wrong, timed out, not run).
+    pub not_compared: usize,
+    /// Only in the baseline.
+    pub only_baseline: usize,
+    /// Only in the new run.
+    pub only_new: usize,
+}
+
+/// The comparison of a run with its baseline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BaselineComparison {
+    /// The baseline's name, or the path it was read from.
+    pub name: String,
+    /// When the baseline was measured.
+    pub baseline_created_at: String,
+    /// The baseline's harness revision, when known.
+    pub baseline_revision: Option<String>,
+    /// Changes under this many percent are unchanged.
+    pub noise_pct: f64,
+    /// `--fail-on-regression`: a regression above this many percent fails the run.
+    pub fail_on_regression_pct: Option<f64>,
+    /// Every case of either run.
+    pub cases: Vec<CaseChange>,
+}
+
+fn measured_times(case: &CaseReport, timer: Timer) -> Option<Vec<f64>> {
+    (case.status == CaseStatus::Passed || case.status == CaseStatus::Failed)
+        .then(|| case.times(timer))
+        .filter(|t| t.len() >= 2)
+}
+
+impl BaselineComparison {
+    /// Compares `new` with `baseline`, named `name`.
+    pub fn new(name: &str, baseline: &RunReport, new: &RunReport, noise_pct: f64, fail_on_regression_pct: Option<f64>) -> Self {
+        let (old_labels, new_labels) = (labels(baseline), labels(new));
+        let mut cases = Vec::new();
+        for (run, label) in new.runs.iter().zip(&new_labels) {
+            let old_run = old_labels.iter().position(|l| l == label).map(|i| &baseline.runs[i]);
+            for case in &run.cases {
+                let old = old_run.and_then(|r| r.cases.iter().find(|c| c.id == case.id));
+                cases.push(match old {
+                    None => CaseChange {
+                        run: label.clone(),
+                        id: case.id.clone(),
+                        presence: Presence::OnlyNew,
+                        timer: None,
+                        change: None,
+                        note: Some("not in the baseline".into()),
+                    },
+                    Some(old) => Self::pair(label, old, case, noise_pct),
+                });
+            }
+        }
+        for (run, label) in baseline.runs.iter().zip(&old_labels) {
+            let new_run = new_labels.iter().position(|l| l == label).map(|i| &new.runs[i]);
+            for case in &run.cases {
+                if !new_run.is_some_and(|r| r.cases.iter().any(|c| c.id == case.id)) {
+                    cases.push(CaseChange {
+                        run: label.clone(),
+                        id: case.id.clone(),
+                        presence: Presence::OnlyBaseline,
+                        timer: None,
+                        change: None,
+                        note: Some("not in the new run".into()),
+                    });
+                }
+            }
+        }
+        BaselineComparison {
+            name: name.to_string(),
+            baseline_created_at: baseline.created_at.clone(),
+            baseline_revision: baseline.harness.git_revision.clone(),
+            noise_pct,
+            fail_on_regression_pct,
+            cases,
+        }
+    }
+
+    fn pair(label: &str, old: &CaseReport, new: &CaseReport, noise_pct: f64) -> CaseChange {
+        let timer = if old.gpu.is_some() && new.gpu.is_some() { Timer::GpuTimestamp } else { Timer::WallClock };
+        let (a, b) = (measured_times(old, timer), measured_times(new, timer));
+        let change = a.as_deref().zip(b.as_deref()).and_then(|(a, b)| Change::between(a, b, noise_pct));
+        let note = match (&a, &b) {
+            _ if change.is_some() => None,
+            (None, _) => Some(format!("baseline {}", old.status.as_str())),
+            (_, None) => Some(format!("new run {}", new.status.as_str())),
+            _ => Some("too few samples".into()),
+        };
+        CaseChange { run: label.to_string(), id: new.id.clone(), presence: Presence::Both, timer: Some(timer), change, note }
+    }
+
+    /// Cases in each class.
+    pub fn counts(&self) -> ChangeCounts {
+        let mut c = ChangeCounts::default();
+        for case in &self.cases {
+            match (case.presence, case.class()) {
+                (Presence::OnlyBaseline, _) => c.only_baseline += 1,
+                (Presence::OnlyNew, _) => c.only_new += 1,
+                (Presence::Both, Some(Class::Improved)) => c.improved += 1,
+                (Presence::Both, Some(Class::Regressed)) => c.regressed += 1,
+                (Presence::Both, Some(Class::Unchanged)) => c.unchanged += 1,
+                (Presence::Both, None) => c.not_compared += 1,
+            }
+        }
+        c
+    }
+
+    /// Regressions that fail the gate: regressed by more than `--fail-on-regression` (every
+    /// regression when no threshold was given).
+    pub fn failing(&self) -> impl Iterator<Item = (&CaseChange, &Change)> {
+        let threshold = self.fail_on_regression_pct.unwrap_or(0.0);
+        self.cases
+            .iter()
+            .filter_map(|c| c.change.as_ref().map(|ch| (c, ch)))
+            .filter(move |(_, ch)| ch.class == Class::Regressed && ch.pct > threshold)
+    }
+
+    /// Whether `--fail-on-regression` was given and a regression exceeds it.
+    pub fn gate_fails(&self) -> bool {
+        self.fail_on_regression_pct.is_some() && self.failing().next().is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testdata::{case, report_with};
+    use stats::rng::SplitMix64;
+
+    fn draw(seed: u64, n: usize, median: f64) -> Vec<f64> {
+        let mut rng = SplitMix64::new(seed);
+        (0..n).map(|_| median * (0.97 + 0.06 * (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64)).collect()
+    }
+
+    #[test]
+    fn a_twenty_percent_slowdown_fails_a_five_percent_gate_and_the_same_distribution_does_not() {
+        let old = report_with(vec![("chrome", vec![case("a", &draw(1, 30, 1.0), true, true), case("b", &draw(2, 30, 2.0), true, true)])]);
+        let new = report_with(vec![("chrome", vec![case("a", &draw(3, 30, 1.2), true, true), case("b", &draw(4, 30, 2.0), true, true)])]);
+        let cmp = BaselineComparison::new("base", &old, &new, stats::change::DEFAULT_NOISE_PCT, Some(5.0));
+        assert_eq!(cmp.cases[0].class(), Some(Class::Regressed));
+        assert_eq!(cmp.cases[1].class(), Some(Class::Unchanged));
+        assert!(cmp.gate_fails());
+        assert_eq!(cmp.failing().map(|(c, _)| c.id.as_str()).collect::<Vec<_>>(), ["a"]);
+        let lenient = BaselineComparison { fail_on_regression_pct: Some(50.0), ..cmp.clone() };
+        assert!(!lenient.gate_fails());
+        let no_gate = BaselineComparison { fail_on_regression_pct: None, ..cmp };
+        assert!(!no_gate.gate_fails());
+    }
+
+    #[test]
+    fn cases_on_one_side_only_are_listed() {
+        let old = report_with(vec![("chrome", vec![case("a", &[1.0, 1.0], true, true), case("gone", &[1.0, 1.0], true, true)])]);
+        let new = report_with(vec![("chrome", vec![case("a", &[1.0, 1.0], true, true), case("fresh", &[1.0, 1.0], true, true)])]);
+        let cmp = BaselineComparison::new("base", &old, &new, 2.0, None);
+        let c = cmp.counts();
+        assert_eq!((c.unchanged, c.only_new, c.only_baseline), (1, 1, 1));
+        let gone = cmp.cases.iter().find(|c| c.id == "gone").unwrap();
+        assert_eq!(gone.presence, Presence::OnlyBaseline);
+    }
+
+    #[test]
+    fn gpu_time_is_compared_only_when_both_sides_have_it() {
+        let old = report_with(vec![("chrome", vec![case("a", &[1.0, 1.0], true, true)])]);
+        let new = report_with(vec![("chrome", vec![case("a", &[1.0, 1.0], true, false)])]);
+        let cmp = BaselineComparison::new("base", &old, &new, 2.0, None);
+        assert_eq!(cmp.cases[0].timer, Some(Timer::WallClock));
+    }
+}
