@@ -4,52 +4,11 @@
 //! real Edge test prints why it skips.
 //! The tests share one lock: they count browser processes, so they must not overlap.
 
+mod common;
+
+use common::*;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::sync::Mutex;
-
-static BROWSER: Mutex<()> = Mutex::new(());
-
-fn harness(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args(args)
-        .output()
-        .expect("the harness binary runs")
-}
-
-fn out_dir(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).expect("results.json exists")).expect("valid JSON")
-}
-
-fn schema_errors(results: &Value) -> Vec<String> {
-    let schema_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports/schema/results.schema.json");
-    let schema: Value = serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
-    validator.iter_errors(results).map(|e| format!("{} at {}", e, e.instance_path())).collect()
-}
-
-fn count_processes(name: &str) -> usize {
-    let Ok(entries) = std::fs::read_dir("/proc") else { return 0 };
-    entries
-        .flatten()
-        .filter(|e| {
-            std::fs::read_to_string(e.path().join("comm"))
-                .map(|c| c.trim().starts_with(name))
-                .unwrap_or(false)
-        })
-        .count()
-}
-
-fn text(o: &[u8]) -> String {
-    String::from_utf8_lossy(o).to_string()
-}
+use std::process::Command;
 
 #[test]
 fn quick_suite_passes_every_check_in_headless_chromium() {
@@ -89,7 +48,7 @@ fn quick_suite_passes_every_check_in_headless_chromium() {
 
     let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
     assert!(html.contains("<svg") && html.contains("matmul_tiled"));
-    assert!(!html.contains("<script src") && !html.contains("<link"), "report.html must not fetch anything");
+    assert!(!html.contains("<script src") && !html.contains("rel=\"stylesheet"), "report.html must not fetch anything");
     assert_eq!(count_processes("chromedriver"), 0, "chromedriver left running");
 }
 
@@ -132,6 +91,14 @@ fn wrong_answers_hangs_and_exceptions_are_reported_and_the_run_goes_on() {
     assert!(stderr.contains("deliberate exception") && stderr.contains("page.js"), "stack in the terminal:\n{stderr}");
     let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
     assert!(html.contains("deliberate exception") && html.contains("timedOut"));
+    // junit.xml: the wrong answer is a failure, the hang and the exception are errors.
+    let junit = std::fs::read_to_string(dir.join("junit.xml")).unwrap();
+    let doc = roxmltree::Document::parse(&junit).expect("junit.xml parses");
+    let root = doc.root_element();
+    let counts = ["tests", "failures", "errors", "skipped"].map(|a| root.attribute(a).unwrap_or("?"));
+    assert_eq!(counts, ["5", "1", "2", "0"], "{junit}");
+    let failure = doc.descendants().find(|n| n.has_tag_name("failure")).unwrap();
+    assert_eq!(failure.parent().unwrap().attribute("name"), wrong["id"].as_str());
     assert_eq!(count_processes("chromedriver"), 0, "chromedriver left running");
 }
 
@@ -233,27 +200,15 @@ fn a_browser_that_cannot_start_does_not_lose_the_other_browsers_results() {
 #[test]
 fn webdriver_url_uses_a_chromedriver_started_by_the_test() {
     let _lock = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let mut cmd = Command::new("chromedriver");
-    cmd.arg(format!("--port={port}")).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
-    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-    let mut driver = cmd.spawn().expect("chromedriver is installed (ci/setup.sh)");
-    for _ in 0..100 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+    let mut driver = Chromedriver::start();
     let dir = out_dir("remote");
-    let url = format!("http://127.0.0.1:{port}");
+    let url = driver.url.clone();
     let out = harness(&[
         "run", "--webdriver-url", &url, "--browser-path", "/usr/bin/chromium", "--suite", "quick", "--filter", "add",
         "--samples", "3", "--warmup", "0", "--out", dir.to_str().unwrap(),
     ]);
-    let still_running = matches!(driver.try_wait(), Ok(None));
-    // SAFETY: killpg only signals the group this test created.
-    unsafe { libc::killpg(driver.id() as i32, libc::SIGKILL) };
-    let _ = driver.wait();
+    let still_running = driver.process.running();
+    drop(driver);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(still_running, "harness must leave a driver it did not start running");
     let run = &read_json(&dir.join("results.json"))["runs"][0];

@@ -142,7 +142,7 @@ impl BaselineComparison {
             _ if change.is_some() => None,
             (None, _) => Some(format!("baseline {}", old.status.as_str())),
             (_, None) => Some(format!("new run {}", new.status.as_str())),
-            _ => Some("too few samples".into()),
+            _ => Some("median of 0 ms: below the timer's resolution".into()),
         };
         CaseChange { run: label.to_string(), id: new.id.clone(), presence: Presence::Both, timer: Some(timer), change, note }
     }

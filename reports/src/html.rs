@@ -192,6 +192,8 @@ const BOX_MARGIN: f64 = 8.0;
 const BAR_SPAN: f64 = 150.0;
 const BAR_ROW: f64 = 14.0;
 const FOREST_WIDTH: f64 = 180.0;
+/// Pixels between tick labels, so they never overlap.
+const MIN_LABEL_GAP: f64 = 48.0;
 /// Most outlier dots drawn per case; the table gives the full counts.
 const MAX_POINTS: usize = 200;
 
@@ -442,11 +444,18 @@ fn distribution(c: &CaseReport) -> Option<Distribution> {
         whisker_low: x(whisker_low),
         whisker_high: x(whisker_high),
         points,
-        ticks: vec![
-            Tick { x: x(s.min), label: format_ms(s.min), anchor: "start" },
-            Tick { x: x(s.median), label: format_ms(s.median), anchor: "middle" },
-            Tick { x: x(s.max), label: format_ms(s.max), anchor: "end" },
-        ],
+        ticks: {
+            // The median's label only where it does not collide with the end labels.
+            let (a, m, b) = (x(s.min), x(s.median), x(s.max));
+            let mut ticks = vec![Tick { x: a, label: format_ms(s.min), anchor: "start" }];
+            if m - a > MIN_LABEL_GAP && b - m > MIN_LABEL_GAP {
+                ticks.push(Tick { x: m, label: format_ms(s.median), anchor: "middle" });
+            }
+            if b - a > MIN_LABEL_GAP {
+                ticks.push(Tick { x: b, label: format_ms(s.max), anchor: "end" });
+            }
+            ticks
+        },
     })
 }
 
@@ -469,10 +478,12 @@ mod tests {
         // The 9 ms sample is a severe outlier, drawn filled.
         assert!(html.contains(r#"class="outlier severe""#));
         assert_eq!(html.matches(r#"<svg class="bars""#).count(), 2);
-        // Nothing to fetch: no external scripts, stylesheets, images or fonts.
-        for banned in ["<link", " src=", "url(", "@import"] {
+        // Nothing to fetch: no external scripts, stylesheets, images or fonts, and an inline
+        // favicon so browsers do not ask for one.
+        for banned in ["<link rel=\"stylesheet", " src=", "url(", "@import", "href=\"http"] {
             assert!(!html.contains(banned), "{banned}");
         }
+        assert!(html.contains(r#"<link rel="icon" href="data:,">"#));
     }
 
     #[test]
