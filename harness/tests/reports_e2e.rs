@@ -19,14 +19,8 @@ fn native_run(dir: &Path, extra: &[&str]) -> Value {
 
 /// Replaces every case's samples with 30 draws around `median` ms (±3%, seeded), wall clock only.
 fn with_synthetic_samples(mut results: Value, seed: u64, median: f64) -> Value {
-    let mut state = seed;
-    let mut next = || {
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    };
+    let mut rng = stats::rng::SplitMix64::new(seed);
+    let mut next = || rng.next_f64();
     for case in results["runs"][0]["cases"].as_array_mut().unwrap() {
         let samples: Vec<Value> = (0..30).map(|_| serde_json::json!({"wallMs": median * (0.97 + 0.06 * next()), "gpuMs": null})).collect();
         case["samples"] = samples.into();

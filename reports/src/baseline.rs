@@ -187,7 +187,7 @@ mod tests {
 
     fn draw(seed: u64, n: usize, median: f64) -> Vec<f64> {
         let mut rng = SplitMix64::new(seed);
-        (0..n).map(|_| median * (0.97 + 0.06 * (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64)).collect()
+        (0..n).map(|_| median * (0.97 + 0.06 * rng.next_f64())).collect()
     }
 
     #[test]

@@ -83,8 +83,8 @@ mod tests {
     fn draw(rng: &mut SplitMix64, n: usize, median: f64, spread: f64) -> Vec<f64> {
         (0..n)
             .map(|_| {
-                let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-                let v = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+                let u = rng.next_f64();
+                let v = rng.next_f64();
                 median * (1.0 + spread * (u + v - 1.0) + spread * 0.5 * u * u)
             })
             .collect()

@@ -22,6 +22,11 @@ impl SplitMix64 {
         z ^ (z >> 31)
     }
 
+    /// Uniform in `[0, 1)`, 53 random bits.
+    pub fn next_f64(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
     /// Uniform in `0..n` (`n > 0`), by Lemire's multiply-shift: the bias is below 2⁻³² for the
     /// sample counts harness sees.
     pub fn below(&mut self, n: usize) -> usize {
