@@ -9,8 +9,9 @@ use std::path::PathBuf;
 /// harness builds a WASM bundle of its kernels, serves it from a local server, drives a real
 /// browser through WebDriver, times every case (GPU timestamp queries where the browser has them,
 /// wall clock always), checks every output against an f64 CPU reference, and writes
-/// results.json, a self-contained report.html and summary.md. The same kernels also run on the
-/// CPU in WASM and natively through wgpu, as baselines.
+/// results.json, a self-contained report.html, summary.md and junit.xml. The same kernels also
+/// run on the CPU in WASM and natively through wgpu, for reference. Every median comes with a 95%
+/// bootstrap confidence interval; saved baselines and `harness compare` make a regression gate.
 #[derive(Debug, Parser)]
 #[command(name = "harness", version, propagate_version = true)]
 pub struct Cli {
@@ -53,8 +54,8 @@ OLD and NEW are each a run folder, a results.json, or the name of a baseline sav
 
 Examples:
   harness compare runs/20261101-120000-chrome runs/20261102-090000-chrome
-  harness compare main runs/latest --fail-on-regression 5     a CI gate against a saved baseline
-  harness compare main runs/latest --out cmp/                 also write reports with the comparison
+  harness compare main runs/20261102-090000-chrome --fail-on-regression 5   a CI gate
+  harness compare main runs/20261102-090000-chrome --out cmp/   also write reports with the comparison
 
 A change counts when its 95% bootstrap interval excludes zero and it exceeds --noise-threshold;
 otherwise the case is unchanged. Cases present in only one run are listed.
