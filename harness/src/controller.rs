@@ -297,7 +297,7 @@ pub async fn run_cases(
                     ),
                 }
             }
-            _ = interrupted.changed() => bail!("interrupted by Ctrl-C"),
+            _ = interrupted.changed() => bail!("interrupted (Ctrl-C, SIGTERM or SIGHUP)"),
         }
         if reload {
             let remaining = book.remaining();

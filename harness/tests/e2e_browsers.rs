@@ -350,3 +350,47 @@ fn wasm_and_native_platforms_pass_the_quick_suite_checks() {
     assert!(runs[0]["cases"][0]["gpu"].is_null());
     assert!(runs[1]["adapter"]["description"].as_str().unwrap().contains("Vulkan"), "{}", runs[1]["adapter"]);
 }
+
+#[test]
+fn ctrl_c_or_sigterm_keeps_finished_cases_and_ends_driver_and_browser() {
+    use std::io::{BufRead, BufReader};
+    let _lock = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+    for (signal, name) in [(libc::SIGINT, "sigint"), (libc::SIGTERM, "sigterm")] {
+        let dir = out_dir(&format!("interrupt-{name}"));
+        let mut child = Command::new(env!("CARGO_BIN_EXE_harness"))
+            .args(["run", "--suite", "quick", "--samples", "300", "--max-time", "60", "--warmup", "0", "--out", dir.to_str().unwrap()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let stderr = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        // Interrupt once the first case has finished.
+        let mut seen = Vec::new();
+        while let Ok(line) = rx.recv_timeout(std::time::Duration::from_secs(120)) {
+            let done = line.starts_with("PASS");
+            seen.push(line);
+            if done {
+                break;
+            }
+        }
+        assert!(seen.iter().any(|l| l.starts_with("PASS")), "no case finished: {seen:#?}");
+        // SAFETY: signals only the child this test started.
+        unsafe { libc::kill(child.id() as i32, signal) };
+        let status = child.wait().unwrap();
+        let rest: Vec<String> = rx.try_iter().collect();
+        assert_eq!(status.code(), Some(1), "{name}: {rest:#?}");
+        let run = &read_json(&dir.join("results.json"))["runs"][0];
+        assert_eq!(run["status"], "failed");
+        assert!(run["failure"].as_str().unwrap().contains("interrupted"), "{}", run["failure"]);
+        let statuses = case_statuses(run);
+        assert_eq!(statuses[0], "passed", "{statuses:?}");
+        assert_eq!(statuses.last().unwrap(), "notRun", "{statuses:?}");
+        assert_eq!(count_processes("chromedriver") + count_processes("chromium"), 0, "{name}: driver or browser left running");
+    }
+}
