@@ -82,7 +82,7 @@ pub fn timing_phrase(case: &CaseReport) -> String {
     match case.headline() {
         Some(h) => {
             let timer = case.timer.map(Timer::short).unwrap_or("wall");
-            let ci = h.ci_half_width_pct.map(|w| format!(" ±{w:.1}%")).unwrap_or_default();
+            let ci = h.ci_half_width_pct.map(|w| format!(" {}", reports::format_ci(Some(w)))).unwrap_or_default();
             let stop = case.stopped_by.map(|s| format!(", stopped by {}", s.describe())).unwrap_or_default();
             let outliers = match h.outliers.total() {
                 0 => String::new(),

@@ -23,7 +23,7 @@ pub fn table(report: &RunReport) -> String {
                 Cell::new(c.status.as_str()),
                 Cell::new(timer),
                 Cell::new(opt(h.map(|s| s.median), 4)).set_alignment(CellAlignment::Right),
-                Cell::new(h.and_then(|s| s.ci_half_width_pct).map(|w| format!("{w:.1}%")).unwrap_or_else(|| "–".into()))
+                Cell::new(reports::format_ci(h.and_then(|s| s.ci_half_width_pct)))
                     .set_alignment(CellAlignment::Right),
                 Cell::new(opt(h.map(|s| s.p95), 4)).set_alignment(CellAlignment::Right),
                 Cell::new(h.map(|s| format!("{:.1}%", s.cv * 100.0)).unwrap_or_else(|| "–".into()))
@@ -33,7 +33,7 @@ pub fn table(report: &RunReport) -> String {
                     _ => "–".into(),
                 })
                 .set_alignment(CellAlignment::Right),
-                Cell::new(h.map(|s| outliers(&s.outliers)).unwrap_or_else(|| "–".into())).set_alignment(CellAlignment::Right),
+                Cell::new(h.map(|s| s.outliers.describe()).unwrap_or_else(|| "–".into())).set_alignment(CellAlignment::Right),
                 Cell::new(opt(c.gflops, 2)).set_alignment(CellAlignment::Right),
                 Cell::new(opt(c.gbps, 2)).set_alignment(CellAlignment::Right),
                 Cell::new(c.correctness.as_ref().map(|v| format!("{:.1e}", v.max_abs_err)).unwrap_or_else(|| "–".into()))
@@ -53,16 +53,6 @@ pub fn table(report: &RunReport) -> String {
         out += &baseline_table(cmp);
     }
     out
-}
-
-/// `2 mild, 1 severe` (or `0`).
-pub fn outliers(o: &stats::Outliers) -> String {
-    match (o.mild(), o.severe()) {
-        (0, 0) => "0".into(),
-        (m, 0) => format!("{m} mild"),
-        (0, v) => format!("{v} severe"),
-        (m, v) => format!("{m} mild, {v} severe"),
-    }
 }
 
 /// The comparison with a baseline as a table, then its counts and the regression gate's verdict.

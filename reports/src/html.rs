@@ -3,7 +3,7 @@
 //! places it.
 
 use crate::baseline::BaselineComparison;
-use crate::model::{format_ms, CaseReport, PlatformRun, RunReport, Timer};
+use crate::model::{format_ci as pct, format_ms, CaseReport, PlatformRun, RunReport, Timer};
 use crate::ReportError;
 use serde::Serialize;
 use stats::outliers::Severity;
@@ -205,10 +205,6 @@ fn num(v: Option<f64>) -> String {
     v.map(|v| format!("{v:.2}")).unwrap_or_else(|| "–".into())
 }
 
-fn pct(v: Option<f64>) -> String {
-    v.map(|v| format!("±{v:.1}%")).unwrap_or_else(|| "–".into())
-}
-
 impl<'a> ReportView<'a> {
     fn new(report: &'a RunReport) -> Self {
         let labels = crate::compare::labels(report);
@@ -373,14 +369,9 @@ fn row(c: &CaseReport) -> RowView<'_> {
         cv: h.map(|s| format!("{:.1}%", s.cv * 100.0)).unwrap_or_else(|| "–".into()),
         n: h.map(|s| s.n.to_string()).unwrap_or_else(|| "–".into()),
         stop: c.stopped_by.map(|s| s.describe()).unwrap_or("–"),
-        outliers: h
-            .map(|s| match (s.outliers.mild(), s.outliers.severe()) {
-                (0, 0) => "0".to_string(),
-                (m, v) => format!("{m} mild, {v} severe"),
-            })
-            .unwrap_or_else(|| "–".into()),
+        outliers: h.map(|s| s.outliers.describe()).unwrap_or_else(|| "–".into()),
         warmup: match c.warmup_stop {
-            Some(stop) => format!("{} ({})", c.warmup.len(), serde_json::to_value(stop).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()),
+            Some(stop) => format!("{} ({})", c.warmup.len(), stop.as_str()),
             None => "–".into(),
         },
         warmup_how: c.warmup_explanation().unwrap_or_default(),

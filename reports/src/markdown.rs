@@ -141,7 +141,7 @@ fn single(s: &mut String, report: &RunReport) {
             c.status.as_str(),
             c.timer.map(Timer::short).unwrap_or("–"),
             h.map(|h| ms(h.median)).unwrap_or_else(|| "–".into()),
-            h.and_then(|h| h.ci_half_width_pct).map(|w| format!("{w:.1}%")).unwrap_or_else(|| "–".into()),
+            crate::model::format_ci(h.and_then(|h| h.ci_half_width_pct)),
             h.map(|h| format!("{:.0}%", h.cv * 100.0)).unwrap_or_else(|| "–".into()),
             match (h, c.stopped_by) {
                 (Some(h), Some(stop)) => format!("{} ({})", h.n, stop.describe()),

@@ -278,6 +278,11 @@ pub fn format_ms(v: f64) -> String {
     }
 }
 
+/// The median's 95% CI half-width as tables show it (`±1.2%`), or `–` without one.
+pub fn format_ci(half_width_pct: Option<f64>) -> String {
+    half_width_pct.map(|w| format!("±{w:.1}%")).unwrap_or_else(|| "–".into())
+}
+
 /// One case's measurement, statistics and check.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -88,6 +88,16 @@ impl Outliers {
     pub fn severe(&self) -> usize {
         self.low_severe + self.high_severe
     }
+
+    /// `0`, `2 mild`, `1 severe` or `2 mild, 1 severe`, as tables show it.
+    pub fn describe(&self) -> String {
+        match (self.mild(), self.severe()) {
+            (0, 0) => "0".into(),
+            (m, 0) => format!("{m} mild"),
+            (0, v) => format!("{v} severe"),
+            (m, v) => format!("{m} mild, {v} severe"),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -106,6 +116,7 @@ mod tests {
         assert_eq!((o.low_fence, o.high_fence), (7.0, 15.0));
         assert_eq!((o.low_severe, o.low_mild, o.high_mild, o.high_severe), (1, 1, 2, 2));
         assert_eq!((o.total(), o.mild(), o.severe()), (6, 3, 3));
+        assert_eq!(o.describe(), "3 mild, 3 severe");
         assert_eq!(o.severity(2.0), Severity::Severe);
         assert_eq!(o.severity(6.0), Severity::Mild);
         assert_eq!(o.severity(17.9), Severity::Mild);

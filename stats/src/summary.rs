@@ -53,7 +53,10 @@ pub fn quantile(sorted: &[f64], q: f64) -> f64 {
 /// [`Summary::ci_half_width_pct`] reports it; `None` when there is no interval or the median is 0.
 pub fn ci_half_width_pct(samples: &[f64], resamples: usize) -> Option<f64> {
     let ci = bootstrap::median_ci(samples, resamples, bootstrap::SEED)?;
-    let median = bootstrap::median_in_place(&mut samples.to_vec());
+    relative_half_width(ci, bootstrap::median_in_place(&mut samples.to_vec()))
+}
+
+fn relative_half_width(ci: Interval, median: f64) -> Option<f64> {
     (median > 0.0).then(|| ci.half_width() / median * 100.0)
 }
 
@@ -85,7 +88,7 @@ pub fn summarize(samples: &[f64]) -> Option<Summary> {
         stddev,
         cv: if mean > 0.0 { stddev / mean } else { 0.0 },
         median_ci,
-        ci_half_width_pct: median_ci.filter(|_| median > 0.0).map(|ci| ci.half_width() / median * 100.0),
+        ci_half_width_pct: median_ci.and_then(|ci| relative_half_width(ci, median)),
         outliers: Outliers::classify(&sorted),
     })
 }

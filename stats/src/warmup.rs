@@ -123,6 +123,16 @@ impl WarmupPolicy {
 }
 
 impl WarmupStop {
+    /// The reason as written on disk: `fixed`, `stable`, `budget`, `limit`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WarmupStop::Fixed => "fixed",
+            WarmupStop::Stable => "stable",
+            WarmupStop::Budget => "budget",
+            WarmupStop::Limit => "limit",
+        }
+    }
+
     /// How the warm-up of `times` ended, in a sentence.
     pub fn explain(&self, times: &[f64]) -> String {
         let n = times.len();
