@@ -61,8 +61,7 @@ pub fn list(dir: &Path) -> Vec<String> {
 
 /// Reads the run `spec` names: a results.json, a folder holding one, or a baseline in `dir`.
 pub fn load(spec: &str, dir: &Path) -> Result<RunReport, BaselineError> {
-    let path = Path::new(spec);
-    let candidates = [path.to_path_buf(), path.join(RESULTS_JSON), dir.join(spec).join(RESULTS_JSON)];
+    let candidates = [reports::results_path(Path::new(spec)), dir.join(spec).join(RESULTS_JSON)];
     match candidates.iter().find(|p| p.is_file()) {
         Some(found) => Ok(reports::read_results(found)?),
         None => {

@@ -77,6 +77,13 @@ pub struct GateArgs {
     pub fail_on_regression: Option<f64>,
 }
 
+impl GateArgs {
+    /// Compares `new` with the baseline `old`, called `name`, under these settings.
+    pub fn compare(&self, name: &str, old: &reports::RunReport, new: &reports::RunReport) -> reports::baseline::BaselineComparison {
+        reports::baseline::BaselineComparison::new(name, old, new, self.noise_threshold, self.fail_on_regression)
+    }
+}
+
 /// Options of `harness compare`.
 #[derive(Debug, Args)]
 pub struct CompareArgs {

@@ -236,13 +236,7 @@ async fn run(mut args: RunArgs) -> Result<ExitCode> {
         baseline: None,
     };
     if let (Some(old), Some(name)) = (&baseline, &args.baseline) {
-        report.baseline = Some(reports::baseline::BaselineComparison::new(
-            name,
-            old,
-            &report,
-            args.gate.noise_threshold,
-            args.gate.fail_on_regression,
-        ));
+        report.baseline = Some(args.gate.compare(name, old, &report));
     }
     write_reports(&report, &out_dir, args.json)?;
     if let Some(name) = &args.save_baseline {
@@ -260,7 +254,7 @@ async fn run(mut args: RunArgs) -> Result<ExitCode> {
 fn compare(args: CompareArgs) -> Result<ExitCode> {
     let old = baseline::load(&args.old, &args.gate.baseline_dir)?;
     let mut new = baseline::load(&args.new, &args.gate.baseline_dir)?;
-    let cmp = reports::baseline::BaselineComparison::new(&args.old, &old, &new, args.gate.noise_threshold, args.gate.fail_on_regression);
+    let cmp = args.gate.compare(&args.old, &old, &new);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&cmp)?);
     } else if args.markdown {

@@ -40,9 +40,8 @@ pub async fn serve(args: OpenArgs) -> Result<ExitCode> {
 async fn index(State(root): State<Arc<PathBuf>>) -> Response {
     let scan_root = root.clone();
     let page = tokio::task::spawn_blocking(move || reports::index::render(&scan_root.display().to_string(), &reports::index::scan(&scan_root))).await;
-    match page {
-        Ok(Ok(html)) => Html(html).into_response(),
-        Ok(Err(e)) => (axum::http::StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
-        Err(e) => (axum::http::StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
+    match page.map_err(|e| e.to_string()).and_then(|r| r.map_err(|e| e.to_string())) {
+        Ok(html) => Html(html).into_response(),
+        Err(e) => (axum::http::StatusCode::INTERNAL_SERVER_ERROR, e).into_response(),
     }
 }

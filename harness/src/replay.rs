@@ -5,7 +5,7 @@
 use crate::cli::{BrowserChoice, PlatformArg, RunArgs, SuiteArg};
 use clap::ValueEnum;
 use kernels::CaseSpec;
-use reports::{RunReport, RESULTS_JSON};
+use reports::RunReport;
 use std::path::Path;
 
 /// Why a results file cannot be replayed.
@@ -29,7 +29,7 @@ pub enum ReplayError {
 /// Reads the results file (or the one in a run folder) at `path`, sets `args` to its settings and
 /// returns the recorded cases to run.
 pub fn apply(args: &mut RunArgs, path: &Path) -> Result<Vec<CaseSpec>, ReplayError> {
-    let file = if path.is_dir() { path.join(RESULTS_JSON) } else { path.to_path_buf() };
+    let file = reports::results_path(path);
     let report = reports::read_results(&file)?;
     let shown = file.display().to_string();
     let unknown = |what: &'static str, value: &str| ReplayError::Unknown { path: shown.clone(), what, value: value.to_string() };

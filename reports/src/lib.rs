@@ -90,6 +90,15 @@ pub fn write_all(report: &RunReport, dir: &Path) -> Result<Vec<PathBuf>, ReportE
     Ok(vec![json, html, md, junit])
 }
 
+/// The results file a path names: `path` itself, or the `results.json` in it when it is a folder.
+pub fn results_path(path: &Path) -> PathBuf {
+    if path.is_dir() {
+        path.join(RESULTS_JSON)
+    } else {
+        path.to_path_buf()
+    }
+}
+
 /// Reads a `results.json`, refusing files from a newer schema.
 pub fn read_results(path: &Path) -> Result<RunReport, ReportError> {
     let text = std::fs::read_to_string(path).map_err(io(path))?;
@@ -108,7 +117,7 @@ pub fn read_results(path: &Path) -> Result<RunReport, ReportError> {
 pub fn merge(dirs: &[PathBuf]) -> Result<RunReport, ReportError> {
     let mut merged: Option<RunReport> = None;
     for dir in dirs {
-        let path = if dir.is_dir() { dir.join(RESULTS_JSON) } else { dir.clone() };
+        let path = results_path(dir);
         let report = read_results(&path)?;
         match &mut merged {
             None => merged = Some(report),
