@@ -281,7 +281,7 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 10.0, value_parser = positive_seconds, conflicts_with = "replay")]
     pub max_time: f64,
     /// Keep sampling each case until the 95% confidence interval of its median is within ±PCT
-    /// percent of the median (or --max-time is spent; at most 2048 samples).
+    /// percent of the median (or --max-time is spent; at most 2048 samples, or --samples if more).
     #[arg(long, value_name = "PCT", value_parser = positive_pct, conflicts_with = "replay")]
     pub target_ci: Option<f64>,
     /// Untimed warm-up dispatches per case after the first (always untimed) one: a count, or
