@@ -1,5 +1,6 @@
 //! Comparing a platform's output with the f64 reference.
 
+use crate::workload::CheckRule;
 use serde::{Deserialize, Serialize};
 
 /// How far an f32 result may stray: an element passes when
@@ -86,10 +87,49 @@ pub struct Verdict {
     pub expected_len: usize,
     /// The tolerance applied.
     pub tolerance: Tolerance,
+    /// With a cosine rule: the least cosine similarity of an output row to the reference's row.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_cosine: Option<f64>,
+    /// With a cosine rule: the least that passes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cosine_threshold: Option<f64>,
+    /// What the output was compared with, when it is not the case's own f64 reference (a user
+    /// kernel's outputs are compared with native wgpu's, or with another platform's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+}
+
+/// Elementwise errors a cosine check still reports, for people; they do not decide it.
+const COSINE_REPORTING: Tolerance = Tolerance { abs: 1e-2, rel: 1e-2 };
+
+/// Checks `got` against `expected` by `rule`.
+pub fn check(got: &[f64], expected: &[f64], rule: CheckRule) -> Verdict {
+    let (row, min) = match rule {
+        CheckRule::Elementwise(tol) => return compare(got, expected, tol),
+        CheckRule::Cosine { row, min } => (row.max(1), min),
+    };
+    let mut v = compare(got, expected, COSINE_REPORTING);
+    let worst = got
+        .chunks(row)
+        .zip(expected.chunks(row))
+        .map(|(g, e)| cosine(g, e))
+        .fold(f64::INFINITY, |a, b| if b.is_nan() { f64::NAN } else { a.min(b) });
+    v.min_cosine = Some(if worst.is_infinite() { 1.0 } else { worst });
+    v.cosine_threshold = Some(min);
+    v.passed = v.len == v.expected_len && v.nan_count + v.inf_count == 0 && worst >= min;
+    v
+}
+
+/// Cosine similarity; NaN when either vector is zero.
+pub fn cosine(a: &[f64], b: &[f64]) -> f64 {
+    let dot: f64 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let na: f64 = a.iter().map(|x| x * x).sum::<f64>().sqrt();
+    let nb: f64 = b.iter().map(|x| x * x).sum::<f64>().sqrt();
+    dot / (na * nb)
 }
 
 /// Checks `got` against `expected` under `tol`.
-pub fn compare(got: &[f32], expected: &[f64], tol: Tolerance) -> Verdict {
+pub fn compare<T: Copy + Into<f64>>(got: &[T], expected: &[f64], tol: Tolerance) -> Verdict {
     let mut v = Verdict {
         passed: got.len() == expected.len(),
         max_abs_err: 0.0,
@@ -101,9 +141,12 @@ pub fn compare(got: &[f32], expected: &[f64], tol: Tolerance) -> Verdict {
         len: got.len(),
         expected_len: expected.len(),
         tolerance: tol,
+        min_cosine: None,
+        cosine_threshold: None,
+        reference: None,
     };
     for (index, (&g, &e)) in got.iter().zip(expected).enumerate() {
-        let g = g as f64;
+        let g: f64 = g.into();
         if g.is_nan() {
             v.nan_count += 1;
         } else if g.is_infinite() {
@@ -167,6 +210,18 @@ mod tests {
         let back: Verdict = serde_json::from_str(&json).unwrap();
         assert!(back.first_mismatches[0].got.is_nan());
         assert_eq!(back.first_mismatches[1].got, f64::NEG_INFINITY);
+    }
+
+    #[test]
+    fn cosine_rule_passes_a_scaled_row_and_fails_a_rotated_one() {
+        let rule = CheckRule::Cosine { row: 2, min: 0.999 };
+        let v = check(&[1.0, 0.0, 2.0, 2.0], &[1.0, 0.0, 1.0, 1.0], rule);
+        assert!(v.passed, "{v:?}");
+        assert!(v.mismatches > 0, "elementwise errors are still reported");
+        let v = check(&[1.0, 0.0, 0.0, 1.0], &[1.0, 0.0, 1.0, 0.0], rule);
+        assert!(!v.passed);
+        assert!(v.min_cosine.unwrap().abs() < 1e-12);
+        assert!(!check(&[f64::NAN, 0.0], &[1.0, 0.0], rule).passed);
     }
 
     #[test]

@@ -1,11 +1,11 @@
 //! Dispatching a kernel through wgpu and timing it: the browser's WebGPU on wasm32, Vulkan, Metal
 //! or DX12 natively. One code path, so the page and `--platform native` measure the same thing.
 
-use crate::kernel::Kernel;
-use crate::shape::Shape;
+use crate::model::weights::Weights;
+use crate::program::Program;
 pub use crate::sampling::now_ms;
 use crate::sampling::{sample, Sampling, Timed, WarmupStop};
-use crate::wire::{f32s_to_le_bytes, le_bytes_to_f32s, Sample, StopReason};
+use crate::wire::{Sample, StopReason};
 use futures_channel::oneshot;
 use wgpu::util::DeviceExt;
 
@@ -111,79 +111,82 @@ impl Gpu {
         }
     }
 
-    /// Creates the case's buffers from `inputs`, compiles its pipeline (timed), and readies room
-    /// for `samples` GPU timestamps.
-    pub async fn prepare(
-        &self,
-        kernel: &dyn Kernel,
-        shape: &Shape,
-        inputs: &[Vec<f32>],
-        samples: u32,
-    ) -> Result<Prepared, GpuError> {
-        let storage = wgpu::BufferUsages::STORAGE;
-        let params = kernel.params(shape);
-        let mut buffers = vec![self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("params"),
-            contents: &words_to_bytes(&params),
-            usage: wgpu::BufferUsages::UNIFORM,
-        })];
-        for input in inputs {
-            buffers.push(self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("input"),
-                contents: &f32s_to_le_bytes(input),
-                usage: storage,
-            }));
-        }
-        let output_len = kernel.output_len(shape);
-        let output_bytes = (output_len * 4) as u64;
-        let output = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("output"),
-            size: output_bytes,
-            usage: storage | wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: false,
-        });
-        let readback = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("output readback"),
-            size: output_bytes,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-
+    /// Creates the program's buffers, compiles its pipelines (timed) and bind groups, and readies
+    /// room for `samples` GPU timestamps.
+    pub async fn prepare(&self, label: &str, program: &Program, samples: u32) -> Result<Prepared, GpuError> {
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let t0 = now_ms();
-        let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some(kernel.name()),
-            source: wgpu::ShaderSource::Wgsl(kernel.wgsl().into()),
-        });
-        let pipeline = self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some(kernel.name()),
-            layout: None,
-            module: &module,
-            entry_point: Some("main"),
-            compilation_options: Default::default(),
-            cache: None,
-        });
-        let pipeline_ms = now_ms() - t0;
-        let entries: Vec<wgpu::BindGroupEntry> = buffers
+        let buffers: Vec<wgpu::Buffer> = program
+            .buffers
             .iter()
-            .chain(std::iter::once(&output))
-            .enumerate()
-            .map(|(i, b)| wgpu::BindGroupEntry {
-                binding: i as u32,
-                resource: b.as_entire_binding(),
+            .map(|b| {
+                let usage = wgpu::BufferUsages::COPY_DST
+                    | match b.uniform {
+                        true => wgpu::BufferUsages::UNIFORM,
+                        false => wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+                    };
+                match b.init.bytes() {
+                    Some(bytes) => self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                        label: Some(&b.label),
+                        contents: &bytes,
+                        usage,
+                    }),
+                    None => self.device.create_buffer(&wgpu::BufferDescriptor {
+                        label: Some(&b.label),
+                        size: b.init.len(),
+                        usage,
+                        mapped_at_creation: false,
+                    }),
+                }
             })
             .collect();
-        let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some(kernel.name()),
-            layout: &pipeline.get_bind_group_layout(0),
-            entries: &entries,
-        });
+        let t0 = now_ms();
+        let pipelines: Vec<wgpu::ComputePipeline> = program
+            .shaders
+            .iter()
+            .map(|s| {
+                let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label: Some(&s.label),
+                    source: wgpu::ShaderSource::Wgsl(s.wgsl.as_str().into()),
+                });
+                self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some(&s.label),
+                    layout: None,
+                    module: &module,
+                    entry_point: Some(&s.entry),
+                    compilation_options: Default::default(),
+                    cache: None,
+                })
+            })
+            .collect();
+        let pipeline_ms = now_ms() - t0;
         if let Some(err) = scope.pop().await {
-            return Err(GpuError::Pipeline {
-                kernel: kernel.name().to_string(),
-                message: err.to_string(),
-            });
+            return Err(GpuError::Pipeline { kernel: label.to_string(), message: err.to_string() });
         }
+        // Bind groups come after the pipelines are known good: an invalid pipeline's layout
+        // would only add a second, less helpful error.
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let steps = program
+            .steps
+            .iter()
+            .map(|step| {
+                let pipeline = &pipelines[step.shader];
+                let entries: Vec<wgpu::BindGroupEntry> = step
+                    .bindings
+                    .iter()
+                    .map(|&(binding, b)| wgpu::BindGroupEntry { binding, resource: buffers[b].as_entire_binding() })
+                    .collect();
+                let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some(&program.shaders[step.shader].label),
+                    layout: &pipeline.get_bind_group_layout(0),
+                    entries: &entries,
+                });
+                (step.shader, bind_group, step.workgroups)
+            })
+            .collect();
+        if let Some(err) = scope.pop().await {
+            return Err(GpuError::Pipeline { kernel: label.to_string(), message: err.to_string() });
+        }
+        let outputs = program.outputs.iter().map(|&i| (i, program.buffers[i].init.len())).collect();
 
         let queries = (self.timestamps && samples > 0).then(|| {
             let capacity = samples.min(MAX_TIMESTAMPED_SAMPLES);
@@ -209,16 +212,7 @@ impl Gpu {
                 capacity,
             }
         });
-        Ok(Prepared {
-            pipeline,
-            bind_group,
-            workgroups: kernel.workgroups(shape),
-            output,
-            readback,
-            output_bytes,
-            queries,
-            pipeline_ms,
-        })
+        Ok(Prepared { buffers, pipelines, steps, outputs, queries, pipeline_ms })
     }
 
     /// Submits one dispatch of `case` and returns wall milliseconds from submit until the queue
@@ -239,10 +233,11 @@ impl Gpu {
                 label: Some("case"),
                 timestamp_writes,
             });
-            pass.set_pipeline(&case.pipeline);
-            pass.set_bind_group(0, &case.bind_group, &[]);
-            let [x, y, z] = case.workgroups;
-            pass.dispatch_workgroups(x, y, z);
+            for (shader, bind_group, [x, y, z]) in &case.steps {
+                pass.set_pipeline(&case.pipelines[*shader]);
+                pass.set_bind_group(0, bind_group, &[]);
+                pass.dispatch_workgroups(*x, *y, *z);
+            }
         }
         let commands = encoder.finish();
         let t0 = now_ms();
@@ -275,22 +270,20 @@ impl Gpu {
         })
     }
 
-    /// Runs one case of `plan` end to end: inputs, pipeline, measurement by the sampling policy,
-    /// and the output read back, ready to send.
+    /// Runs one case of `plan` end to end: its program (built from `weights` for an encoder),
+    /// pipelines, measurement by the sampling policy, and the output read back, ready to send.
     pub async fn run_case(
         &self,
         plan: &crate::RunPlan,
         case: &crate::CaseSpec,
+        weights: Option<&Weights>,
         on_sample: impl FnMut(u32),
     ) -> Result<crate::wire::CaseMeasurement, GpuError> {
-        let kernel = case.kernel().ok_or_else(|| GpuError::Pipeline {
-            kernel: case.kernel.clone(),
-            message: "unknown kernel (page and harness differ in version)".into(),
-        })?;
-        let inputs = kernel.inputs(&case.shape, case.seed);
-        let prepared = self.prepare(kernel, &case.shape, &inputs, plan.sampling.max_samples()).await?;
+        let program = case.program(weights).map_err(|e| GpuError::Pipeline { kernel: case.kernel.clone(), message: e.to_string() })?;
+        self.check_fits(&case.kernel, &program)?;
+        let prepared = self.prepare(&case.kernel, &program, plan.sampling.max_samples()).await?;
         let measured = self.measure(&prepared, &plan.sampling, on_sample).await?;
-        let output = self.read_output(&prepared).await?;
+        let output = self.read_output(&prepared, &program).await?;
         Ok(crate::wire::CaseMeasurement {
             case_id: case.id.clone(),
             pipeline_ms: prepared.pipeline_ms,
@@ -298,9 +291,23 @@ impl Gpu {
             warmup: measured.warmup,
             warmup_stop: measured.warmup_stop,
             samples: measured.samples,
-            output: crate::wire::CaseMeasurement::encode_output(&output),
+            output: crate::wire::CaseMeasurement::encode_bytes(&output),
             stopped_by: measured.stopped_by,
         })
+    }
+
+    /// Refuses a program with a buffer larger than the device allows, naming it, before WebGPU
+    /// refuses it with a less helpful validation error.
+    fn check_fits(&self, label: &str, program: &Program) -> Result<(), GpuError> {
+        let limits = self.device.limits();
+        let most = limits.max_buffer_size.min(limits.max_storage_buffer_binding_size as u64);
+        match program.buffers.iter().find(|b| b.init.len() > most) {
+            Some(b) => Err(GpuError::Pipeline {
+                kernel: label.to_string(),
+                message: format!("buffer `{}` needs {} bytes, more than this device allows in one binding ({most})", b.label, b.init.len()),
+            }),
+            None => Ok(()),
+        }
     }
 
     /// The GPU time of the first `samples` timestamped dispatches, in ms; `None` where the device
@@ -331,13 +338,37 @@ impl Gpu {
         Ok(out)
     }
 
-    /// Copies the case's output back to the CPU.
-    pub async fn read_output(&self, case: &Prepared) -> Result<Vec<f32>, GpuError> {
+    /// Copies the program's output buffers back to the CPU, concatenated. A program that asks
+    /// for a fresh output first gets its buffers' initial contents back and runs once more.
+    pub async fn read_output(&self, case: &Prepared, program: &Program) -> Result<Vec<u8>, GpuError> {
+        if program.fresh_output {
+            for (buffer, b) in case.buffers.iter().zip(&program.buffers) {
+                match b.init.bytes() {
+                    Some(bytes) => self.queue.write_buffer(buffer, 0, &bytes),
+                    None => {
+                        let mut encoder = self.device.create_command_encoder(&Default::default());
+                        encoder.clear_buffer(buffer, 0, None);
+                        self.queue.submit([encoder.finish()]);
+                    }
+                }
+            }
+            self.dispatch(case, None).await?;
+        }
+        let total: u64 = case.outputs.iter().map(|(_, n)| n).sum();
+        let readback = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("output readback"),
+            size: total.max(4),
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
         let mut encoder = self.device.create_command_encoder(&Default::default());
-        encoder.copy_buffer_to_buffer(&case.output, 0, &case.readback, 0, case.output_bytes);
+        let mut at = 0;
+        for &(buffer, len) in &case.outputs {
+            encoder.copy_buffer_to_buffer(&case.buffers[buffer], 0, &readback, at, len);
+            at += len;
+        }
         self.queue.submit([encoder.finish()]);
-        let bytes = self.map_read(&case.readback, case.output_bytes).await?;
-        Ok(le_bytes_to_f32s(&bytes))
+        self.map_read(&readback, total).await
     }
 
     async fn work_done(&self) -> Result<(), GpuError> {
@@ -419,19 +450,15 @@ struct Queries {
     capacity: u32,
 }
 
-/// A case ready to dispatch: its pipeline, bound buffers and timestamp queries.
+/// A program ready to dispatch: its pipelines, bound buffers and timestamp queries.
 pub struct Prepared {
-    pipeline: wgpu::ComputePipeline,
-    bind_group: wgpu::BindGroup,
-    workgroups: [u32; 3],
-    output: wgpu::Buffer,
-    readback: wgpu::Buffer,
-    output_bytes: u64,
+    buffers: Vec<wgpu::Buffer>,
+    pipelines: Vec<wgpu::ComputePipeline>,
+    /// (pipeline index, bind group, workgroups) of each step.
+    steps: Vec<(usize, wgpu::BindGroup, [u32; 3])>,
+    /// (buffer index, bytes) of each output.
+    outputs: Vec<(usize, u64)>,
     queries: Option<Queries>,
     /// Milliseconds spent creating the shader module and pipeline.
     pub pipeline_ms: f64,
-}
-
-fn words_to_bytes(words: &[u32]) -> Vec<u8> {
-    words.iter().flat_map(|w| w.to_le_bytes()).collect()
 }

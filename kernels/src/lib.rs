@@ -8,12 +8,16 @@
 pub mod catalog;
 pub mod check;
 pub mod kernel;
+pub mod model;
 pub mod plan;
 pub mod prng;
+pub mod program;
 pub mod real;
 pub mod sampling;
 pub mod shape;
+pub mod user;
 pub mod wire;
+pub mod workload;
 
 #[cfg(feature = "gpu")]
 pub mod gpu;
@@ -23,6 +27,7 @@ pub use kernel::{Fault, Kernel};
 pub use plan::{CaseSpec, Platform, PlanError, RunPlan, Suite};
 pub use sampling::{Sampling, WarmupPolicy, WarmupStop};
 pub use shape::Shape;
+pub use workload::{CaseInfo, CheckRule, Workload};
 
 #[cfg(test)]
 mod cpu_tests {

@@ -3,7 +3,10 @@
 use crate::catalog;
 use crate::kernel::Kernel;
 use crate::sampling::Sampling;
+use crate::model::{weights::Weights, ModelError};
+use crate::program::Program;
 use crate::shape::Shape;
+use crate::workload::{CaseInfo, CheckRule, Workload};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -80,17 +83,21 @@ impl Platform {
     }
 }
 
-/// One case: a kernel at a shape with a seed. Everything else about it is derived.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// One case: a kernel (or a model or user workload) at a shape with a seed. Everything else
+/// about it is derived.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CaseSpec {
     /// `kernel/shape/seed`, unique within a run.
     pub id: String,
-    /// Kernel name.
+    /// Kernel name; for a workload, its name in reports (`minilm`, `tinyllama.decode`).
     pub kernel: String,
     /// Dimensions.
     pub shape: Shape,
     /// Input seed.
     pub seed: u64,
+    /// What runs, when it is not the catalogue kernel `kernel`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<Workload>,
 }
 
 impl CaseSpec {
@@ -101,12 +108,64 @@ impl CaseSpec {
             kernel: kernel.to_string(),
             shape,
             seed,
+            workload: None,
         }
     }
 
-    /// The kernel this case runs; `None` only for a plan from another harness version.
+    /// The case running `workload`, called `name` in reports.
+    pub fn of_workload(name: &str, shape: Shape, seed: u64, workload: Workload) -> Self {
+        CaseSpec { workload: Some(workload), ..CaseSpec::new(name, shape, seed) }
+    }
+
+    /// The catalogue kernel this case runs; `None` for a workload, or a kernel from another
+    /// harness version.
     pub fn kernel(&self) -> Option<&'static dyn Kernel> {
-        catalog::find(&self.kernel)
+        match self.workload {
+            Some(_) => None,
+            None => catalog::find(&self.kernel),
+        }
+    }
+
+    /// What a report says of this case before any measurement; `None` for a kernel this
+    /// harness does not know.
+    pub fn info(&self) -> Option<CaseInfo> {
+        if let Some(w) = &self.workload {
+            return Some(w.info());
+        }
+        let k = self.kernel()?;
+        Some(CaseInfo {
+            summary: k.summary().to_string(),
+            dims: k.dims().iter().map(|d| d.to_string()).collect(),
+            flops: k.flops(&self.shape),
+            bytes: k.bytes(&self.shape),
+            rate: None,
+        })
+    }
+
+    /// The GPU program of this case; `weights` only for an encoder.
+    pub fn program(&self, weights: Option<&Weights>) -> Result<Program, ModelError> {
+        match (&self.workload, self.kernel()) {
+            (Some(w), _) => w.program(self.seed, weights),
+            (None, Some(k)) => Ok(Program::of_kernel(k, &self.shape, &k.inputs(&self.shape, self.seed))),
+            (None, None) => Err(ModelError::UnknownKernel(self.kernel.clone())),
+        }
+    }
+
+    /// How this case's output is checked.
+    pub fn check_rule(&self) -> Option<CheckRule> {
+        match (&self.workload, self.kernel()) {
+            (Some(w), _) => Some(w.check()),
+            (None, Some(k)) => Some(CheckRule::Elementwise(k.tolerance(&self.shape))),
+            (None, None) => None,
+        }
+    }
+
+    /// The output bytes as values: f32 except where a user kernel's output has another type.
+    pub fn decode_output(&self, bytes: &[u8]) -> Vec<f64> {
+        match &self.workload {
+            Some(Workload::User(u)) => u.decode_output(bytes),
+            _ => crate::wire::le_bytes_to_f32s(bytes).into_iter().map(f64::from).collect(),
+        }
     }
 }
 

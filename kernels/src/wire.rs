@@ -74,18 +74,25 @@ pub fn le_bytes_to_f32s(bytes: &[u8]) -> Vec<f32> {
 }
 
 impl CaseMeasurement {
-    /// Encodes an output buffer for the wire.
+    /// Encodes an output buffer of f32 values for the wire.
     pub fn encode_output(values: &[f32]) -> String {
-        base64::engine::general_purpose::STANDARD.encode(f32s_to_le_bytes(values))
+        Self::encode_bytes(&f32s_to_le_bytes(values))
     }
 
-    /// Decodes the output buffer; `None` when it is not base64 of whole f32s.
-    pub fn decode_output(&self) -> Option<Vec<f32>> {
+    /// Encodes output bytes (4-byte values, little-endian) for the wire.
+    pub fn encode_bytes(bytes: &[u8]) -> String {
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    }
+
+    /// The output bytes; `None` when they are not base64 of whole 4-byte values.
+    pub fn output_bytes(&self) -> Option<Vec<u8>> {
         let bytes = base64::engine::general_purpose::STANDARD.decode(&self.output).ok()?;
-        if bytes.len() % 4 != 0 {
-            return None;
-        }
-        Some(le_bytes_to_f32s(&bytes))
+        (bytes.len() % 4 == 0).then_some(bytes)
+    }
+
+    /// Decodes the output buffer as f32 values; `None` when it is not base64 of whole f32s.
+    pub fn decode_output(&self) -> Option<Vec<f32>> {
+        self.output_bytes().map(|b| le_bytes_to_f32s(&b))
     }
 }
 

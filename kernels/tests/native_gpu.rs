@@ -3,7 +3,8 @@
 
 use kernels::gpu::Gpu;
 use kernels::{catalog, compare, plan, Sampling, Suite, WarmupPolicy, WarmupStop};
-use kernels::wire::StopReason;
+use kernels::program::Program;
+use kernels::wire::{le_bytes_to_f32s, StopReason};
 
 fn gpu() -> Option<Gpu> {
     match pollster::block_on(Gpu::new()) {
@@ -35,9 +36,10 @@ fn measure_with(
     sampling: &Sampling,
 ) -> (kernels::gpu::Measured, kernels::Verdict) {
     let inputs = kernel.inputs(shape, 1);
-    let prepared = pollster::block_on(gpu.prepare(kernel, shape, &inputs, sampling.max_samples())).unwrap();
+    let program = Program::of_kernel(kernel, shape, &inputs);
+    let prepared = pollster::block_on(gpu.prepare(kernel.name(), &program, sampling.max_samples())).unwrap();
     let m = pollster::block_on(gpu.measure(&prepared, sampling, |_| {})).unwrap();
-    let out = pollster::block_on(gpu.read_output(&prepared)).unwrap();
+    let out = le_bytes_to_f32s(&pollster::block_on(gpu.read_output(&prepared, &program)).unwrap());
     let verdict = compare(&out, &kernel.reference(shape, &inputs), kernel.tolerance(shape));
     (m, verdict)
 }

@@ -6,11 +6,11 @@ use stats::{summarize, Summary};
 use crate::baseline::BaselineComparison;
 use kernels::check::Verdict;
 use kernels::wire::{AdapterReport, CaseMeasurement, PageError, Sample, StopReason};
-use kernels::{CaseSpec, Kernel, Shape, WarmupPolicy, WarmupStop};
+use kernels::{CaseInfo, CaseSpec, Shape, WarmupPolicy, WarmupStop};
 use serde::{Deserialize, Serialize};
 
 /// Version of the `results.json` layout.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// One invocation of harness: its settings, where it ran, and one [`PlatformRun`] per browser
 /// and platform measured.
@@ -336,17 +336,42 @@ pub struct CaseReport {
     pub gbps: Option<f64>,
     /// The check against the f64 reference.
     pub correctness: Option<Verdict>,
+    /// For model cases: items (tokens, sentences) per run and the rate the headline median
+    /// gives.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throughput: Option<Throughput>,
+}
+
+/// A model-level rate: tokens/s or sentences/s, and milliseconds per item.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Throughput {
+    /// The item, singular: `token`, `sentence`.
+    pub item: String,
+    /// Items one run processes.
+    pub per_run: f64,
+    /// Items per second at the headline median.
+    pub per_second: Option<f64>,
+    /// Milliseconds per item at the headline median.
+    pub ms_per_item: Option<f64>,
+}
+
+impl Throughput {
+    /// The rate's unit, such as `tokens/s`.
+    pub fn unit(&self) -> String {
+        format!("{}s/s", self.item)
+    }
 }
 
 impl CaseReport {
     /// A case with no measurement (timed out, error, not run).
-    pub fn unmeasured(spec: &CaseSpec, kernel: &dyn Kernel, status: CaseStatus, message: Option<String>) -> Self {
+    pub fn unmeasured(spec: &CaseSpec, info: &CaseInfo, status: CaseStatus, message: Option<String>) -> Self {
         CaseReport {
             id: spec.id.clone(),
             kernel: spec.kernel.clone(),
-            summary: kernel.summary().to_string(),
+            summary: info.summary.clone(),
             shape: spec.shape.clone(),
-            dims: kernel.dims().iter().map(|d| d.to_string()).collect(),
+            dims: info.dims.clone(),
             seed: spec.seed,
             status,
             message,
@@ -360,17 +385,18 @@ impl CaseReport {
             timer: None,
             wall: None,
             gpu: None,
-            flops: kernel.flops(&spec.shape),
-            bytes: kernel.bytes(&spec.shape),
+            flops: info.flops,
+            bytes: info.bytes,
             gflops: None,
             gbps: None,
             correctness: None,
+            throughput: info.rate.as_ref().map(|r| Throughput { item: r.item.clone(), per_run: r.per_run, per_second: None, ms_per_item: None }),
         }
     }
 
     /// A measured case: statistics from its samples, status from `verdict`.
-    pub fn measured(spec: &CaseSpec, kernel: &dyn Kernel, m: CaseMeasurement, verdict: Verdict) -> Self {
-        let mut case = CaseReport::unmeasured(spec, kernel, CaseStatus::Passed, None);
+    pub fn measured(spec: &CaseSpec, info: &CaseInfo, m: CaseMeasurement, verdict: Verdict) -> Self {
+        let mut case = CaseReport::unmeasured(spec, info, CaseStatus::Passed, None);
         let walls: Vec<f64> = m.samples.iter().map(|s| s.wall_ms).collect();
         let gpus: Option<Vec<f64>> = m.samples.iter().map(|s| s.gpu_ms).collect();
         case.wall = summarize(&walls);
@@ -384,6 +410,10 @@ impl CaseReport {
         if let Some(h) = headline.filter(|h| h.median > 0.0) {
             case.gflops = Some(case.flops / h.median / 1e6);
             case.gbps = Some(case.bytes / h.median / 1e6);
+            if let Some(t) = &mut case.throughput {
+                t.per_second = Some(t.per_run / h.median * 1e3);
+                t.ms_per_item = Some(h.median / t.per_run);
+            }
         }
         if !verdict.passed {
             case.status = CaseStatus::Failed;
@@ -426,6 +456,11 @@ impl CaseReport {
 pub fn describe_failure(v: &Verdict) -> String {
     if v.len != v.expected_len {
         return format!("output has {} elements, expected {}", v.len, v.expected_len);
+    }
+    if let (Some(cos), Some(min)) = (v.min_cosine, v.cosine_threshold) {
+        if !(cos >= min) {
+            return format!("cosine similarity to the reference {cos:.6} is below {min} (max abs error {:.3e})", v.max_abs_err);
+        }
     }
     let mut s = format!("{} of {} elements outside tolerance", v.mismatches, v.len);
     if v.nan_count + v.inf_count > 0 {

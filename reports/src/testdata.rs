@@ -8,7 +8,6 @@ use kernels::{CaseSpec, Shape};
 /// A measured `add` case called `id` (shape 4, seed 1) with the given sample times, verdict, and
 /// GPU timestamps or not.
 pub fn case(id: &str, times: &[f64], passed: bool, gpu: bool) -> CaseReport {
-    let kernel = kernels::catalog::find("add").unwrap();
     let mut spec = CaseSpec::new("add", Shape(vec![4]), 1);
     spec.id = id.to_string();
     let m = CaseMeasurement {
@@ -32,8 +31,11 @@ pub fn case(id: &str, times: &[f64], passed: bool, gpu: bool) -> CaseReport {
         len: 4,
         expected_len: 4,
         tolerance: Tolerance { abs: 1e-6, rel: 1e-6 },
+        min_cosine: None,
+        cosine_threshold: None,
+        reference: None,
     };
-    CaseReport::measured(&spec, kernel, m, verdict)
+    CaseReport::measured(&spec, &spec.info().expect("a catalogue kernel"), m, verdict)
 }
 
 /// A report with one completed webgpu run per `(browser, cases)`.

@@ -1,0 +1,139 @@
+//! The model ops on the CPU in f64, written straight from their definitions: the reference the
+//! GPU's f32 results are checked against. Linear layers (nearly all the work) use every core
+//! natively.
+
+use super::graph::Op;
+
+/// Applies `op` to the tensors `v`.
+pub fn eval(op: &Op, v: &mut [Vec<f64>]) {
+    match *op {
+        Op::Linear { x, w, b, y, m, k, n } => {
+            let (m, k, n) = (m as usize, k as usize, n as usize);
+            let out = linear(&v[x], &v[w], b.map(|b| v[b].as_slice()), m, k, n);
+            v[y] = out;
+        }
+        Op::Norm { x, g, b, y, rows, cols, eps } => {
+            let cols = cols as usize;
+            let mut out = vec![0.0; rows as usize * cols];
+            for (r, row) in v[x].chunks(cols).take(rows as usize).enumerate() {
+                let mean = if b.is_some() { row.iter().sum::<f64>() / cols as f64 } else { 0.0 };
+                let var = row.iter().map(|&e| (e - mean) * (e - mean)).sum::<f64>() / cols as f64;
+                let inv = 1.0 / (var + eps as f64).sqrt();
+                for c in 0..cols {
+                    out[r * cols + c] = (row[c] - mean) * inv * v[g][c] + b.map_or(0.0, |b| v[b][c]);
+                }
+            }
+            v[y] = out;
+        }
+        Op::Add { a, b, y, n } => v[y] = (0..n as usize).map(|i| v[a][i] + v[b][i]).collect(),
+        Op::Gelu { x, y, n } => {
+            v[y] = v[x][..n as usize].iter().map(|&e| 0.5 * e * (1.0 + libm::erf(e / std::f64::consts::SQRT_2))).collect()
+        }
+        Op::SiluMul { g, u, y, n } => v[y] = (0..n as usize).map(|i| v[g][i] / (1.0 + (-v[g][i]).exp()) * v[u][i]).collect(),
+        Op::Rope { x, y, tokens, heads, hd, pos0, base } => {
+            let (hd, half) = (hd as usize, hd as usize / 2);
+            let mut out = v[x].clone();
+            for th in 0..(tokens * heads) as usize {
+                let pos = (pos0 as usize + th / heads as usize) as f64;
+                for i in 0..half {
+                    let angle = pos * (base as f64).powf(-2.0 * i as f64 / hd as f64);
+                    let (s, c) = angle.sin_cos();
+                    let (x1, x2) = (v[x][th * hd + i], v[x][th * hd + i + half]);
+                    out[th * hd + i] = x1 * c - x2 * s;
+                    out[th * hd + i + half] = x2 * c + x1 * s;
+                }
+            }
+            v[y] = out;
+        }
+        Op::KvWrite { src, cache, tokens, dim, pos0 } => {
+            let (n, at) = ((tokens * dim) as usize, (pos0 * dim) as usize);
+            let rows: Vec<f64> = v[src][..n].to_vec();
+            v[cache][at..at + n].copy_from_slice(&rows);
+        }
+        Op::Attention { q, k, v: vv, lens, y, rows, seq, heads, kv_heads, hd, kv_len, causal, pos0 } => {
+            let (seq, heads, hd, kv_len) = (seq as usize, heads as usize, hd as usize, kv_len as usize);
+            let kvdim = kv_heads as usize * hd;
+            let scale = 1.0 / (hd as f64).sqrt();
+            let mut out = vec![0.0; rows as usize * heads * hd];
+            for row in 0..rows as usize {
+                let b = row / seq;
+                let n = if causal { pos0 as usize + row % seq + 1 } else { v[lens][b] as usize }.min(kv_len);
+                for h in 0..heads {
+                    let group = h / (heads / kv_heads as usize);
+                    let qrow = &v[q][(row * heads + h) * hd..][..hd];
+                    let key = |j: usize| (b * kv_len + j) * kvdim + group * hd;
+                    let scores: Vec<f64> = (0..n).map(|j| dot(qrow, &v[k][key(j)..][..hd]) * scale).collect();
+                    let max = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                    let weights: Vec<f64> = scores.iter().map(|s| (s - max).exp()).collect();
+                    let total: f64 = weights.iter().sum();
+                    for e in 0..hd {
+                        let acc: f64 = (0..n).map(|j| weights[j] * v[vv][key(j) + e]).sum();
+                        out[(row * heads + h) * hd + e] = acc / total;
+                    }
+                }
+            }
+            v[y] = out;
+        }
+        Op::Embed { ids, word, pos, ty, y, rows, seq, hidden } => {
+            let (seq, hidden) = (seq as usize, hidden as usize);
+            let mut out = vec![0.0; rows as usize * hidden];
+            for r in 0..rows as usize {
+                let id = v[ids][r] as usize;
+                for c in 0..hidden {
+                    out[r * hidden + c] = v[word][id * hidden + c] + v[pos][(r % seq) * hidden + c] + v[ty][c];
+                }
+            }
+            v[y] = out;
+        }
+        Op::Pool { x, lens, y, batch, seq, hidden } => {
+            let (seq, hidden) = (seq as usize, hidden as usize);
+            let mut out = vec![0.0; batch as usize * hidden];
+            for b in 0..batch as usize {
+                let n = (v[lens][b] as usize).clamp(1, seq);
+                let row = &mut out[b * hidden..][..hidden];
+                for r in 0..n {
+                    for (c, o) in row.iter_mut().enumerate() {
+                        *o += v[x][(b * seq + r) * hidden + c] / n as f64;
+                    }
+                }
+                let norm = row.iter().map(|e| e * e).sum::<f64>().sqrt().max(1e-12);
+                row.iter_mut().for_each(|e| *e /= norm);
+            }
+            v[y] = out;
+        }
+    }
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// `x[m,k] · w[n,k]ᵀ + b`, output rows split over the available cores.
+fn linear(x: &[f64], w: &[f64], b: Option<&[f64]>, m: usize, k: usize, n: usize) -> Vec<f64> {
+    let mut out = vec![0.0; m * n];
+    let row = |i: usize, dst: &mut [f64]| {
+        let xr = &x[i * k..][..k];
+        for (j, d) in dst.iter_mut().enumerate() {
+            *d = dot(xr, &w[j * k..][..k]) + b.map_or(0.0, |b| b[j]);
+        }
+    };
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(m.max(1));
+        let per = m.div_ceil(threads).max(1);
+        std::thread::scope(|s| {
+            for (c, chunk) in out.chunks_mut(per * n).enumerate() {
+                s.spawn(move || {
+                    for (r, dst) in chunk.chunks_mut(n).enumerate() {
+                        row(c * per + r, dst);
+                    }
+                });
+            }
+        });
+    }
+    #[cfg(target_arch = "wasm32")]
+    for (i, dst) in out.chunks_mut(n).enumerate() {
+        row(i, dst);
+    }
+    out
+}

@@ -1,0 +1,257 @@
+//! A Llama-style decoder with seeded weights: pre-norm layers of RMSNorm, grouped-query
+//! attention with rotary position embeddings and a KV cache, and a SwiGLU feed-forward. The
+//! input is seeded token vectors (the embedding lookup and the vocabulary projection are left
+//! out: they are one gather and one matrix-vector product, and would need a vocabulary).
+//!
+//! Three phases: `prefill` runs a whole prompt of `ctx` tokens; `decode` runs one new token
+//! against a KV cache already holding `ctx` tokens (seeded, as if a prompt had filled it); `op`
+//! runs one op of layer 0 of the decode step alone, for the time per op.
+
+use super::graph::{Data, Graph, Op, T};
+use crate::workload::{CaseInfo, Rate};
+use serde::{Deserialize, Serialize};
+
+/// The shape of a Llama-style decoder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LlamaConfig {
+    /// Width of every token vector.
+    pub hidden: u32,
+    /// Query heads.
+    pub heads: u32,
+    /// Key/value heads (grouped-query attention: each serves `heads / kv_heads` query heads).
+    pub kv_heads: u32,
+    /// Width of the SwiGLU feed-forward layer.
+    pub ffn: u32,
+    /// Decoder layers run.
+    pub layers: u32,
+}
+
+/// TinyLlama-1.1B's shape.
+pub const TINYLLAMA: LlamaConfig = LlamaConfig { hidden: 2048, heads: 32, kv_heads: 4, ffn: 5632, layers: 22 };
+
+/// RMSNorm epsilon (Llama's).
+const EPS: f32 = 1e-5;
+/// RoPE base (Llama's).
+const ROPE_BASE: f32 = 10_000.0;
+
+impl LlamaConfig {
+    /// Why this configuration cannot run, if it cannot.
+    pub fn problem(&self) -> Option<String> {
+        let LlamaConfig { hidden, heads, kv_heads, ffn, layers } = *self;
+        if [hidden, heads, kv_heads, ffn, layers].contains(&0) {
+            return Some("hidden, heads, kv_heads, ffn and layers must all be positive".into());
+        }
+        if hidden % heads != 0 || (hidden / heads) % 2 != 0 {
+            return Some(format!("hidden {hidden} must split into {heads} heads of an even width (RoPE rotates pairs)"));
+        }
+        if heads % kv_heads != 0 {
+            return Some(format!("heads {heads} must be a multiple of kv_heads {kv_heads}"));
+        }
+        None
+    }
+
+    fn head_dim(&self) -> u32 {
+        self.hidden / self.heads
+    }
+}
+
+/// What a decoder case runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Phase {
+    /// A prompt of `ctx` tokens through every layer, filling the KV cache.
+    Prefill,
+    /// One token after `ctx` cached ones, through every layer.
+    Decode,
+    /// One op of layer 0 of the decode step, by its tag (see [`OPS`]).
+    Op(String),
+}
+
+/// The op tags of one decoder layer, in order: the per-op cases.
+pub const OPS: [&str; 11] =
+    ["attn_norm", "qkv", "rope", "kv_write", "attention", "o_proj", "residual", "ffn_norm", "gate_up", "silu_mul", "down"];
+
+/// One decoder case.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DecoderCase {
+    /// Model name in reports (`tinyllama`).
+    pub model: String,
+    /// The model's shape.
+    pub config: LlamaConfig,
+    /// What runs.
+    pub phase: Phase,
+    /// Prefill: prompt tokens. Decode and op: tokens already in the KV cache.
+    pub ctx: u32,
+}
+
+impl DecoderCase {
+    /// Tokens one run processes.
+    fn tokens(&self) -> u32 {
+        match self.phase {
+            Phase::Prefill => self.ctx,
+            _ => 1,
+        }
+    }
+
+    /// Values per output row: a hidden state.
+    pub fn row_len(&self) -> usize {
+        match &self.phase {
+            Phase::Op(_) => {
+                let g = self.graph(0);
+                g.outputs.first().map_or(1, |&o| g.tensors[o].len / self.tokens() as usize).max(1)
+            }
+            _ => self.config.hidden as usize,
+        }
+    }
+
+    /// The run's graph; weights and inputs come from `seed`.
+    pub fn graph(&self, seed: u64) -> Graph {
+        let full = self.full_graph(seed);
+        match &self.phase {
+            Phase::Op(tag) => full.only(tag),
+            _ => full,
+        }
+    }
+
+    fn full_graph(&self, seed: u64) -> Graph {
+        let c = self.config;
+        let (h, hd) = (c.hidden, c.head_dim());
+        let kvdim = c.kv_heads * hd;
+        let t = self.tokens();
+        let (pos0, cache_len) = match self.phase {
+            Phase::Prefill => (0, self.ctx),
+            _ => (self.ctx, self.ctx + 1),
+        };
+        let mut g = Graph { seed, ..Graph::default() };
+        // Weights uniform in ±1/√fan_in keep activations near unit scale, as trained ones are.
+        let weight = |g: &mut Graph, name: String, out: u32, k: u32| {
+            let a = 1.0 / (k as f32).sqrt();
+            g.seeded(name, (out * k) as usize, -a, a)
+        };
+        let gain = |g: &mut Graph, name: String| g.seeded(name, h as usize, 0.8, 1.2);
+        let linear = |g: &mut Graph, tag: &'static str, x: T, w: T, k: u32, n: u32, name: String| {
+            let y = g.computed(name, (t * n) as usize);
+            g.op(tag, Op::Linear { x, w, b: None, y, m: t, k, n });
+            y
+        };
+        let n = t * h;
+        let mut x = g.seeded("tokens", n as usize, -1.0, 1.0);
+        let lens = g.tensor("lens", 1, Data::U32(vec![cache_len]));
+        for l in 0..c.layers {
+            let p = |s: &str| format!("l{l}.{s}");
+            let norm = |g: &mut Graph, tag: &'static str, x: T, name: String| {
+                let gw = gain(g, format!("{name}.weight"));
+                let y = g.computed(name, n as usize);
+                g.op(tag, Op::Norm { x, g: gw, b: None, y, rows: t, cols: h, eps: EPS });
+                y
+            };
+            let hn = norm(&mut g, "attn_norm", x, p("attn_norm"));
+            let (wq, wk, wv) = (weight(&mut g, p("wq"), h, h), weight(&mut g, p("wk"), kvdim, h), weight(&mut g, p("wv"), kvdim, h));
+            let q = linear(&mut g, "qkv", hn, wq, h, h, p("q"));
+            let k = linear(&mut g, "qkv", hn, wk, h, kvdim, p("k"));
+            let v = linear(&mut g, "qkv", hn, wv, h, kvdim, p("v"));
+            let (qr, kr) = (g.computed(p("q_rope"), n as usize), g.computed(p("k_rope"), (t * kvdim) as usize));
+            g.op("rope", Op::Rope { x: q, y: qr, tokens: t, heads: c.heads, hd, pos0, base: ROPE_BASE });
+            g.op("rope", Op::Rope { x: k, y: kr, tokens: t, heads: c.kv_heads, hd, pos0, base: ROPE_BASE });
+            let cache = |g: &mut Graph, name: String| match self.phase {
+                Phase::Prefill => g.computed(name, (cache_len * kvdim) as usize),
+                _ => g.seeded(name, (cache_len * kvdim) as usize, -1.0, 1.0),
+            };
+            let (kc, vc) = (cache(&mut g, p("k_cache")), cache(&mut g, p("v_cache")));
+            g.op("kv_write", Op::KvWrite { src: kr, cache: kc, tokens: t, dim: kvdim, pos0 });
+            g.op("kv_write", Op::KvWrite { src: v, cache: vc, tokens: t, dim: kvdim, pos0 });
+            let a = g.computed(p("attention"), n as usize);
+            g.op("attention", Op::Attention {
+                q: qr, k: kc, v: vc, lens, y: a, rows: t, seq: t, heads: c.heads, kv_heads: c.kv_heads, hd, kv_len: cache_len, causal: true, pos0,
+            });
+            let wo = weight(&mut g, p("wo"), h, h);
+            let o = linear(&mut g, "o_proj", a, wo, h, h, p("o"));
+            let x2 = g.computed(p("residual1"), n as usize);
+            g.op("residual", Op::Add { a: x, b: o, y: x2, n });
+            let h2 = norm(&mut g, "ffn_norm", x2, p("ffn_norm"));
+            let (wg, wu) = (weight(&mut g, p("w_gate"), c.ffn, h), weight(&mut g, p("w_up"), c.ffn, h));
+            let gt = linear(&mut g, "gate_up", h2, wg, h, c.ffn, p("gate"));
+            let up = linear(&mut g, "gate_up", h2, wu, h, c.ffn, p("up"));
+            let s = g.computed(p("swiglu"), (t * c.ffn) as usize);
+            g.op("silu_mul", Op::SiluMul { g: gt, u: up, y: s, n: t * c.ffn });
+            let wd = weight(&mut g, p("w_down"), h, c.ffn);
+            let d = linear(&mut g, "down", s, wd, c.ffn, h, p("down"));
+            let x3 = g.computed(p("residual2"), n as usize);
+            g.op("residual", Op::Add { a: x2, b: d, y: x3, n });
+            x = x3;
+        }
+        let fw = gain(&mut g, "final_norm.weight".into());
+        let out = g.computed("hidden", n as usize);
+        g.op("final_norm", Op::Norm { x, g: fw, b: None, y: out, rows: t, cols: h, eps: EPS });
+        g.outputs = vec![out];
+        g
+    }
+
+    /// Report metadata; prefill and decode rows are rated in tokens.
+    pub fn info(&self) -> CaseInfo {
+        let c = self.config;
+        let g = self.graph(0);
+        let shape = format!("hidden {}, {} heads, {} KV heads, FFN {}", c.hidden, c.heads, c.kv_heads, c.ffn);
+        let (summary, rate) = match &self.phase {
+            Phase::Prefill => (format!("{} prefill of {} tokens through {} layers ({shape})", self.model, self.ctx, c.layers), true),
+            Phase::Decode => (format!("{} decode of 1 token after {} cached, {} layers ({shape})", self.model, self.ctx, c.layers), true),
+            Phase::Op(op) => (format!("{} layer op `{op}` of a decode step after {} cached tokens ({shape})", self.model, self.ctx), false),
+        };
+        CaseInfo {
+            summary,
+            dims: vec!["layers".into(), "ctx".into()],
+            flops: g.flops(),
+            bytes: g.bytes(),
+            rate: rate.then(|| Rate { item: "token".into(), per_run: self.tokens() as f64 }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tiny(phase: Phase, ctx: u32) -> DecoderCase {
+        let config = LlamaConfig { hidden: 64, heads: 8, kv_heads: 2, ffn: 96, layers: 2 };
+        DecoderCase { model: "test".into(), config, phase, ctx }
+    }
+
+    #[test]
+    fn tinyllama_shape_is_valid_and_bad_shapes_are_named() {
+        assert_eq!(TINYLLAMA.problem(), None);
+        let bad = LlamaConfig { heads: 3, ..TINYLLAMA };
+        assert!(bad.problem().unwrap().contains("3 heads"), "{:?}", bad.problem());
+    }
+
+    #[test]
+    fn decode_after_prefill_equals_prefill_of_one_more_token_in_shape() {
+        let g = tiny(Phase::Decode, 5).graph(1);
+        assert_eq!(g.tensors[g.outputs[0]].len, 64);
+        let p = tiny(Phase::Prefill, 6).graph(1);
+        assert_eq!(p.tensors[p.outputs[0]].len, 6 * 64);
+    }
+
+    #[test]
+    fn every_op_tag_slices_to_a_runnable_graph() {
+        for op in OPS {
+            let g = tiny(Phase::Op(op.into()), 4).graph(1);
+            assert!(!g.ops.is_empty(), "{op}");
+            let out = g.evaluate(None).unwrap();
+            assert!(!out.is_empty() && out.iter().all(|v| v.is_finite()), "{op}");
+        }
+    }
+
+    #[test]
+    fn causal_prefill_rows_do_not_see_later_tokens() {
+        // Row 0 of a 3-token prefill equals the output of a 1-token prefill (same seeded weights,
+        // same first token), because causal attention hides tokens 1 and 2.
+        let three = tiny(Phase::Prefill, 3).graph(9).evaluate(None).unwrap();
+        let one = tiny(Phase::Prefill, 1).graph(9);
+        // The 1-token graph seeds the same streams in the same order except the inputs' length.
+        let one = one.evaluate(None).unwrap();
+        assert_eq!(one.len(), 64);
+        assert!(three[..64].iter().zip(&one).all(|(a, b)| (a - b).abs() < 1e-9));
+    }
+}

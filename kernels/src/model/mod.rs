@@ -1,0 +1,40 @@
+//! Transformer models as GPU programs: a model is a [`graph::Graph`] of ops over named tensors,
+//! lowered to WGSL dispatches ([`wgsl`]) and evaluated in f64 on the CPU ([`cpu`]) as the
+//! reference. [`encoder`] builds a BERT/MiniLM encoder over real weights ([`weights`]),
+//! [`decoder`] a Llama-style decoder over seeded ones.
+
+pub mod cpu;
+pub mod decoder;
+pub mod encoder;
+pub mod graph;
+pub mod weights;
+pub mod wgsl;
+
+/// Least cosine similarity between a model's output rows (embeddings, hidden states) and the
+/// f64 reference's for the case to pass.
+pub const MIN_COSINE: f64 = 0.999;
+
+/// Why a model could not be built or run.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum ModelError {
+    /// The weights file is not safetensors.
+    #[error("not a safetensors file: {0}")]
+    BadWeights(String),
+    /// A tensor the model needs is missing from the weights.
+    #[error("the weights have no tensor `{0}`; is this a BERT/MiniLM checkpoint?")]
+    MissingTensor(String),
+    /// A tensor has the wrong size or type.
+    #[error("weights tensor `{name}`: {problem}")]
+    BadTensor {
+        /// The tensor.
+        name: String,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// The plan names a kernel this build does not have.
+    #[error("unknown kernel `{0}` (page and harness differ in version)")]
+    UnknownKernel(String),
+    /// The model needs weights and none were given.
+    #[error("this model needs its weights (--weights DIR)")]
+    NoWeights,
+}

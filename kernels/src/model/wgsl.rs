@@ -1,0 +1,290 @@
+//! The WGSL of each model op, and how an op becomes a dispatch: a uniform of its sizes, its
+//! tensors at bindings 1…n in the order the shader declares them, and its workgroup count.
+
+use super::graph::{elementwise, Op};
+use crate::program::{Buffer, Program};
+
+const LINEAR: &str = r#"
+struct P { m: u32, k: u32, n: u32, bias: u32 }
+@group(0) @binding(0) var<uniform> p: P;
+@group(0) @binding(1) var<storage, read> x: array<f32>;
+@group(0) @binding(2) var<storage, read> w: array<f32>;
+@group(0) @binding(3) var<storage, read> b: array<f32>;
+@group(0) @binding(4) var<storage, read_write> y: array<f32>;
+var<workgroup> xs: array<array<f32, 16>, 16>;
+var<workgroup> ws: array<array<f32, 16>, 16>;
+@compute @workgroup_size(16, 16)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) l: vec3<u32>) {
+  let row = wg.y * 16u + l.y;
+  let col = wg.x * 16u + l.x;
+  let wrow = wg.x * 16u + l.y;
+  var acc = 0.0;
+  for (var t = 0u; t < p.k; t += 16u) {
+    let kk = t + l.x;
+    var xv = 0.0;
+    if (row < p.m && kk < p.k) { xv = x[row * p.k + kk]; }
+    var wv = 0.0;
+    if (wrow < p.n && kk < p.k) { wv = w[wrow * p.k + kk]; }
+    xs[l.y][l.x] = xv;
+    ws[l.y][l.x] = wv;
+    workgroupBarrier();
+    for (var i = 0u; i < 16u; i++) { acc += xs[l.y][i] * ws[l.x][i]; }
+    workgroupBarrier();
+  }
+  if (row < p.m && col < p.n) {
+    if (p.bias != 0u) { acc += b[col]; }
+    y[row * p.n + col] = acc;
+  }
+}
+"#;
+
+const NORM: &str = r#"
+struct P { rows: u32, cols: u32, center: u32, eps: f32 }
+@group(0) @binding(0) var<uniform> p: P;
+@group(0) @binding(1) var<storage, read> x: array<f32>;
+@group(0) @binding(2) var<storage, read> g: array<f32>;
+@group(0) @binding(3) var<storage, read> b: array<f32>;
+@group(0) @binding(4) var<storage, read_write> y: array<f32>;
+var<workgroup> red: array<f32, 256>;
+fn total(t: u32, v: f32) -> f32 {
+  red[t] = v;
+  workgroupBarrier();
+  for (var s = 128u; s > 0u; s >>= 1u) {
+    if (t < s) { red[t] += red[t + s]; }
+    workgroupBarrier();
+  }
+  let r = red[0];
+  workgroupBarrier();
+  return r;
+}
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+  let base = wg.x * p.cols;
+  var s = 0.0;
+  if (p.center != 0u) { for (var c = t; c < p.cols; c += 256u) { s += x[base + c]; } }
+  let mean = total(t, s) / f32(p.cols);
+  var q = 0.0;
+  for (var c = t; c < p.cols; c += 256u) { let d = x[base + c] - mean; q += d * d; }
+  let inv = inverseSqrt(total(t, q) / f32(p.cols) + p.eps);
+  for (var c = t; c < p.cols; c += 256u) {
+    var v = (x[base + c] - mean) * inv * g[c];
+    if (p.center != 0u) { v += b[c]; }
+    y[base + c] = v;
+  }
+}
+"#;
+
+/// Elementwise ops share one shader: `mode` 0 add, 1 gelu, 2 silu(a)·b.
+const ELEMENTWISE: &str = r#"
+struct P { n: u32, mode: u32 }
+@group(0) @binding(0) var<uniform> p: P;
+@group(0) @binding(1) var<storage, read> a: array<f32>;
+@group(0) @binding(2) var<storage, read> b: array<f32>;
+@group(0) @binding(3) var<storage, read_write> y: array<f32>;
+// Abramowitz and Stegun 7.1.26 (|error| < 1.5e-7): WGSL has no erf.
+fn erf(x: f32) -> f32 {
+  let s = sign(x);
+  let z = abs(x);
+  let t = 1.0 / (1.0 + 0.3275911 * z);
+  let poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
+  return s * (1.0 - poly * exp(-z * z));
+}
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let i = gid.x + gid.y * nwg.x * 256u;
+  if (i >= p.n) { return; }
+  let v = a[i];
+  if (p.mode == 0u) {
+    y[i] = v + b[i];
+  } else if (p.mode == 1u) {
+    y[i] = 0.5 * v * (1.0 + erf(v * 0.7071067811865476));
+  } else {
+    y[i] = v / (1.0 + exp(-v)) * b[i];
+  }
+}
+"#;
+
+const ROPE: &str = r#"
+struct P { tokens: u32, heads: u32, hd: u32, pos0: u32, base: f32 }
+@group(0) @binding(0) var<uniform> p: P;
+@group(0) @binding(1) var<storage, read> x: array<f32>;
+@group(0) @binding(2) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let idx = gid.x + gid.y * nwg.x * 256u;
+  let half = p.hd / 2u;
+  if (idx >= p.tokens * p.heads * half) { return; }
+  let i = idx % half;
+  let th = idx / half;
+  let t = th / p.heads;
+  let base = th * p.hd;
+  let angle = f32(p.pos0 + t) * pow(p.base, -2.0 * f32(i) / f32(p.hd));
+  let c = cos(angle);
+  let s = sin(angle);
+  let x1 = x[base + i];
+  let x2 = x[base + i + half];
+  y[base + i] = x1 * c - x2 * s;
+  y[base + i + half] = x2 * c + x1 * s;
+}
+"#;
+
+const KV_WRITE: &str = r#"
+struct P { n: u32, offset: u32 }
+@group(0) @binding(0) var<uniform> p: P;
+@group(0) @binding(1) var<storage, read> src: array<f32>;
+@group(0) @binding(2) var<storage, read_write> cache: array<f32>;
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let i = gid.x + gid.y * nwg.x * 256u;
+  if (i < p.n) { cache[p.offset + i] = src[i]; }
+}
+"#;
+
+/// One workgroup per (query row, head); scores in workgroup memory, so at most [`MAX_KEYS`] keys
+/// (16 KiB of workgroup storage is all WebGPU guarantees).
+const ATTENTION: &str = r#"
+struct P { seq: u32, heads: u32, kv_heads: u32, hd: u32, kv_len: u32, causal: u32, pos0: u32, scale: f32 }
+@group(0) @binding(0) var<uniform> p: P;
+@group(0) @binding(1) var<storage, read> q: array<f32>;
+@group(0) @binding(2) var<storage, read> k: array<f32>;
+@group(0) @binding(3) var<storage, read> v: array<f32>;
+@group(0) @binding(4) var<storage, read> lens: array<u32>;
+@group(0) @binding(5) var<storage, read_write> y: array<f32>;
+var<workgroup> s: array<f32, 2048>;
+var<workgroup> red: array<f32, 64>;
+fn reduce(t: u32, v: f32, is_max: bool) -> f32 {
+  red[t] = v;
+  workgroupBarrier();
+  for (var w = 32u; w > 0u; w >>= 1u) {
+    if (t < w) {
+      if (is_max) { red[t] = max(red[t], red[t + w]); } else { red[t] += red[t + w]; }
+    }
+    workgroupBarrier();
+  }
+  let r = red[0];
+  workgroupBarrier();
+  return r;
+}
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+  let row = wg.x;
+  let h = wg.y;
+  let b = row / p.seq;
+  var n = lens[b];
+  if (p.causal != 0u) { n = p.pos0 + row % p.seq + 1u; }
+  n = min(n, p.kv_len);
+  let group = h / (p.heads / p.kv_heads);
+  let kvdim = p.kv_heads * p.hd;
+  let qb = (row * p.heads + h) * p.hd;
+  let kb = b * p.kv_len * kvdim + group * p.hd;
+  var m = -3.0e38;
+  for (var j = t; j < n; j += 64u) {
+    var d = 0.0;
+    for (var e = 0u; e < p.hd; e++) { d += q[qb + e] * k[kb + j * kvdim + e]; }
+    d *= p.scale;
+    s[j] = d;
+    m = max(m, d);
+  }
+  let mx = reduce(t, m, true);
+  var sum = 0.0;
+  for (var j = t; j < n; j += 64u) {
+    let e = exp(s[j] - mx);
+    s[j] = e;
+    sum += e;
+  }
+  let total = reduce(t, sum, false);
+  for (var e = t; e < p.hd; e += 64u) {
+    var acc = 0.0;
+    for (var j = 0u; j < n; j++) { acc += s[j] * v[kb + j * kvdim + e]; }
+    y[qb + e] = acc / total;
+  }
+}
+"#;
+
+const EMBED: &str = r#"
+struct P { rows: u32, seq: u32, hidden: u32 }
+@group(0) @binding(0) var<uniform> p: P;
+@group(0) @binding(1) var<storage, read> ids: array<u32>;
+@group(0) @binding(2) var<storage, read> word: array<f32>;
+@group(0) @binding(3) var<storage, read> pos: array<f32>;
+@group(0) @binding(4) var<storage, read> ty: array<f32>;
+@group(0) @binding(5) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let i = gid.x + gid.y * nwg.x * 256u;
+  if (i >= p.rows * p.hidden) { return; }
+  let r = i / p.hidden;
+  let c = i % p.hidden;
+  y[i] = word[ids[r] * p.hidden + c] + pos[(r % p.seq) * p.hidden + c] + ty[c];
+}
+"#;
+
+const POOL: &str = r#"
+struct P { seq: u32, hidden: u32 }
+@group(0) @binding(0) var<uniform> p: P;
+@group(0) @binding(1) var<storage, read> x: array<f32>;
+@group(0) @binding(2) var<storage, read> lens: array<u32>;
+@group(0) @binding(3) var<storage, read_write> y: array<f32>;
+var<workgroup> red: array<f32, 128>;
+@compute @workgroup_size(128)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+  let b = wg.x;
+  let n = max(min(lens[b], p.seq), 1u);
+  var sq = 0.0;
+  for (var c = t; c < p.hidden; c += 128u) {
+    var acc = 0.0;
+    for (var r = 0u; r < n; r++) { acc += x[(b * p.seq + r) * p.hidden + c]; }
+    let mean = acc / f32(n);
+    y[b * p.hidden + c] = mean;
+    sq += mean * mean;
+  }
+  red[t] = sq;
+  workgroupBarrier();
+  for (var w = 64u; w > 0u; w >>= 1u) {
+    if (t < w) { red[t] += red[t + w]; }
+    workgroupBarrier();
+  }
+  let inv = 1.0 / max(sqrt(red[0]), 1e-12);
+  for (var c = t; c < p.hidden; c += 128u) { y[b * p.hidden + c] *= inv; }
+}
+"#;
+
+/// Appends `op` to `p` as one dispatch. `dummy` stands in for
+/// an absent optional tensor, since every binding a shader declares must be bound.
+pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize) {
+    let f = |v: f32| v.to_bits();
+    let (name, src, words, tensors, groups): (&str, &str, Vec<u32>, Vec<usize>, [u32; 3]) = match *op {
+        Op::Linear { x, w, b, y, m, k, n } => (
+            "linear", LINEAR, vec![m, k, n, b.is_some() as u32],
+            vec![x, w, b.unwrap_or(dummy), y], [n.div_ceil(16), m.div_ceil(16), 1],
+        ),
+        Op::Norm { x, g, b, y, rows, cols, eps } => (
+            "norm", NORM, vec![rows, cols, b.is_some() as u32, f(eps)], vec![x, g, b.unwrap_or(dummy), y], [rows, 1, 1],
+        ),
+        Op::Add { a, b, y, n } => ("elementwise", ELEMENTWISE, vec![n, 0], vec![a, b, y], elementwise(n)),
+        Op::Gelu { x, y, n } => ("elementwise", ELEMENTWISE, vec![n, 1], vec![x, dummy, y], elementwise(n)),
+        Op::SiluMul { g, u, y, n } => ("elementwise", ELEMENTWISE, vec![n, 2], vec![g, u, y], elementwise(n)),
+        Op::Rope { x, y, tokens, heads, hd, pos0, base } => (
+            "rope", ROPE, vec![tokens, heads, hd, pos0, f(base)], vec![x, y], elementwise(tokens * heads * hd / 2),
+        ),
+        Op::KvWrite { src, cache, tokens, dim, pos0 } => (
+            "kv_write", KV_WRITE, vec![tokens * dim, pos0 * dim], vec![src, cache], elementwise(tokens * dim),
+        ),
+        Op::Attention { q, k, v, lens, y, rows, seq, heads, kv_heads, hd, kv_len, causal, pos0 } => (
+            "attention", ATTENTION,
+            vec![seq, heads, kv_heads, hd, kv_len, causal as u32, pos0, f(1.0 / (hd as f32).sqrt())],
+            vec![q, k, v, lens, y], [rows, heads, 1],
+        ),
+        Op::Embed { ids, word, pos, ty, y, rows, seq, hidden } => (
+            "embed", EMBED, vec![rows, seq, hidden], vec![ids, word, pos, ty, y], elementwise(rows * hidden),
+        ),
+        Op::Pool { x, lens, y, batch, seq, hidden } => ("pool", POOL, vec![seq, hidden], vec![x, lens, y], [batch, 1, 1]),
+    };
+    let shader = p.shader(name, || src.to_string());
+    let params = p.buffer(Buffer::uniform(format!("{tag} params"), words));
+    let bound: Vec<usize> = std::iter::once(params).chain(tensors).collect();
+    p.step(shader, &bound, groups);
+}
+
+/// Most keys one attention row may see ([`ATTENTION`] keeps its scores in workgroup memory).
+pub const MAX_KEYS: u32 = 2048;

@@ -1,0 +1,182 @@
+//! A GPU program: buffers, shaders and the dispatches that run over them. Every case becomes one
+//! (a catalogue kernel is one dispatch, a user's manifest one dispatch over its own buffers, a
+//! model's forward pass many), so one dispatcher, one timer and one read-back serve them all.
+
+use crate::kernel::Kernel;
+use crate::shape::Shape;
+
+/// What a buffer starts with.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Init {
+    /// These bytes (little-endian values).
+    Bytes(Vec<u8>),
+    /// This many zero bytes.
+    Zeroed(u64),
+    /// `elems` f32 values uniform in `[lo, hi)` from stream `stream` of `seed`: generated as the
+    /// buffer is created, so a large seeded model never sits whole in memory twice.
+    Seeded {
+        /// Seed.
+        seed: u64,
+        /// Stream.
+        stream: u64,
+        /// Lower bound.
+        lo: f32,
+        /// Upper bound.
+        hi: f32,
+        /// Values.
+        elems: u64,
+    },
+}
+
+impl Init {
+    /// The buffer's size in bytes.
+    pub fn len(&self) -> u64 {
+        match self {
+            Init::Bytes(b) => b.len() as u64,
+            Init::Zeroed(n) => *n,
+            Init::Seeded { elems, .. } => 4 * elems,
+        }
+    }
+
+    /// The initial bytes, generated for a seeded buffer; `None` for a zeroed one.
+    pub fn bytes(&self) -> Option<std::borrow::Cow<'_, [u8]>> {
+        match self {
+            Init::Bytes(b) => Some(std::borrow::Cow::Borrowed(b)),
+            Init::Zeroed(_) => None,
+            Init::Seeded { seed, stream, lo, hi, elems } => {
+                let values = crate::prng::Prng::new(*seed, *stream).fill(*elems as usize, *lo, *hi);
+                Some(std::borrow::Cow::Owned(crate::wire::f32s_to_le_bytes(&values)))
+            }
+        }
+    }
+
+    /// True for a zero-sized buffer (WebGPU rejects binding one).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// One buffer of a program.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Buffer {
+    /// Name, for validation messages.
+    pub label: String,
+    /// A uniform (`var<uniform>`) rather than a storage buffer.
+    pub uniform: bool,
+    /// Its contents before the first run.
+    pub init: Init,
+}
+
+impl Buffer {
+    /// A storage buffer of `values`.
+    pub fn f32s(label: impl Into<String>, values: &[f32]) -> Self {
+        Buffer { label: label.into(), uniform: false, init: Init::Bytes(crate::wire::f32s_to_le_bytes(values)) }
+    }
+
+    /// A storage buffer of `values`.
+    pub fn u32s(label: impl Into<String>, values: &[u32]) -> Self {
+        Buffer { label: label.into(), uniform: false, init: Init::Bytes(words_to_bytes(values)) }
+    }
+
+    /// A zeroed storage buffer of `elems` 4-byte values.
+    pub fn zeroed(label: impl Into<String>, elems: usize) -> Self {
+        Buffer { label: label.into(), uniform: false, init: Init::Zeroed(4 * elems.max(1) as u64) }
+    }
+
+    /// A uniform of `words`, padded to 16 bytes as uniform layout requires.
+    pub fn uniform(label: impl Into<String>, words: Vec<u32>) -> Self {
+        Buffer { label: label.into(), uniform: true, init: Init::Bytes(words_to_bytes(&crate::kernel::pad_params(words))) }
+    }
+}
+
+/// One compute shader of a program.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shader {
+    /// Name, for validation messages and reports.
+    pub label: String,
+    /// WGSL source.
+    pub wgsl: String,
+    /// Entry point.
+    pub entry: String,
+}
+
+/// One dispatch: a shader, which program buffer sits at each `@group(0) @binding(n)`, and how
+/// many workgroups.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    /// Index into [`Program::shaders`].
+    pub shader: usize,
+    /// `(binding, index into Program::buffers)`.
+    pub bindings: Vec<(u32, usize)>,
+    /// Workgroups in x, y, z.
+    pub workgroups: [u32; 3],
+}
+
+/// Buffers, shaders and dispatches; one timed sample runs every step, in order, in one compute
+/// pass (WebGPU makes each dispatch see the writes of the ones before it).
+///
+/// Unless it asks for a [`fresh_output`](Program::fresh_output), a program must be idempotent:
+/// running it again from the buffers it left gives the same outputs, since timing runs it many
+/// times without resetting anything.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Program {
+    /// Every buffer.
+    pub buffers: Vec<Buffer>,
+    /// Every shader.
+    pub shaders: Vec<Shader>,
+    /// The dispatches of one run, in order.
+    pub steps: Vec<Step>,
+    /// Buffers read back after the last run; their bytes, concatenated in this order, are the
+    /// case's output.
+    pub outputs: Vec<usize>,
+    /// Read the outputs from one run over freshly initialised buffers rather than after the
+    /// last timed run: for programs that are not idempotent (a user kernel may accumulate).
+    pub fresh_output: bool,
+}
+
+impl Program {
+    /// Adds a buffer and returns its index.
+    pub fn buffer(&mut self, buffer: Buffer) -> usize {
+        self.buffers.push(buffer);
+        self.buffers.len() - 1
+    }
+
+    /// Adds a shader (entry point `main`) once per label and returns its index.
+    pub fn shader(&mut self, label: &str, wgsl: impl FnOnce() -> String) -> usize {
+        if let Some(i) = self.shaders.iter().position(|s| s.label == label) {
+            return i;
+        }
+        self.shaders.push(Shader { label: label.to_string(), wgsl: wgsl(), entry: "main".into() });
+        self.shaders.len() - 1
+    }
+
+    /// Adds a dispatch of `shader` with `buffers` at bindings 0, 1, 2, … in order.
+    pub fn step(&mut self, shader: usize, buffers: &[usize], workgroups: [u32; 3]) {
+        let bindings = buffers.iter().enumerate().map(|(i, &b)| (i as u32, b)).collect();
+        self.steps.push(Step { shader, bindings, workgroups });
+    }
+
+    /// Bytes of all buffers, what the program must hold on the device.
+    pub fn footprint(&self) -> u64 {
+        self.buffers.iter().map(|b| b.init.len()).sum()
+    }
+
+    /// A catalogue kernel as a program: its uniform at binding 0, `inputs` after it, the output
+    /// last, one dispatch (the layout [`Kernel`] documents).
+    pub fn of_kernel(kernel: &dyn Kernel, shape: &Shape, inputs: &[Vec<f32>]) -> Program {
+        let mut p = Program::default();
+        let mut bound = vec![p.buffer(Buffer::uniform("params", kernel.params(shape)))];
+        bound.extend(inputs.iter().map(|x| p.buffer(Buffer::f32s("input", x))));
+        let output = p.buffer(Buffer::zeroed("output", kernel.output_len(shape)));
+        bound.push(output);
+        let shader = p.shader(kernel.name(), || kernel.wgsl());
+        p.step(shader, &bound, kernel.workgroups(shape));
+        p.outputs = vec![output];
+        p
+    }
+}
+
+/// u32 words as little-endian bytes.
+pub fn words_to_bytes(words: &[u32]) -> Vec<u8> {
+    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
