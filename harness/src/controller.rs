@@ -10,10 +10,13 @@ use crate::progress::{Reporter, RunEvent};
 use crate::server::{PageEvent, Server};
 use anyhow::{anyhow, bail, Context, Result};
 use kernels::wire::{CaseMeasurement, Progress};
-use kernels::{compare, CaseSpec, Platform, RunPlan};
+use crate::reference::References;
+use kernels::check::check;
+use kernels::{CaseSpec, Platform, RunPlan};
 use reports::{BrowserInfo, CaseReport, CaseStatus, DriverInfo, Phases, PlatformRun, RunStatus};
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch};
 
@@ -38,6 +41,8 @@ pub struct BrowserRunRequest {
     pub case_timeout: Duration,
     /// Read the browser's GPU diagnostics page after the cases (`harness verify`).
     pub read_diagnostics: bool,
+    /// What outputs are checked against, shared by every browser and platform of the run.
+    pub references: Arc<References>,
 }
 
 /// Runs `req` with the page `server` serves. A browser that cannot start, crashes or hangs yields
@@ -193,7 +198,7 @@ async fn drive(
         Ok(()) => {
             let plan = RunPlan { platform: req.platform, ..req.plan.clone() };
             let flags = flags.describe();
-            run_cases(&plan, req.case_timeout, events, &mut restart, run, book, reporter, interrupted, &flags).await
+            run_cases(&plan, req.case_timeout, events, &mut restart, run, book, reporter, interrupted, &flags, &req.references).await
         }
         Err(e) => Err(e),
     };
@@ -223,6 +228,7 @@ pub async fn run_cases(
     reporter: &mut dyn Reporter,
     interrupted: &mut watch::Receiver<bool>,
     flags: &[String],
+    references: &Arc<References>,
 ) -> Result<()> {
     // The page needs time to load, find an adapter and compile the WASM before its first case.
     let idle_limit = case_timeout.max(Duration::from_secs(60));
@@ -258,7 +264,8 @@ pub async fn run_cases(
                     }
                     PageEvent::Result(m) => {
                         if let Some(spec) = book.open_spec(&m.case_id) {
-                            book.settle(analyze(spec, *m).await?, reporter);
+                            let label = format!("{} {}", run.browser, run.platform);
+                            book.settle(analyze(spec, *m, references.clone(), label).await?, reporter);
                         }
                         current = None;
                         idle_since = Instant::now();
@@ -368,18 +375,23 @@ async fn navigate(client: &fantoccini::Client, url: &str) -> Result<()> {
         .with_context(|| format!("the browser could not load {url}"))
 }
 
-/// Checks a measurement against the reference, off the async threads (references can be heavy).
-async fn analyze(spec: CaseSpec, m: CaseMeasurement) -> Result<CaseReport> {
+/// Checks a measurement against the case's reference, off the async threads (references can be
+/// heavy). `run` names where it ran, for a user kernel compared with the first platform.
+async fn analyze(spec: CaseSpec, m: CaseMeasurement, references: Arc<References>, run: String) -> Result<CaseReport> {
     Ok(tokio::task::spawn_blocking(move || {
-        let kernel = spec.kernel().expect("plans only hold known kernels");
-        let Some(output) = m.decode_output() else {
-            let message = "the page sent an output that is not base64 of f32 values".to_string();
-            return CaseReport::unmeasured(&spec, kernel, CaseStatus::Error, Some(message));
+        let info = spec.info().expect("plans only hold known cases");
+        let unmeasured = |message: String| CaseReport::unmeasured(&spec, &info, CaseStatus::Error, Some(message));
+        let Some(bytes) = m.output_bytes() else {
+            return unmeasured("the platform sent an output that is not base64 of 4-byte values".into());
         };
-        let inputs = kernel.inputs(&spec.shape, spec.seed);
-        let reference = kernel.reference(&spec.shape, &inputs);
-        let verdict = compare(&output, &reference, kernel.tolerance(&spec.shape));
-        CaseReport::measured(&spec, kernel, m, verdict)
+        let reference = match references.get(&spec, &m, &run) {
+            Ok(r) => r,
+            Err(e) => return unmeasured(format!("no reference to check against: {e}")),
+        };
+        let rule = spec.check_rule().expect("plans only hold known cases");
+        let mut verdict = check(&spec.decode_output(&bytes), &reference.values, rule);
+        verdict.reference = reference.source.clone();
+        CaseReport::measured(&spec, &info, m, verdict)
     })
     .await?)
 }
@@ -405,8 +417,8 @@ impl CaseBook {
     }
 
     fn unmeasured(&self, spec: &CaseSpec, status: CaseStatus, message: String) -> CaseReport {
-        let kernel = spec.kernel().expect("plans only hold known kernels");
-        CaseReport::unmeasured(spec, kernel, status, Some(message))
+        let info = spec.info().expect("plans only hold known cases");
+        CaseReport::unmeasured(spec, &info, status, Some(message))
     }
 
     /// Records `case` as settled and tells the reporter.

@@ -12,13 +12,16 @@ mod controller;
 mod discovery;
 mod driver;
 mod host;
+mod manifest;
 mod native;
 mod open;
 mod progress;
+mod reference;
 mod replay;
 mod server;
 mod summary;
 mod verify;
+mod workload;
 
 use anyhow::{Context, Result};
 use clap::Parser;
@@ -29,6 +32,7 @@ use progress::{Reporter, RunEvent, TerminalReporter};
 use reports::{RunReport, Settings, SCHEMA_VERSION};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
@@ -128,10 +132,23 @@ async fn run(mut args: RunArgs) -> Result<ExitCode> {
         None => None,
     };
     let suite: kernels::Suite = args.suite.into();
-    let cases = match replayed.is_empty() {
-        true => kernels::plan::build_cases(suite, &args.filter, args.seed)?,
-        false => replayed,
+    let (cases, weights) = match replayed.is_empty() {
+        true => {
+            let workloads = workload::Workloads::build(&args.workloads, args.seed)?;
+            // With a model or user kernel, the suite runs only where --filter names kernels.
+            let mut cases = match workloads.cases.is_empty() || !args.filter.is_empty() {
+                true => kernels::plan::build_cases(suite, &args.filter, args.seed)?,
+                false => Vec::new(),
+            };
+            cases.extend(workloads.cases);
+            (cases, workloads.weights)
+        }
+        false => {
+            let weights = workload::Workloads::weights_for(&replayed, args.workloads.weights.as_deref())?;
+            (replayed, weights)
+        }
     };
+    let references = Arc::new(reference::References::new(weights.clone()));
     let plan = kernels::RunPlan {
         platform: kernels::Platform::Webgpu,
         sampling: kernels::Sampling {
@@ -162,6 +179,12 @@ async fn run(mut args: RunArgs) -> Result<ExitCode> {
     );
     let mut requests = Vec::new();
     for (&browser, &platform) in browsers.iter().flat_map(|b| page_platforms.iter().map(move |p| (b, p))) {
+        // The WASM CPU baseline has the catalogue kernels only.
+        let cases: Vec<kernels::CaseSpec> = plan.cases.iter().filter(|c| platform != kernels::Platform::Wasm || c.workload.is_none()).cloned().collect();
+        if cases.is_empty() {
+            eprintln!("--platform wasm: skipped, it runs catalogue kernels only (models and user kernels run on webgpu and native)");
+            continue;
+        }
         requests.push(BrowserRunRequest {
             browser,
             platform,
@@ -169,9 +192,10 @@ async fn run(mut args: RunArgs) -> Result<ExitCode> {
             browser_path: path_for(&args.browser_path, "--browser-path", browser, browsers.len()).map_err(anyhow::Error::msg)?,
             driver_path: path_for(&args.driver_path, "--driver-path", browser, browsers.len()).map_err(anyhow::Error::msg)?,
             webdriver_url: args.webdriver_url.clone(),
-            plan: plan.clone(),
+            plan: kernels::RunPlan { cases, ..plan.clone() },
             case_timeout: Duration::from_secs_f64(args.timeout),
             read_diagnostics: false,
+            references: references.clone(),
         });
     }
     let mut keys: Vec<&str> = browsers.iter().map(|b| b.spec().key).collect();
@@ -196,6 +220,9 @@ async fn run(mut args: RunArgs) -> Result<ExitCode> {
         let listen = (args.bind, args.port.unwrap_or(0)).into();
         let (server, bundle_ms, server_ms) =
             serve_page(args.bundle.clone(), listen, args.public_url.as_deref(), &mut reporter).await?;
+        for (key, path) in &weights {
+            server.serve_weights(key, path.clone());
+        }
 
         for request in &requests {
             if *interrupted.borrow() {
@@ -208,7 +235,7 @@ async fn run(mut args: RunArgs) -> Result<ExitCode> {
         }
     }
     if platforms.contains(&kernels::Platform::Native) && !*interrupted.borrow() {
-        runs.push(native::run_native(&plan, Duration::from_secs_f64(args.timeout), &mut reporter, &mut interrupted).await);
+        runs.push(native::run_native(&plan, Duration::from_secs_f64(args.timeout), &references, &mut reporter, &mut interrupted).await);
     }
     drop(reporter);
 
@@ -231,6 +258,7 @@ async fn run(mut args: RunArgs) -> Result<ExitCode> {
             max_time_s: args.max_time,
             case_timeout_s: args.timeout,
             headless: args.is_headless(),
+            weights: weights.get(workload::MINILM).and_then(|p| p.parent()).map(|p| p.display().to_string()),
         },
         runs,
         baseline: None,
@@ -414,12 +442,13 @@ async fn verify(args: VerifyArgs) -> Result<ExitCode> {
         cases: vec![case.clone()],
     };
     let timeout = Duration::from_secs_f64(args.timeout);
+    let references = Arc::new(reference::References::default());
     let mut interrupted = interrupt_watch();
     let mut reporter = TerminalReporter::new();
     let (checked, gpu_run, cpu_where, cpu_ms) = match args.platform {
         PlatformArg::Wasm => anyhow::bail!("verify checks --platform webgpu or native; wasm is the CPU it compares with"),
         PlatformArg::Native => {
-            let run = native::run_native(&plan, timeout, &mut reporter, &mut interrupted).await;
+            let run = native::run_native(&plan, timeout, &references, &mut reporter, &mut interrupted).await;
             let cpu_case = case.clone();
             let cpu = tokio::task::spawn_blocking(move || native_cpu_ms(&cpu_case)).await?;
             ("wgpu/native".to_string(), run, "the native CPU (f32 Rust, one thread)", Some(cpu))
@@ -436,6 +465,7 @@ async fn verify(args: VerifyArgs) -> Result<ExitCode> {
                 plan: plan.clone(),
                 case_timeout: timeout,
                 read_diagnostics: platform == kernels::Platform::Webgpu,
+                references: references.clone(),
             };
             let gpu = controller::run_browser(&request(kernels::Platform::Webgpu), &server, &mut reporter, &mut interrupted).await;
             let cpu = match gpu.adapter.as_ref().is_some_and(|a| a.available) {

@@ -5,12 +5,14 @@
 
 use crate::controller::{finish_run, new_run, run_cases, CaseBook, Restart};
 use crate::progress::{Reporter, RunEvent};
+use crate::reference::References;
 use crate::server::PageEvent;
 use anyhow::{bail, Result};
 use kernels::gpu::Gpu;
 use kernels::wire::{AdapterReport, CaseMeasurement, PageError, Progress};
 use kernels::{Platform, RunPlan};
 use reports::{BrowserInfo, PlatformRun};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch};
 
@@ -30,6 +32,7 @@ impl Restart for NoRestart {
 pub async fn run_native(
     plan: &RunPlan,
     case_timeout: Duration,
+    references: &Arc<References>,
     reporter: &mut dyn Reporter,
     interrupted: &mut watch::Receiver<bool>,
 ) -> PlatformRun {
@@ -37,11 +40,12 @@ pub async fn run_native(
     run.browser_info = Some(BrowserInfo { name: "wgpu".into(), version: WGPU.into(), path: None, flags: Vec::new() });
     let (tx, mut events) = mpsc::unbounded_channel();
     let worker_plan = plan.clone();
-    std::thread::spawn(move || pollster::block_on(worker(worker_plan, tx)));
+    let weights = references.clone();
+    std::thread::spawn(move || pollster::block_on(worker(worker_plan, weights, tx)));
     let mut book = CaseBook::new(&plan.cases);
     let t = Instant::now();
     reporter.event(RunEvent::Planned { browser: &run.browser, cases: plan.cases.len(), sampling: &plan.sampling });
-    let outcome = run_cases(plan, case_timeout, &mut events, &mut NoRestart, &mut run, &mut book, reporter, interrupted, &[]).await;
+    let outcome = run_cases(plan, case_timeout, &mut events, &mut NoRestart, &mut run, &mut book, reporter, interrupted, &[], references).await;
     run.phases.cases_ms = t.elapsed().as_secs_f64() * 1e3;
     if let Some(adapter) = &run.adapter {
         if let Some(info) = &mut run.browser_info {
@@ -52,7 +56,7 @@ pub async fn run_native(
 }
 
 /// Plays the page: adapter, then each case, then done. Stops when the controller stops listening.
-async fn worker(plan: RunPlan, tx: mpsc::UnboundedSender<PageEvent>) {
+async fn worker(plan: RunPlan, references: Arc<References>, tx: mpsc::UnboundedSender<PageEvent>) {
     let gpu = match Gpu::new().await {
         Ok(g) => g,
         Err(e) => {
@@ -65,7 +69,7 @@ async fn worker(plan: RunPlan, tx: mpsc::UnboundedSender<PageEvent>) {
     }
     for case in &plan.cases {
         let _ = tx.send(PageEvent::Progress(Progress::CaseStarted { case_id: case.id.clone() }));
-        let event = match measure(&gpu, &plan, case, &tx).await {
+        let event = match measure(&gpu, &plan, case, &references, &tx).await {
             Ok(m) => PageEvent::Result(Box::new(m)),
             Err(message) => PageEvent::Error(PageError { message, stack: None, case_id: Some(case.id.clone()), fatal: false }),
         };
@@ -80,12 +84,17 @@ async fn measure(
     gpu: &Gpu,
     plan: &RunPlan,
     case: &kernels::CaseSpec,
+    references: &References,
     tx: &mpsc::UnboundedSender<PageEvent>,
 ) -> Result<CaseMeasurement, String> {
     if case.kernel().is_some_and(|k| k.fault().is_some()) {
         return Err(format!("{}: self-test faults are page-only", case.kernel));
     }
-    gpu.run_case(plan, case, |done| {
+    let weights = match case.workload.as_ref().and_then(|w| w.weights_key()) {
+        Some(key) => Some(references.weights(key)?),
+        None => None,
+    };
+    gpu.run_case(plan, case, weights.as_deref(), |done| {
         let _ = tx.send(PageEvent::Progress(Progress::SampleDone { case_id: case.id.clone(), done }));
     })
     .await

@@ -42,6 +42,9 @@ pub fn apply(args: &mut RunArgs, path: &Path) -> Result<Vec<CaseSpec>, ReplayErr
     args.max_time = s.max_time_s;
     args.timeout = s.case_timeout_s;
     args.target_ci = s.target_ci_pct;
+    if args.workloads.weights.is_none() {
+        args.workloads.weights = s.weights.as_ref().map(Into::into);
+    }
     if !args.headed && !args.headless {
         args.headed = !s.headless;
     }
@@ -55,7 +58,7 @@ pub fn apply(args: &mut RunArgs, path: &Path) -> Result<Vec<CaseSpec>, ReplayErr
         .map(|p| PlatformArg::from_str(p, false).map_err(|_| unknown("platform", p)))
         .collect::<Result<_, _>>()?;
     for case in &s.cases {
-        if case.kernel().is_none() {
+        if case.info().is_none() {
             return Err(unknown("kernel", &case.kernel));
         }
     }

@@ -13,7 +13,8 @@ use kernels::wire::{AdapterReport, CaseMeasurement, PageError, Progress};
 use kernels::RunPlan;
 use serde::Deserialize;
 use std::net::SocketAddr;
-use std::path::Path;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, oneshot};
 use tower_http::services::ServeDir;
@@ -62,6 +63,8 @@ struct RunSlot {
 
 struct AppState {
     slot: Mutex<RunSlot>,
+    /// Model weights files the page may fetch, by key.
+    weights: Mutex<HashMap<String, PathBuf>>,
 }
 
 impl AppState {
@@ -97,6 +100,11 @@ impl Server {
     /// Replaces the plan the page gets on its next load (the cases still to run).
     pub fn set_plan(&self, plan: RunPlan) {
         self.state.slot().plan = plan;
+    }
+
+    /// Lets pages fetch the weights file `path` as `/api/weights?name={key}`.
+    pub fn serve_weights(&self, key: &str, path: PathBuf) {
+        self.state.weights.lock().unwrap_or_else(|e| e.into_inner()).insert(key.to_string(), path);
     }
 }
 
@@ -137,6 +145,7 @@ pub async fn start(addr: SocketAddr, public_url: Option<&str>, bundle_dir: &Path
             plan: RunPlan::empty(kernels::Platform::Webgpu),
             events: None,
         }),
+        weights: Mutex::new(HashMap::new()),
     });
     let app = router(state.clone(), bundle_dir);
     let (shutdown, stop) = oneshot::channel::<()>();
@@ -165,6 +174,7 @@ fn router(state: Arc<AppState>, bundle_dir: &Path) -> Router {
         .route("/api/error", post(error))
         .route("/api/done", post(done))
         .route("/api/events", get(events))
+        .route("/api/weights", get(weights))
         .fallback_service(ServeDir::new(bundle_dir))
         // Outputs of large cases arrive as base64 in one POST.
         .layer(DefaultBodyLimit::max(1 << 30))
@@ -203,6 +213,26 @@ async fn plan(State(s): State<Arc<AppState>>, Query(q): Query<TokenQuery>) -> Re
         return r.into_response();
     }
     Json(s.slot().plan.clone()).into_response()
+}
+
+#[derive(Deserialize)]
+struct WeightsQuery {
+    token: Option<String>,
+    name: String,
+}
+
+async fn weights(State(s): State<Arc<AppState>>, Query(q): Query<WeightsQuery>) -> Response {
+    if let Err(r) = authorize(&s, &TokenQuery { token: q.token }) {
+        return r.into_response();
+    }
+    let path = s.weights.lock().unwrap_or_else(|e| e.into_inner()).get(&q.name).cloned();
+    let Some(path) = path else {
+        return (StatusCode::NOT_FOUND, format!("no weights called `{}` in this run", q.name)).into_response();
+    };
+    match tokio::fs::read(&path).await {
+        Ok(bytes) => ([(header::CONTENT_TYPE, "application/octet-stream")], bytes).into_response(),
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, format!("{}: {e}", path.display())).into_response(),
+    }
 }
 
 async fn adapter(State(s): State<Arc<AppState>>, Query(q): Query<TokenQuery>, Json(a): Json<AdapterReport>) -> Response {

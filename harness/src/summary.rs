@@ -48,11 +48,35 @@ pub fn table(report: &RunReport) -> String {
         let _ = writeln!(out, "{}", totals(run));
         let _ = writeln!(out, "{}", phases(run));
     }
+    out += &models(report);
     out += &flags(report);
     if let Some(cmp) = &report.baseline {
         out += &baseline_table(cmp);
     }
     out
+}
+
+/// The model cases (encoders, decoder prefill and decode) of every run with their rates; empty
+/// when no case has a throughput.
+pub fn models(report: &RunReport) -> String {
+    let rows = reports::model_rows(report);
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    t.set_header(["model case", "run", "median ms", "rate", "per item", "status"]);
+    for m in rows {
+        t.add_row(vec![
+            Cell::new(&m.case.id),
+            Cell::new(&m.run),
+            Cell::new(format!("{} ({})", m.median, m.timer)).set_alignment(CellAlignment::Right),
+            Cell::new(&m.rate).set_alignment(CellAlignment::Right),
+            Cell::new(&m.per_item).set_alignment(CellAlignment::Right),
+            Cell::new(m.case.status.as_str()),
+        ]);
+    }
+    format!("models\n{t}\n")
 }
 
 /// The comparison with a baseline as a table, then its counts and the regression gate's verdict.

@@ -38,6 +38,17 @@ impl Api {
         serde_json::from_str(&text).map_err(|e| JsValue::from_str(&format!("bad JSON from /api/{path}: {e}")))
     }
 
+    /// GETs `/api/{path}` (which may carry its own query) as bytes.
+    pub async fn get_bytes(&self, path: &str) -> Result<Vec<u8>, JsValue> {
+        let url = match path.split_once('?') {
+            Some((p, q)) => format!("{}&{q}", self.url(p)),
+            None => self.url(path),
+        };
+        let response = self.fetch(Request::new_with_str(&url)?).await?;
+        let buffer = JsFuture::from(response.array_buffer()?).await?;
+        Ok(js_sys::Uint8Array::new(&buffer).to_vec())
+    }
+
     /// POSTs `body` as JSON to `/api/{path}`.
     pub async fn post<T: Serialize>(&self, path: &str, body: &T) -> Result<(), JsValue> {
         let json = serde_json::to_string(body).map_err(|e| JsValue::from_str(&e.to_string()))?;

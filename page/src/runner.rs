@@ -6,6 +6,7 @@ use kernels::sampling::{now_ms, sample, Timed};
 use kernels::wire::{CaseMeasurement, PageError, Progress, Sample};
 use kernels::{CaseSpec, Fault, Platform, RunPlan};
 use wasm_bindgen::prelude::*;
+use std::collections::HashMap;
 use wasm_bindgen_futures::JsFuture;
 
 /// Runs the plan of the run `token`. `progress` is called with each [`Progress`] event as JSON.
@@ -23,9 +24,10 @@ pub async fn run(token: String, progress: js_sys::Function) -> Result<(), JsValu
             let _ = progress.call1(&JsValue::NULL, &JsValue::from_str(&json));
         }
     };
+    let mut weights = Weights::default();
     for case in &plan.cases {
         emit(Progress::CaseStarted { case_id: case.id.clone() });
-        match run_case(gpu.as_ref(), &plan, case, &emit).await {
+        match run_case(gpu.as_ref(), &plan, case, &api, &mut weights, &emit).await {
             Ok(measurement) => api.post("result", &measurement).await?,
             // A case the GPU rejects is reported and the run goes on.
             Err(CaseError::Gpu(message)) => {
@@ -61,15 +63,40 @@ enum CaseError {
     Js(JsValue),
 }
 
+/// Model weights fetched from the harness, by key, kept for the cases after the first.
+#[derive(Default)]
+struct Weights(HashMap<String, kernels::model::weights::Weights>);
+
+impl Weights {
+    /// The weights `case` needs, fetched on first use.
+    async fn of(&mut self, case: &CaseSpec, api: &Api) -> Result<Option<&kernels::model::weights::Weights>, CaseError> {
+        let Some(key) = case.workload.as_ref().and_then(|w| w.weights_key()) else { return Ok(None) };
+        if !self.0.contains_key(key) {
+            let bytes = api.get_bytes(&format!("weights?name={key}")).await.map_err(|e| CaseError::Gpu(format!("fetching the weights `{key}`: {e:?}")))?;
+            let parsed = kernels::model::weights::Weights::parse(bytes).map_err(|e| CaseError::Gpu(e.to_string()))?;
+            self.0.insert(key.to_string(), parsed);
+        }
+        Ok(self.0.get(key))
+    }
+}
+
 async fn run_case(
     gpu: Option<&Gpu>,
     plan: &RunPlan,
     case: &CaseSpec,
+    api: &Api,
+    weights: &mut Weights,
     emit: &impl Fn(Progress),
 ) -> Result<CaseMeasurement, CaseError> {
-    let kernel = case
-        .kernel()
-        .ok_or_else(|| CaseError::Gpu(format!("unknown kernel `{}` (page and harness differ in version)", case.kernel)))?;
+    let on_sample = |done| emit(Progress::SampleDone { case_id: case.id.clone(), done });
+    if let (Some(gpu), Some(_)) = (gpu, &case.workload) {
+        let weights = weights.of(case, api).await?;
+        return gpu.run_case(plan, case, weights, on_sample).await.map_err(|e| CaseError::Gpu(e.to_string()));
+    }
+    let kernel = case.kernel().ok_or_else(|| match case.workload {
+        Some(_) => CaseError::Gpu(format!("{}: models and user kernels run on webgpu and native only", case.kernel)),
+        None => CaseError::Gpu(format!("unknown kernel `{}` (page and harness differ in version)", case.kernel)),
+    })?;
     match kernel.fault() {
         Some(Fault::Hang) => {
             JsFuture::from(js_sys::Promise::new(&mut |_, _| {})).await.map_err(CaseError::Js)?;
@@ -79,7 +106,6 @@ async fn run_case(
         }
         None => {}
     }
-    let on_sample = |done| emit(Progress::SampleDone { case_id: case.id.clone(), done });
     let Some(gpu) = gpu else {
         let mut cpu = CpuKernel { kernel, shape: &case.shape, inputs: kernel.inputs(&case.shape, case.seed), output: Vec::new() };
         let walls = sample(&plan.sampling, &mut cpu, on_sample).await.map_err(|e| match e {})?;
@@ -94,5 +120,5 @@ async fn run_case(
             stopped_by: walls.stopped_by,
         });
     };
-    gpu.run_case(plan, case, on_sample).await.map_err(|e| CaseError::Gpu(e.to_string()))
+    gpu.run_case(plan, case, None, on_sample).await.map_err(|e| CaseError::Gpu(e.to_string()))
 }

@@ -3,7 +3,7 @@
 //! places it.
 
 use crate::baseline::BaselineComparison;
-use crate::model::{format_ci as pct, format_ms, CaseReport, PlatformRun, RunReport, Timer};
+use crate::model::{format_ci as pct, format_ms, model_rows, CaseReport, ModelRow, PlatformRun, RunReport, Timer};
 use crate::ReportError;
 use serde::Serialize;
 use stats::outliers::Severity;
@@ -35,6 +35,7 @@ struct ReportView<'a> {
     report: &'a RunReport,
     sampling: String,
     runs: Vec<RunView<'a>>,
+    models: Vec<ModelRow<'a>>,
     comparison: Option<ComparisonView>,
     baseline: Option<BaselineView>,
 }
@@ -228,6 +229,7 @@ impl<'a> ReportView<'a> {
             report,
             sampling,
             runs,
+            models: model_rows(report),
             comparison: comparison(report),
             baseline: report.baseline.as_ref().map(baseline),
         }
@@ -453,7 +455,7 @@ fn distribution(c: &CaseReport) -> Option<Distribution> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testdata::{case, report_with};
+    use crate::testdata::{case, model_case, report_with};
 
     #[test]
     fn every_measured_case_gets_one_box_plot_and_the_page_is_self_contained() {
@@ -475,6 +477,30 @@ mod tests {
             assert!(!html.contains(banned), "{banned}");
         }
         assert!(html.contains(r#"<link rel="icon" href="data:,">"#));
+    }
+
+    #[test]
+    fn model_cases_get_a_sortable_models_table_and_kernel_runs_none() {
+        let report = report_with(vec![
+            ("chrome", vec![case("a", &[1.0], true, true), model_case("prefill", &[2.0, 2.5, 1.5])]),
+            ("firefox", vec![model_case("prefill", &[4.0, 4.0, 4.0])]),
+        ]);
+        let html = render(&report).unwrap();
+        assert!(html.contains(r#"<table id="models-table" class="sortable cases">"#), "{html}");
+        assert!(html.contains(r#"data-filter-for="models-table""#));
+        let section = &html[html.find(r#"<section id="models">"#).unwrap()..];
+        // Tera escapes `/` in text as `&#x2F;`; browsers show it as `/`.
+        let section = section[..section.find("</section>").unwrap()].replace("&#x2F;", "/");
+        assert_eq!(section.matches("<tr data-case=").count(), 2, "one row per model case per run");
+        // 16 tokens per run at the 2 ms median; the kernel case `a` has no row.
+        let median = report.runs[0].cases[1].headline().unwrap().median;
+        assert!(section.contains(&format!("{:.1} tokens/s", 16.0 / median * 1e3)), "{section}");
+        assert!(section.contains("8000.0 tokens/s") && section.contains("4000.0 tokens/s"), "{section}");
+        assert!(section.contains("0.1250 ms/token") && section.contains("cos ≥ 0.99987"), "{section}");
+        assert!(section.contains("chrome/webgpu") && !section.contains(">a<"), "{section}");
+
+        let kernels_only = render(&report_with(vec![("chrome", vec![case("a", &[1.0], true, true)])])).unwrap();
+        assert!(!kernels_only.contains("models-table") && !kernels_only.contains("tokens/s"));
     }
 
     #[test]

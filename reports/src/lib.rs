@@ -152,3 +152,59 @@ mod committed_evidence {
         }
     }
 }
+
+#[cfg(test)]
+mod schema {
+    use super::*;
+    use crate::testdata::*;
+    use kernels::model::decoder::Phase;
+    use serde_json::Value;
+
+    /// Violations of `reports/schema/results.schema.json` by `results`.
+    fn schema_errors(results: &Value) -> Vec<String> {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/results.schema.json");
+        let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+        validator.iter_errors(results).map(|e| format!("{e} at {}", e.instance_path())).collect()
+    }
+
+    #[test]
+    fn v3_results_with_workloads_and_throughput_round_trip_and_validate() {
+        let mut report = report_with(vec![("chrome", vec![model_case("prefill", &[2.0, 2.1, 1.9]), case("a", &[1.0], false, false)])]);
+        report.settings.cases = vec![encoder_spec(), decoder_spec(Phase::Prefill), decoder_spec(Phase::Op("attention".into())), user_spec()];
+        report.runs[0].cases[0].correctness.as_mut().unwrap().reference = Some("native wgpu (llvmpipe)".into());
+        let dir = tempfile::tempdir().unwrap();
+        write_all(&report, dir.path()).unwrap();
+        assert_eq!(read_results(&dir.path().join(RESULTS_JSON)).unwrap(), report);
+
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(json["schemaVersion"], 3);
+        // 16 tokens per run at a 2 ms median.
+        assert_eq!(json["runs"][0]["cases"][0]["throughput"]["perSecond"], 16.0 / 2.0 * 1e3);
+        assert!(json["runs"][0]["cases"][1].get("throughput").is_none());
+        let errors = schema_errors(&json);
+        assert!(errors.is_empty(), "{}", errors.join("\n"));
+        // The new parts are checked, not merely allowed.
+        for (pointer, bad) in [
+            ("/settings/cases/0/workload/type", Value::from("gan")),
+            ("/settings/cases/3/workload/buffers/0/ty", Value::from("f16")),
+            ("/runs/0/cases/0/throughput/perRun", Value::from("many")),
+            ("/runs/0/cases/0/correctness/cosineThreshold", Value::from("high")),
+        ] {
+            let mut broken = json.clone();
+            *broken.pointer_mut(pointer).unwrap() = bad;
+            assert!(!schema_errors(&broken).is_empty(), "{pointer} must be checked");
+        }
+    }
+
+    /// Version 1 files (the committed H100 evidence) still validate.
+    #[test]
+    fn older_results_still_validate() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/hardware/h100-native");
+        for f in ["default-results.json", "full-matmul-results.json"] {
+            let json: Value = serde_json::from_str(&std::fs::read_to_string(dir.join(f)).unwrap()).unwrap();
+            let errors = schema_errors(&json);
+            assert!(errors.is_empty(), "{f}: {}", errors.join("\n"));
+        }
+    }
+}

@@ -3,7 +3,7 @@
 use crate::baseline::BaselineComparison;
 use crate::compare::{compare_runs, Comparison};
 use stats::Class;
-use crate::model::{format_ms as ms, RunReport, Timer};
+use crate::model::{format_ms as ms, model_rows, RunReport, Timer};
 use std::fmt::Write;
 
 /// Renders the summary of `report`.
@@ -49,6 +49,7 @@ pub fn render(report: &RunReport) -> String {
     if let Some(b) = &report.baseline {
         s += &baseline_section(b);
     }
+    models(&mut s, report);
     match compare_runs(report) {
         Some(cmp) => comparison(&mut s, &cmp),
         None => single(&mut s, report),
@@ -96,6 +97,24 @@ pub fn baseline_section(b: &BaselineComparison) -> String {
         }
     }
     s
+}
+
+/// The model cases (those with a throughput) of every run; nothing when there are none.
+fn models(s: &mut String, report: &RunReport) {
+    let rows = model_rows(report);
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "\n## Models\n");
+    let _ = writeln!(s, "| case | run | median ms (timer, ±95% CI) | rate | per item | status | check |");
+    let _ = writeln!(s, "|---|---|---:|---:|---:|---|---|");
+    for m in rows {
+        let _ = writeln!(
+            s,
+            "| `{}` | {} | {} ({}, {}) | {} | {} | {} | {} |",
+            m.case.id, m.run, m.median, m.timer, m.ci, m.rate, m.per_item, m.case.status.as_str(), m.check
+        );
+    }
 }
 
 fn comparison(s: &mut String, cmp: &Comparison) {
@@ -155,7 +174,7 @@ fn single(s: &mut String, report: &RunReport) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testdata::{case, report_with};
+    use crate::testdata::{case, model_case, report_with};
 
     #[test]
     fn flags_lead_the_cross_browser_summary() {
@@ -173,5 +192,18 @@ mod tests {
     fn a_single_run_lists_its_cases() {
         let md = render(&report_with(vec![("chrome", vec![case("a", &[2.0], true, false)])]));
         assert!(md.contains("| `a` | passed | wall | 2.000 | – | 0% | 1 (sample count) |"), "{md}");
+    }
+
+    #[test]
+    fn model_cases_get_a_models_table_and_kernel_runs_none() {
+        let report = report_with(vec![("chrome", vec![case("a", &[1.0], true, false), model_case("prefill", &[2.0, 2.5, 1.5])])]);
+        let md = render(&report);
+        let median = report.runs[0].cases[1].headline().unwrap().median;
+        let rate = format!("{:.1} tokens/s", 16.0 / median * 1e3);
+        assert!(md.contains("| `prefill` | chrome/webgpu | 2.000 (gpu, ±"), "{md}");
+        assert!(md.contains(&format!(" | {rate} | 0.1250 ms/token | passed | cos ≥ 0.99987 |")), "{md}");
+        assert!(md.find("## Models").unwrap() < md.find("## Cases").unwrap());
+        let kernels_only = render(&report_with(vec![("chrome", vec![case("a", &[1.0], true, false)])]));
+        assert!(!kernels_only.contains("## Models") && !kernels_only.contains("tokens/s"));
     }
 }

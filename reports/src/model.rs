@@ -93,6 +93,9 @@ pub struct Settings {
     pub case_timeout_s: f64,
     /// Whether browsers ran headless.
     pub headless: bool,
+    /// The encoder's weights folder, when a model read one (`--weights`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weights: Option<String>,
 }
 
 /// How a browser/platform run ended as a whole.
@@ -361,6 +364,72 @@ impl Throughput {
     pub fn unit(&self) -> String {
         format!("{}s/s", self.item)
     }
+
+    /// The rate as tables show it (`412.3 tokens/s`), or `–` before a measurement.
+    pub fn format_rate(&self) -> String {
+        self.per_second.map(|r| format!("{r:.1} {}", self.unit())).unwrap_or_else(|| "–".into())
+    }
+
+    /// Milliseconds per item as tables show it (`2.425 ms/token`), or `–` before a measurement.
+    pub fn format_ms_per_item(&self) -> String {
+        self.ms_per_item.map(|m| format!("{} ms/{}", format_ms(m), self.item)).unwrap_or_else(|| "–".into())
+    }
+}
+
+/// A check in a few characters, for tables: a cosine check as its worst row's similarity
+/// (`cos ≥ 0.99987`, rounded down so the claim holds), otherwise the largest absolute error.
+pub fn format_check(v: &Verdict) -> String {
+    match (v.min_cosine, v.cosine_threshold) {
+        (Some(cos), _) => format!("cos ≥ {:.5}", (cos * 1e5).floor() / 1e5),
+        (None, Some(_)) => "cos NaN".into(),
+        (None, None) => format!("max abs err {:.1e}", v.max_abs_err),
+    }
+}
+
+/// One model case (a case with a [`Throughput`]) of one run, formatted once for the Models
+/// tables of every report (HTML, Markdown, terminal) so they agree.
+#[derive(Debug, Clone, Serialize)]
+pub struct ModelRow<'a> {
+    /// The case.
+    pub case: &'a CaseReport,
+    /// The run's label (`chrome/webgpu`, see [`crate::compare::labels`]).
+    pub run: String,
+    /// `gpu` or `wall`: the timer of `median`.
+    pub timer: &'static str,
+    /// Median ms per run, or `–`.
+    pub median: String,
+    /// The median's 95% CI half-width (`±1.2%`), or `–`.
+    pub ci: String,
+    /// Items per second (`412.3 tokens/s`), or `–`.
+    pub rate: String,
+    /// Milliseconds per item (`2.425 ms/token`), or `–`.
+    pub per_item: String,
+    /// The check in brief ([`format_check`]), or `–` unchecked.
+    pub check: String,
+}
+
+/// Every model case of every run, run by run: the rows of the Models tables. Empty when no case
+/// has a throughput (kernel-only runs), so callers leave the section out.
+pub fn model_rows(report: &RunReport) -> Vec<ModelRow<'_>> {
+    let labels = crate::compare::labels(report);
+    let mut rows = Vec::new();
+    for (run, label) in report.runs.iter().zip(labels) {
+        for case in &run.cases {
+            let Some(t) = &case.throughput else { continue };
+            let h = case.headline();
+            rows.push(ModelRow {
+                case,
+                run: label.clone(),
+                timer: case.timer.map(Timer::short).unwrap_or("–"),
+                median: h.map(|s| format_ms(s.median)).unwrap_or_else(|| "–".into()),
+                ci: format_ci(h.and_then(|s| s.ci_half_width_pct)),
+                rate: t.format_rate(),
+                per_item: t.format_ms_per_item(),
+                check: case.correctness.as_ref().map(format_check).unwrap_or_else(|| "–".into()),
+            });
+        }
+    }
+    rows
 }
 
 impl CaseReport {

