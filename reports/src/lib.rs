@@ -144,7 +144,7 @@ mod committed_evidence {
     #[test]
     fn h100_results_read_back() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/hardware/h100-native");
-        for f in ["default-results.json", "full-matmul-results.json"] {
+        for f in ["default-results.json", "full-matmul-results.json", "minilm-results.json", "tinyllama-results.json"] {
             let r = read_results(&dir.join(f)).unwrap();
             let run = &r.runs[0];
             assert_eq!(run.adapter.as_ref().unwrap().is_fallback_adapter, Some(false));
@@ -197,11 +197,11 @@ mod schema {
         }
     }
 
-    /// Version 1 files (the committed H100 evidence) still validate.
+    /// The committed H100 evidence (version 1 kernel runs, version 3 model runs) validates.
     #[test]
     fn older_results_still_validate() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/hardware/h100-native");
-        for f in ["default-results.json", "full-matmul-results.json"] {
+        for f in ["default-results.json", "full-matmul-results.json", "minilm-results.json", "tinyllama-results.json"] {
             let json: Value = serde_json::from_str(&std::fs::read_to_string(dir.join(f)).unwrap()).unwrap();
             let errors = schema_errors(&json);
             assert!(errors.is_empty(), "{f}: {}", errors.join("\n"));
