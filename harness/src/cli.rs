@@ -330,9 +330,6 @@ pub struct RunArgs {
     /// Seed of the inputs: a case is reproducible from (kernel, shape, seed).
     #[arg(long, default_value_t = 1, conflicts_with = "replay")]
     pub seed: u64,
-    /// Models and user kernels to run.
-    #[command(flatten)]
-    pub workloads: WorkloadArgs,
     /// Run the plan (cases, seeds, browsers, platforms, sampling settings) recorded in a
     /// results.json (or its folder) again.
     #[arg(long, value_name = "RESULTS")]
@@ -380,6 +377,9 @@ pub struct RunArgs {
     /// Print results.json to stdout instead of the summary table.
     #[arg(long)]
     pub json: bool,
+    /// Models and user kernels to run (last: clap's help heading carries over to later options).
+    #[command(flatten)]
+    pub workloads: WorkloadArgs,
 }
 
 impl RunArgs {
