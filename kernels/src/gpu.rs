@@ -342,16 +342,14 @@ impl Gpu {
     /// for a fresh output first gets its buffers' initial contents back and runs once more.
     pub async fn read_output(&self, case: &Prepared, program: &Program) -> Result<Vec<u8>, GpuError> {
         if program.fresh_output {
+            let mut clears = self.device.create_command_encoder(&Default::default());
             for (buffer, b) in case.buffers.iter().zip(&program.buffers) {
                 match b.init.bytes() {
                     Some(bytes) => self.queue.write_buffer(buffer, 0, &bytes),
-                    None => {
-                        let mut encoder = self.device.create_command_encoder(&Default::default());
-                        encoder.clear_buffer(buffer, 0, None);
-                        self.queue.submit([encoder.finish()]);
-                    }
+                    None => clears.clear_buffer(buffer, 0, None),
                 }
             }
+            self.queue.submit([clears.finish()]);
             self.dispatch(case, None).await?;
         }
         let total: u64 = case.outputs.iter().map(|(_, n)| n).sum();

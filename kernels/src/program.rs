@@ -156,11 +156,6 @@ impl Program {
         self.steps.push(Step { shader, bindings, workgroups });
     }
 
-    /// Bytes of all buffers, what the program must hold on the device.
-    pub fn footprint(&self) -> u64 {
-        self.buffers.iter().map(|b| b.init.len()).sum()
-    }
-
     /// A catalogue kernel as a program: its uniform at binding 0, `inputs` after it, the output
     /// last, one dispatch (the layout [`Kernel`] documents).
     pub fn of_kernel(kernel: &dyn Kernel, shape: &Shape, inputs: &[Vec<f32>]) -> Program {

@@ -6,7 +6,7 @@
 use crate::check::Tolerance;
 use crate::prng::Prng;
 use crate::program::{Buffer, Init, Program, Shader, Step};
-use crate::workload::{CaseInfo, Rate};
+use crate::workload::CaseInfo;
 use serde::{Deserialize, Serialize};
 
 /// Tolerance of a user kernel whose manifest names none.
@@ -176,7 +176,7 @@ impl UserKernel {
             dims: vec!["x".into(), "y".into(), "z".into()],
             flops: self.flops.unwrap_or(0.0),
             bytes: self.bytes.unwrap_or(bytes),
-            rate: None::<Rate>,
+            rate: None,
         }
     }
 }

@@ -174,17 +174,6 @@ impl Graph {
         4.0 * self.tensors.iter().map(|t| t.len as f64).sum::<f64>()
     }
 
-    /// Distinct op tags, in order.
-    pub fn tags(&self) -> Vec<&'static str> {
-        let mut tags: Vec<&'static str> = Vec::new();
-        for (tag, _) in &self.ops {
-            if !tags.contains(tag) {
-                tags.push(tag);
-            }
-        }
-        tags
-    }
-
     /// The ops tagged `tag` alone (the first run of them), with the tensors they touch. Inputs
     /// that earlier ops would have computed are seeded instead, so the slice runs, and is checked,
     /// on its own.

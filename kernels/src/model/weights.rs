@@ -58,11 +58,6 @@ impl Weights {
         let data = &self.bytes[self.data_start + e.data_offsets[0]..self.data_start + e.data_offsets[1]];
         Ok(crate::wire::le_bytes_to_f32s(data))
     }
-
-    /// Whether the file has tensor `name`.
-    pub fn has(&self, name: &str) -> bool {
-        self.tensors.contains_key(name)
-    }
 }
 
 #[cfg(test)]

@@ -45,28 +45,17 @@ struct P { rows: u32, cols: u32, center: u32, eps: f32 }
 @group(0) @binding(2) var<storage, read> g: array<f32>;
 @group(0) @binding(3) var<storage, read> b: array<f32>;
 @group(0) @binding(4) var<storage, read_write> y: array<f32>;
-var<workgroup> red: array<f32, 256>;
-fn total(t: u32, v: f32) -> f32 {
-  red[t] = v;
-  workgroupBarrier();
-  for (var s = 128u; s > 0u; s >>= 1u) {
-    if (t < s) { red[t] += red[t + s]; }
-    workgroupBarrier();
-  }
-  let r = red[0];
-  workgroupBarrier();
-  return r;
-}
-@compute @workgroup_size(256)
+const WG: u32 = 256u;
+@compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t: u32) {
   let base = wg.x * p.cols;
   var s = 0.0;
-  if (p.center != 0u) { for (var c = t; c < p.cols; c += 256u) { s += x[base + c]; } }
-  let mean = total(t, s) / f32(p.cols);
+  if (p.center != 0u) { for (var c = t; c < p.cols; c += WG) { s += x[base + c]; } }
+  let mean = reduce(t, s, false) / f32(p.cols);
   var q = 0.0;
-  for (var c = t; c < p.cols; c += 256u) { let d = x[base + c] - mean; q += d * d; }
-  let inv = inverseSqrt(total(t, q) / f32(p.cols) + p.eps);
-  for (var c = t; c < p.cols; c += 256u) {
+  for (var c = t; c < p.cols; c += WG) { let d = x[base + c] - mean; q += d * d; }
+  let inv = inverseSqrt(reduce(t, q, false) / f32(p.cols) + p.eps);
+  for (var c = t; c < p.cols; c += WG) {
     var v = (x[base + c] - mean) * inv * g[c];
     if (p.center != 0u) { v += b[c]; }
     y[base + c] = v;
@@ -151,21 +140,8 @@ struct P { seq: u32, heads: u32, kv_heads: u32, hd: u32, kv_len: u32, causal: u3
 @group(0) @binding(4) var<storage, read> lens: array<u32>;
 @group(0) @binding(5) var<storage, read_write> y: array<f32>;
 var<workgroup> s: array<f32, 2048>;
-var<workgroup> red: array<f32, 64>;
-fn reduce(t: u32, v: f32, is_max: bool) -> f32 {
-  red[t] = v;
-  workgroupBarrier();
-  for (var w = 32u; w > 0u; w >>= 1u) {
-    if (t < w) {
-      if (is_max) { red[t] = max(red[t], red[t + w]); } else { red[t] += red[t + w]; }
-    }
-    workgroupBarrier();
-  }
-  let r = red[0];
-  workgroupBarrier();
-  return r;
-}
-@compute @workgroup_size(64)
+const WG: u32 = 64u;
+@compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t: u32) {
   let row = wg.x;
   let h = wg.y;
@@ -178,7 +154,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
   let qb = (row * p.heads + h) * p.hd;
   let kb = b * p.kv_len * kvdim + group * p.hd;
   var m = -3.0e38;
-  for (var j = t; j < n; j += 64u) {
+  for (var j = t; j < n; j += WG) {
     var d = 0.0;
     for (var e = 0u; e < p.hd; e++) { d += q[qb + e] * k[kb + j * kvdim + e]; }
     d *= p.scale;
@@ -187,13 +163,13 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
   }
   let mx = reduce(t, m, true);
   var sum = 0.0;
-  for (var j = t; j < n; j += 64u) {
+  for (var j = t; j < n; j += WG) {
     let e = exp(s[j] - mx);
     s[j] = e;
     sum += e;
   }
   let total = reduce(t, sum, false);
-  for (var e = t; e < p.hd; e += 64u) {
+  for (var e = t; e < p.hd; e += WG) {
     var acc = 0.0;
     for (var j = 0u; j < n; j++) { acc += s[j] * v[kb + j * kvdim + e]; }
     y[qb + e] = acc / total;
@@ -225,27 +201,41 @@ struct P { seq: u32, hidden: u32 }
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read> lens: array<u32>;
 @group(0) @binding(3) var<storage, read_write> y: array<f32>;
-var<workgroup> red: array<f32, 128>;
-@compute @workgroup_size(128)
+const WG: u32 = 128u;
+@compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t: u32) {
   let b = wg.x;
   let n = max(min(lens[b], p.seq), 1u);
   var sq = 0.0;
-  for (var c = t; c < p.hidden; c += 128u) {
+  for (var c = t; c < p.hidden; c += WG) {
     var acc = 0.0;
     for (var r = 0u; r < n; r++) { acc += x[(b * p.seq + r) * p.hidden + c]; }
     let mean = acc / f32(n);
     y[b * p.hidden + c] = mean;
     sq += mean * mean;
   }
-  red[t] = sq;
+  let inv = 1.0 / max(sqrt(reduce(t, sq, false)), 1e-12);
+  for (var c = t; c < p.hidden; c += WG) { y[b * p.hidden + c] *= inv; }
+}
+"#;
+
+/// A workgroup-wide sum or max for shaders that declare `const WG: u32` (their workgroup size,
+/// a power of two) and index invocations by `local_invocation_index`; every invocation gets the
+/// result.
+const REDUCE: &str = r#"
+var<workgroup> red: array<f32, WG>;
+fn reduce(t: u32, v: f32, is_max: bool) -> f32 {
+  red[t] = v;
   workgroupBarrier();
-  for (var w = 64u; w > 0u; w >>= 1u) {
-    if (t < w) { red[t] += red[t + w]; }
+  for (var w = WG / 2u; w > 0u; w >>= 1u) {
+    if (t < w) {
+      if (is_max) { red[t] = max(red[t], red[t + w]); } else { red[t] += red[t + w]; }
+    }
     workgroupBarrier();
   }
-  let inv = 1.0 / max(sqrt(red[0]), 1e-12);
-  for (var c = t; c < p.hidden; c += 128u) { y[b * p.hidden + c] *= inv; }
+  let r = red[0];
+  workgroupBarrier();
+  return r;
 }
 "#;
 
@@ -280,7 +270,8 @@ pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize) {
         ),
         Op::Pool { x, lens, y, batch, seq, hidden } => ("pool", POOL, vec![seq, hidden], vec![x, lens, y], [batch, 1, 1]),
     };
-    let shader = p.shader(name, || src.to_string());
+    let reduces = matches!(op, Op::Norm { .. } | Op::Attention { .. } | Op::Pool { .. });
+    let shader = p.shader(name, || if reduces { format!("{src}{REDUCE}") } else { src.to_string() });
     let params = p.buffer(Buffer::uniform(format!("{tag} params"), words));
     let bound: Vec<usize> = std::iter::once(params).chain(tensors).collect();
     p.step(shader, &bound, groups);
