@@ -64,7 +64,7 @@ impl Workloads {
     /// Builds the cases of `args` with inputs from `seed`.
     pub fn build(args: &WorkloadArgs, seed: u64) -> Result<Workloads, WorkloadError> {
         let mut w = Workloads::default();
-        for model in &args.model {
+        for model in &model_names(&args.model) {
             if model == MINILM {
                 let dir = weights_dir(args.weights.as_deref())?;
                 w.cases.extend(encoder_cases(&dir, &args.batch, &args.seq, seed)?);
@@ -90,6 +90,22 @@ impl Workloads {
         }
         Ok(out)
     }
+}
+
+/// `--model` values as model names: split at commas, except that a `key=value` piece belongs to
+/// the `llama:` shape before it (`llama:hidden=64,heads=8,…`).
+fn model_names(values: &[String]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for piece in values.iter().flat_map(|v| v.split(',')).map(str::trim).filter(|p| !p.is_empty()) {
+        match names.last_mut() {
+            Some(last) if last.starts_with("llama:") && piece.contains('=') && !piece.contains(':') => {
+                last.push(',');
+                last.push_str(piece);
+            }
+            _ => names.push(piece.to_string()),
+        }
+    }
+    names
 }
 
 /// The encoder's folder: `explicit`, else [`DEFAULT_WEIGHTS`] in the source tree or here.
@@ -211,6 +227,12 @@ mod tests {
         assert!(decoder_config("llama:hidden=256,heads=8", None).unwrap_err().to_string().contains("positive"));
         assert!(decoder_config("llama:width=3", None).unwrap_err().to_string().contains("`width=3`"));
         assert!(decoder_config("gpt2", None).unwrap_err().to_string().contains("minilm, tinyllama"));
+    }
+
+    #[test]
+    fn model_lists_keep_a_llama_shape_whole() {
+        let given = vec!["minilm,llama:hidden=64,heads=8,kv_heads=2,ffn=96,layers=2,tinyllama".to_string(), "llama:hidden=8".into()];
+        assert_eq!(model_names(&given), ["minilm", "llama:hidden=64,heads=8,kv_heads=2,ffn=96,layers=2", "tinyllama", "llama:hidden=8"]);
     }
 
     #[test]
