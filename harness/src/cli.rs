@@ -201,6 +201,14 @@ Models and your own kernels:
   harness run --model tinyllama --layers 2 --context 16   prefill and decode tokens/s, time per op
   harness run --kernel examples/kernels/saxpy.toml --browser chrome,firefox --platform webgpu,native
 
+Sampling (how each sample is taken; every time reported is per dispatch):
+  harness run                                   steady (default): a sample is a batch of N back-to-back
+                                                dispatches (N sized to ~5 ms of GPU work), batches queued
+                                                ahead so the GPU never idles; time / N
+  harness run --sampling isolated               one dispatch per sample, the GPU idle in between: the
+                                                cost of a one-off call, idle clocks and completion latency
+                                                included
+
 Statistics and baselines:
   harness run --target-ci 1 --max-time 20        sample until each median is known to ±1% (95% CI)
   harness run --save-baseline main               keep this run as the baseline `main`
@@ -212,6 +220,34 @@ unless --out is given; `harness open` serves them with an index of runs.
 
 Exit status: 0 every case passed its check; 1 a case was wrong, timed out or raised an error, or
 regressed beyond --fail-on-regression; 2 the run could not happen (browser or driver missing, no WebGPU adapter, bad arguments).";
+
+/// How samples are taken (`--sampling`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SamplingArg {
+    /// Batches of back-to-back dispatches, queued ahead so the GPU never waits on the browser;
+    /// time per dispatch = batch time / N. Throughput at working clocks.
+    Steady,
+    /// One dispatch per sample, waited for before the next: a cold, one-off call.
+    Isolated,
+}
+
+impl From<SamplingArg> for kernels::SamplingMode {
+    fn from(s: SamplingArg) -> Self {
+        match s {
+            SamplingArg::Steady => kernels::SamplingMode::Steady,
+            SamplingArg::Isolated => kernels::SamplingMode::Isolated,
+        }
+    }
+}
+
+impl From<kernels::SamplingMode> for SamplingArg {
+    fn from(s: kernels::SamplingMode) -> Self {
+        match s {
+            kernels::SamplingMode::Steady => SamplingArg::Steady,
+            kernels::SamplingMode::Isolated => SamplingArg::Isolated,
+        }
+    }
+}
 
 /// Where kernels run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -315,6 +351,12 @@ pub struct RunArgs {
     /// Kernels to run, as names or globs, comma-separated (`matmul_*,softmax`).
     #[arg(long, value_delimiter = ',', conflicts_with = "replay")]
     pub filter: Vec<String>,
+    /// How a sample is taken: `steady` batches N back-to-back dispatches (N sized so a batch is
+    /// ~5 ms of GPU work, or ten completion latencies on the wall clock alone) and keeps batches
+    /// queued so the GPU never idles; `isolated` times one dispatch at a time, the GPU idle in
+    /// between. Times are per dispatch either way.
+    #[arg(long, value_enum, default_value = "steady", conflicts_with = "replay")]
+    pub sampling: SamplingArg,
     /// Timed samples per case; with --target-ci, the fewest taken before the target is checked.
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=100_000), conflicts_with = "replay")]
     pub samples: u32,
@@ -326,9 +368,10 @@ pub struct RunArgs {
     /// percent of the median (or --max-time is spent; at most 2048 samples, or --samples if more).
     #[arg(long, value_name = "PCT", value_parser = positive_pct, conflicts_with = "replay")]
     pub target_ci: Option<f64>,
-    /// Untimed warm-up dispatches per case after the first (always untimed) one: a count, or
-    /// `auto` to go on until two windows of 5 dispatches agree within 5% (at most 100 dispatches
-    /// or a quarter of --max-time). The report says how each case's warm-up ended.
+    /// Untimed warm-up samples per case after the first (always untimed) dispatch: a count, or
+    /// `auto` to go on until two windows of 5 agree within 5% and, where a clock probe watches
+    /// the GPU, its clock has settled (at most 100 samples or a quarter of --max-time). The
+    /// report says how each case's warm-up ended.
     #[arg(long, default_value = "auto", value_parser = clap::value_parser!(stats::WarmupPolicy), conflicts_with = "replay")]
     pub warmup: stats::WarmupPolicy,
     /// Seed of the inputs: a case is reproducible from (kernel, shape, seed).

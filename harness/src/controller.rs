@@ -75,6 +75,7 @@ pub fn new_run(browser: &str, platform: Platform) -> PlatformRun {
         failure: None,
         errors: Vec::new(),
         phases: Phases::default(),
+        completion_latency: None,
         cases: Vec::new(),
         diagnostics: Vec::new(),
     }
@@ -254,6 +255,11 @@ pub async fn run_cases(
                             bail!("no WebGPU adapter: {reason}. Browser flags used: {}", flags.join(" "));
                         }
                         idle_since = Instant::now();
+                    }
+                    PageEvent::Latency(latency) => {
+                        let latency = reports::Latency::new(latency);
+                        reporter.event(RunEvent::Latency(&latency));
+                        run.completion_latency = Some(latency);
                     }
                     PageEvent::Progress(Progress::CaseStarted { case_id }) => {
                         reporter.event(RunEvent::CaseStarted(&case_id));

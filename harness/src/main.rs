@@ -152,6 +152,7 @@ async fn run(mut args: RunArgs) -> Result<ExitCode> {
     let plan = kernels::RunPlan {
         platform: kernels::Platform::Webgpu,
         sampling: kernels::Sampling {
+            mode: args.sampling.into(),
             warmup: args.warmup,
             samples: args.samples,
             max_time_ms: args.max_time * 1e3,
@@ -249,6 +250,7 @@ async fn run(mut args: RunArgs) -> Result<ExitCode> {
             filters: args.filter.clone(),
             samples: args.samples,
             warmup: args.warmup,
+            sampling: args.sampling.into(),
             target_ci_pct: args.target_ci,
             browsers: browsers.iter().map(|b| b.spec().key.to_string()).collect(),
             platforms: platforms.iter().map(|p| p.as_str().to_string()).collect(),
@@ -438,7 +440,13 @@ async fn verify(args: VerifyArgs) -> Result<ExitCode> {
     let case = plausibility_case();
     let plan = kernels::RunPlan {
         platform: kernels::Platform::Webgpu,
-        sampling: kernels::Sampling { warmup: kernels::WarmupPolicy::Fixed(1), samples: 3, max_time_ms: 10_000.0, target_ci_pct: None },
+        sampling: kernels::Sampling {
+            mode: kernels::SamplingMode::Steady,
+            warmup: kernels::WarmupPolicy::Fixed(1),
+            samples: 3,
+            max_time_ms: 10_000.0,
+            target_ci_pct: None,
+        },
         cases: vec![case.clone()],
     };
     let timeout = Duration::from_secs_f64(args.timeout);
@@ -485,9 +493,16 @@ async fn verify(args: VerifyArgs) -> Result<ExitCode> {
         if args.platform == PlatformArg::Webgpu {
             evidence.push(verify::diagnostics_evidence(args.browser.spec().diagnostics_url, &gpu_run.diagnostics));
         }
-        evidence.push(verify::plausibility_evidence(&case.id, &checked, verify::passed_median(&gpu_run), cpu_where, cpu_ms));
-    } else if let Some(f) = &gpu_run.failure {
-        evidence.push(verify::Evidence { source: "run".into(), finding: f.clone(), says_software: None });
+        evidence.push(verify::plausibility_evidence(&case.id, &checked, verify::AdapterTimes::of(&gpu_run), cpu_where, cpu_ms));
+        evidence.push(verify::latency_evidence(gpu_run.completion_latency.as_ref()));
+    } else {
+        if let Some(f) = &gpu_run.failure {
+            evidence.push(verify::Evidence { source: "run".into(), finding: f.clone(), says_software: None });
+        }
+        // No adapter: say what this machine's GPU stack lacks, and how to add it.
+        if cfg!(target_os = "linux") {
+            evidence.extend(verify::this_machines_gpu_stack());
+        }
     }
     let (verdict, reason) = verify::decide(gpu_run.adapter.as_ref(), &evidence);
     let report = verify::Report { verdict, reason, checked, adapter: gpu_run.adapter.clone(), evidence, diagnostics: gpu_run.diagnostics.clone() };

@@ -57,7 +57,7 @@ pub async fn run_native(
 
 /// Plays the page: adapter, then each case, then done. Stops when the controller stops listening.
 async fn worker(plan: RunPlan, references: Arc<References>, tx: mpsc::UnboundedSender<PageEvent>) {
-    let gpu = match Gpu::new().await {
+    let mut gpu = match Gpu::new().await {
         Ok(g) => g,
         Err(e) => {
             let _ = tx.send(PageEvent::Adapter(AdapterReport { available: false, reason: Some(e.to_string()), ..Default::default() }));
@@ -66,6 +66,12 @@ async fn worker(plan: RunPlan, references: Arc<References>, tx: mpsc::UnboundedS
     };
     if tx.send(PageEvent::Adapter(gpu.report())).is_err() {
         return;
+    }
+    match gpu.measure_latency().await {
+        Ok(latency) => {
+            let _ = tx.send(PageEvent::Latency(latency));
+        }
+        Err(e) => tracing::warn!("native wgpu: the completion latency could not be measured: {e}"),
     }
     for case in &plan.cases {
         let _ = tx.send(PageEvent::Progress(Progress::CaseStarted { case_id: case.id.clone() }));
@@ -94,7 +100,7 @@ async fn measure(
         Some(key) => Some(references.weights(key)?),
         None => None,
     };
-    gpu.run_case(plan, case, weights.as_deref(), |done| {
+    gpu.run_case(plan, case, weights.as_deref(), &mut kernels::sampling::NoClock, |done| {
         let _ = tx.send(PageEvent::Progress(Progress::SampleDone { case_id: case.id.clone(), done }));
     })
     .await

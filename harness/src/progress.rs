@@ -23,6 +23,8 @@ pub enum RunEvent<'a> {
     },
     /// The page reported its adapter.
     Adapter(&'a AdapterReport),
+    /// The platform's completion latency was measured.
+    Latency(&'a reports::Latency),
     /// A case began.
     CaseStarted(&'a str),
     /// A timed sample finished.
@@ -88,7 +90,12 @@ pub fn timing_phrase(case: &CaseReport) -> String {
                 0 => String::new(),
                 n => format!(", {n} outliers"),
             };
-            format!("{:.4} ms {timer}{ci} (median of {}, cv {:.1}%{outliers}{stop})", h.median, h.n, h.cv * 100.0)
+            let batch = match (case.sampling, case.batch) {
+                (Some(kernels::SamplingMode::Steady), Some(n)) => format!(", batches of {n}"),
+                (Some(kernels::SamplingMode::Isolated), _) => ", isolated".into(),
+                _ => String::new(),
+            };
+            format!("{:.4} ms {timer}{ci} (median of {}{batch}, cv {:.1}%{outliers}{stop})", h.median, h.n, h.cv * 100.0)
         }
         None => String::new(),
     }
@@ -127,6 +134,7 @@ impl Reporter for TerminalReporter {
                 "no WebGPU adapter: {}",
                 a.reason.as_deref().unwrap_or("no reason given")
             )),
+            RunEvent::Latency(l) => self.line(format!("completion latency: {}", l.describe())),
             RunEvent::CaseStarted(id) => self.bar.set_message(id.to_string()),
             RunEvent::SampleDone { case_id, done } => {
                 let of = match self.sampling {

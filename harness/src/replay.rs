@@ -38,6 +38,7 @@ pub fn apply(args: &mut RunArgs, path: &Path) -> Result<Vec<CaseSpec>, ReplayErr
     args.filter = s.filters.clone();
     args.samples = s.samples;
     args.warmup = s.warmup;
+    args.sampling = s.sampling.into();
     args.seed = s.seed;
     args.max_time = s.max_time_s;
     args.timeout = s.case_timeout_s;

@@ -9,7 +9,7 @@ use axum::http::{header, HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use kernels::wire::{AdapterReport, CaseMeasurement, PageError, Progress};
+use kernels::wire::{AdapterReport, CaseMeasurement, CompletionLatency, PageError, Progress};
 use kernels::RunPlan;
 use serde::Deserialize;
 use std::net::SocketAddr;
@@ -25,6 +25,8 @@ use tower_http::set_header::SetResponseHeaderLayer;
 pub enum PageEvent {
     /// The adapter the page got (or why it got none).
     Adapter(AdapterReport),
+    /// How long the platform takes to report trivial GPU work done.
+    Latency(CompletionLatency),
     /// A case started or a sample finished.
     Progress(Progress),
     /// A case's measurement.
@@ -61,10 +63,15 @@ struct RunSlot {
     events: Option<mpsc::UnboundedSender<PageEvent>>,
 }
 
+/// Says whether the GPU clock has settled (`None`: no probe watches it).
+pub type ClockCheck = Arc<dyn Fn() -> Option<bool> + Send + Sync>;
+
 struct AppState {
     slot: Mutex<RunSlot>,
     /// Model weights files the page may fetch, by key.
     weights: Mutex<HashMap<String, PathBuf>>,
+    /// What `/api/clock` answers from.
+    clock: Mutex<Option<ClockCheck>>,
 }
 
 impl AppState {
@@ -100,6 +107,11 @@ impl Server {
     /// Replaces the plan the page gets on its next load (the cases still to run).
     pub fn set_plan(&self, plan: RunPlan) {
         self.state.slot().plan = plan;
+    }
+
+    /// Lets pages ask `/api/clock` whether the GPU clock has settled, for their warm-up.
+    pub fn set_clock(&self, check: ClockCheck) {
+        *self.state.clock.lock().unwrap_or_else(|e| e.into_inner()) = Some(check);
     }
 
     /// Lets pages fetch the weights file `path` as `/api/weights?name={key}`.
@@ -146,6 +158,7 @@ pub async fn start(addr: SocketAddr, public_url: Option<&str>, bundle_dir: &Path
             events: None,
         }),
         weights: Mutex::new(HashMap::new()),
+        clock: Mutex::new(None),
     });
     let app = router(state.clone(), bundle_dir);
     let (shutdown, stop) = oneshot::channel::<()>();
@@ -170,6 +183,8 @@ fn router(state: Arc<AppState>, bundle_dir: &Path) -> Router {
     let mut app = Router::new()
         .route("/api/plan", get(plan))
         .route("/api/adapter", post(adapter))
+        .route("/api/latency", post(latency))
+        .route("/api/clock", get(clock))
         .route("/api/result", post(result))
         .route("/api/error", post(error))
         .route("/api/done", post(done))
@@ -237,6 +252,19 @@ async fn weights(State(s): State<Arc<AppState>>, Query(q): Query<WeightsQuery>) 
 
 async fn adapter(State(s): State<Arc<AppState>>, Query(q): Query<TokenQuery>, Json(a): Json<AdapterReport>) -> Response {
     forward(&s, &q, PageEvent::Adapter(a))
+}
+
+async fn latency(State(s): State<Arc<AppState>>, Query(q): Query<TokenQuery>, Json(l): Json<CompletionLatency>) -> Response {
+    forward(&s, &q, PageEvent::Latency(l))
+}
+
+/// `{"steady": true|false|null}`: whether the probe sees the GPU clock settled.
+async fn clock(State(s): State<Arc<AppState>>, Query(q): Query<TokenQuery>) -> Response {
+    if let Err(r) = authorize(&s, &q) {
+        return r.into_response();
+    }
+    let check = s.clock.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    Json(serde_json::json!({ "steady": check.and_then(|c| c()) })).into_response()
 }
 
 async fn result(State(s): State<Arc<AppState>>, Query(q): Query<TokenQuery>, Json(m): Json<CaseMeasurement>) -> Response {

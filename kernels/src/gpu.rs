@@ -4,14 +4,19 @@
 use crate::model::weights::Weights;
 use crate::program::Program;
 pub use crate::sampling::now_ms;
-use crate::sampling::{sample, Sampling, Timed, WarmupStop};
-use crate::wire::{Sample, StopReason};
+use crate::sampling::{sample, ClockGate, Sampled, Sampling, Timed, MAX_IN_FLIGHT};
+use crate::wire::{CompletionLatency, Sample};
 use futures_channel::oneshot;
+use std::collections::VecDeque;
 use wgpu::util::DeviceExt;
 
-/// Most timed samples per case that get GPU timestamps (a query set holds at most 4096 queries,
-/// two per sample); later samples keep their wall-clock time.
-pub const MAX_TIMESTAMPED_SAMPLES: u32 = 2048;
+/// Timestamp slots of a prepared case: one per batch in flight, and one spare so a slot is
+/// reused only after its batch was read.
+const TIMESTAMP_SLOTS: u32 = MAX_IN_FLIGHT + 1;
+/// WebGPU resolves queries only to 256-byte-aligned offsets.
+const RESOLVE_STRIDE: u64 = 256;
+/// Rounds of each completion-latency measurement.
+pub const LATENCY_ROUNDS: usize = 10;
 
 /// Why the GPU could not run a case.
 #[derive(Debug, thiserror::Error)]
@@ -44,6 +49,9 @@ pub struct Gpu {
     pub info: wgpu::AdapterInfo,
     /// True when the device was created with `timestamp-query`.
     pub timestamps: bool,
+    /// Median ms until `onSubmittedWorkDone` resolves for trivial work, once measured
+    /// ([`Gpu::measure_latency`]); 0 before.
+    pub latency_ms: f64,
     device: wgpu::Device,
     queue: wgpu::Queue,
 }
@@ -78,6 +86,7 @@ impl Gpu {
         Ok(Gpu {
             info: adapter.get_info(),
             timestamps,
+            latency_ms: 0.0,
             device,
             queue,
         })
@@ -111,9 +120,53 @@ impl Gpu {
         }
     }
 
+    /// Measures the completion latency of trivial work, [`LATENCY_ROUNDS`] rounds of each kind
+    /// after one unrecorded round, and keeps the median `onSubmittedWorkDone` latency for sizing
+    /// steady batches.
+    pub async fn measure_latency(&mut self) -> Result<CompletionLatency, GpuError> {
+        let target = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("latency source"),
+            size: 4,
+            usage: wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let readback = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("latency readback"),
+            size: 4,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut latency = CompletionLatency::default();
+        for round in 0..=LATENCY_ROUNDS {
+            let mut encoder = self.device.create_command_encoder(&Default::default());
+            encoder.clear_buffer(&target, 0, None);
+            let t0 = now_ms();
+            let index = self.queue.submit([encoder.finish()]);
+            let done = self.done_after_submit();
+            self.wait_natively(Some(index))?;
+            done.await.map_err(|_| GpuError::Wait("the queue dropped its completion callback".into()))?;
+            let work_done = now_ms() - t0;
+
+            let mut encoder = self.device.create_command_encoder(&Default::default());
+            encoder.copy_buffer_to_buffer(&target, 0, &readback, 0, 4);
+            let t0 = now_ms();
+            self.queue.submit([encoder.finish()]);
+            self.map_read(&readback, 4).await?;
+            let map_async = now_ms() - t0;
+            if round > 0 {
+                latency.work_done_ms.push(work_done);
+                latency.map_async_ms.push(map_async);
+            }
+        }
+        let mut sorted = latency.work_done_ms.clone();
+        sorted.sort_by(f64::total_cmp);
+        self.latency_ms = sorted[sorted.len() / 2];
+        Ok(latency)
+    }
+
     /// Creates the program's buffers, compiles its pipelines (timed) and bind groups, and readies
-    /// room for `samples` GPU timestamps.
-    pub async fn prepare(&self, label: &str, program: &Program, samples: u32) -> Result<Prepared, GpuError> {
+    /// GPU timestamps for the batches in flight.
+    pub async fn prepare(&self, label: &str, program: &Program) -> Result<Prepared, GpuError> {
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let buffers: Vec<wgpu::Buffer> = program
             .buffers
@@ -188,86 +241,90 @@ impl Gpu {
         }
         let outputs = program.outputs.iter().map(|&i| (i, program.buffers[i].init.len())).collect();
 
-        let queries = (self.timestamps && samples > 0).then(|| {
-            let capacity = samples.min(MAX_TIMESTAMPED_SAMPLES);
-            let bytes = 2 * capacity as u64 * 8;
-            Queries {
-                set: self.device.create_query_set(&wgpu::QuerySetDescriptor {
-                    label: Some("timestamps"),
-                    ty: wgpu::QueryType::Timestamp,
-                    count: 2 * capacity,
-                }),
-                resolve: self.device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some("timestamp resolve"),
-                    size: bytes,
-                    usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-                    mapped_at_creation: false,
-                }),
-                readback: self.device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some("timestamp readback"),
-                    size: bytes,
-                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                    mapped_at_creation: false,
-                }),
-                capacity,
-            }
+        let queries = self.timestamps.then(|| Queries {
+            set: self.device.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("timestamps"),
+                ty: wgpu::QueryType::Timestamp,
+                count: 2 * TIMESTAMP_SLOTS,
+            }),
+            resolve: self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("timestamp resolve"),
+                size: TIMESTAMP_SLOTS as u64 * RESOLVE_STRIDE,
+                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            }),
+            readback: (0..TIMESTAMP_SLOTS)
+                .map(|_| {
+                    self.device.create_buffer(&wgpu::BufferDescriptor {
+                        label: Some("timestamp readback"),
+                        size: 16,
+                        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                        mapped_at_creation: false,
+                    })
+                })
+                .collect(),
         });
         Ok(Prepared { buffers, pipelines, steps, outputs, queries, pipeline_ms })
     }
 
-    /// Submits one dispatch of `case` and returns wall milliseconds from submit until the queue
-    /// reports the work done. With `timestamp_slot`, the pass writes its begin and end GPU
-    /// timestamps into that slot, to be read by [`Gpu::read_timestamps`].
-    pub async fn dispatch(&self, case: &Prepared, timestamp_slot: Option<u32>) -> Result<f64, GpuError> {
+    /// Records `batch` back-to-back runs of `case`'s dispatches in one compute pass, with the
+    /// pass's begin and end GPU timestamps in `slot` where given, resolved for reading.
+    fn encode(&self, case: &Prepared, batch: u32, slot: Option<u32>) -> wgpu::CommandBuffer {
         let mut encoder = self.device.create_command_encoder(&Default::default());
+        let queries = case.queries.as_ref().zip(slot);
         {
-            let timestamp_writes = match (&case.queries, timestamp_slot) {
-                (Some(q), Some(slot)) if slot < q.capacity => Some(wgpu::ComputePassTimestampWrites {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("case"),
+                timestamp_writes: queries.map(|(q, slot)| wgpu::ComputePassTimestampWrites {
                     query_set: &q.set,
                     beginning_of_pass_write_index: Some(2 * slot),
                     end_of_pass_write_index: Some(2 * slot + 1),
                 }),
-                _ => None,
-            };
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("case"),
-                timestamp_writes,
             });
-            for (shader, bind_group, [x, y, z]) in &case.steps {
-                pass.set_pipeline(&case.pipelines[*shader]);
-                pass.set_bind_group(0, bind_group, &[]);
-                pass.dispatch_workgroups(*x, *y, *z);
+            // State persists within a pass: a one-step program sets it once and then only
+            // dispatches, which keeps encoding a large batch cheap in the browser.
+            let single = case.steps.len() == 1;
+            for i in 0..batch {
+                for (shader, bind_group, [x, y, z]) in &case.steps {
+                    if i == 0 || !single {
+                        pass.set_pipeline(&case.pipelines[*shader]);
+                        pass.set_bind_group(0, bind_group, &[]);
+                    }
+                    pass.dispatch_workgroups(*x, *y, *z);
+                }
             }
         }
-        let commands = encoder.finish();
-        let t0 = now_ms();
-        self.queue.submit([commands]);
-        self.work_done().await?;
-        Ok(now_ms() - t0)
+        if let Some((q, slot)) = queries {
+            let at = slot as u64 * RESOLVE_STRIDE;
+            encoder.resolve_query_set(&q.set, 2 * slot..2 * slot + 2, &q.resolve, at);
+            encoder.copy_buffer_to_buffer(&q.resolve, at, &q.readback[slot as usize], 0, 16);
+        }
+        encoder.finish()
+    }
+
+    /// Submits one run of `case` and waits until the queue reports it done.
+    pub async fn dispatch(&self, case: &Prepared) -> Result<(), GpuError> {
+        let index = self.queue.submit([self.encode(case, 1, None)]);
+        let done = self.done_after_submit();
+        self.wait_natively(Some(index))?;
+        done.await.map_err(|_| GpuError::Wait("the queue dropped its completion callback".into()))
     }
 
     /// Measures `case` by the sampling policy ([`crate::sampling`]), with GPU timestamps where
     /// the device has them.
-    pub async fn measure(&self, case: &Prepared, sampling: &Sampling, on_sample: impl FnMut(u32)) -> Result<Measured, GpuError> {
-        let walls = sample(sampling, &mut Dispatches { gpu: self, case }, on_sample).await?;
-        let taken = walls.samples.len() as u32;
-        let gpu = self.read_timestamps(case, taken).await?;
-        let samples = walls
-            .samples
-            .into_iter()
-            .enumerate()
-            .map(|(i, wall_ms)| Sample {
-                wall_ms,
-                gpu_ms: gpu.get(i).copied().flatten(),
-            })
-            .collect();
-        Ok(Measured {
-            first_dispatch_ms: walls.first_ms,
-            warmup: walls.warmup,
-            warmup_stop: walls.warmup_stop,
-            samples,
-            stopped_by: walls.stopped_by,
-        })
+    pub async fn measure(
+        &self,
+        case: &Prepared,
+        sampling: &Sampling,
+        clock: &mut impl ClockGate,
+        on_sample: impl FnMut(u32),
+    ) -> Result<Sampled, GpuError> {
+        let mut batches = Batches { gpu: self, case, depth: 1, queued: VecDeque::new(), next_slot: 0, last_done_ms: f64::NEG_INFINITY };
+        let sampled = sample(sampling, &mut batches, clock, on_sample).await;
+        // Batches queued ahead of the last sample are waited for, so their timestamp buffers
+        // are free and the output read next sees a quiet queue.
+        batches.drain().await?;
+        sampled
     }
 
     /// Runs one case of `plan` end to end: its program (built from `weights` for an encoder),
@@ -277,22 +334,26 @@ impl Gpu {
         plan: &crate::RunPlan,
         case: &crate::CaseSpec,
         weights: Option<&Weights>,
+        clock: &mut impl ClockGate,
         on_sample: impl FnMut(u32),
     ) -> Result<crate::wire::CaseMeasurement, GpuError> {
         let program = case.program(weights).map_err(|e| GpuError::Pipeline { kernel: case.kernel.clone(), message: e.to_string() })?;
         self.check_fits(&case.kernel, &program)?;
-        let prepared = self.prepare(&case.kernel, &program, plan.sampling.max_samples()).await?;
-        let measured = self.measure(&prepared, &plan.sampling, on_sample).await?;
+        let prepared = self.prepare(&case.kernel, &program).await?;
+        let measured = self.measure(&prepared, &plan.sampling, clock, on_sample).await?;
         let output = self.read_output(&prepared, &program).await?;
         Ok(crate::wire::CaseMeasurement {
             case_id: case.id.clone(),
             pipeline_ms: prepared.pipeline_ms,
-            first_dispatch_ms: measured.first_dispatch_ms,
+            first_dispatch_ms: measured.first_ms,
             warmup: measured.warmup,
             warmup_stop: measured.warmup_stop,
             samples: measured.samples,
             output: crate::wire::CaseMeasurement::encode_bytes(&output),
             stopped_by: measured.stopped_by,
+            sampling: measured.mode,
+            batch: measured.batch,
+            in_flight: measured.in_flight,
         })
     }
 
@@ -310,34 +371,6 @@ impl Gpu {
         }
     }
 
-    /// The GPU time of the first `samples` timestamped dispatches, in ms; `None` where the device
-    /// has no timestamps or the pair is not ordered (some drivers write zeros).
-    pub async fn read_timestamps(&self, case: &Prepared, samples: u32) -> Result<Vec<Option<f64>>, GpuError> {
-        let Some(q) = &case.queries else {
-            return Ok(vec![None; samples as usize]);
-        };
-        let n = samples.min(q.capacity);
-        if n == 0 {
-            return Ok(vec![None; samples as usize]);
-        }
-        let mut encoder = self.device.create_command_encoder(&Default::default());
-        encoder.resolve_query_set(&q.set, 0..2 * n, &q.resolve, 0);
-        encoder.copy_buffer_to_buffer(&q.resolve, 0, &q.readback, 0, 2 * n as u64 * 8);
-        self.queue.submit([encoder.finish()]);
-        let bytes = self.map_read(&q.readback, 2 * n as u64 * 8).await?;
-        let period = self.queue.get_timestamp_period() as f64;
-        let ticks: Vec<u64> = bytes
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().expect("8-byte chunk")))
-            .collect();
-        let mut out: Vec<Option<f64>> = ticks
-            .chunks_exact(2)
-            .map(|p| (p[1] >= p[0] && p[0] != 0).then(|| (p[1] - p[0]) as f64 * period / 1e6))
-            .collect();
-        out.resize(samples as usize, None);
-        Ok(out)
-    }
-
     /// Copies the program's output buffers back to the CPU, concatenated. A program that asks
     /// for a fresh output first gets its buffers' initial contents back and runs once more.
     pub async fn read_output(&self, case: &Prepared, program: &Program) -> Result<Vec<u8>, GpuError> {
@@ -350,7 +383,7 @@ impl Gpu {
                 }
             }
             self.queue.submit([clears.finish()]);
-            self.dispatch(case, None).await?;
+            self.dispatch(case).await?;
         }
         let total: u64 = case.outputs.iter().map(|(_, n)| n).sum();
         let readback = self.device.create_buffer(&wgpu::BufferDescriptor {
@@ -369,13 +402,13 @@ impl Gpu {
         self.map_read(&readback, total).await
     }
 
-    async fn work_done(&self) -> Result<(), GpuError> {
+    /// A receiver that fires when the work submitted so far is done.
+    fn done_after_submit(&self) -> oneshot::Receiver<()> {
         let (tx, rx) = oneshot::channel();
         self.queue.on_submitted_work_done(move || {
             let _ = tx.send(());
         });
-        self.wait_natively()?;
-        rx.await.map_err(|_| GpuError::Wait("the queue dropped its completion callback".into()))
+        rx
     }
 
     async fn map_read(&self, buffer: &wgpu::Buffer, len: u64) -> Result<Vec<u8>, GpuError> {
@@ -384,7 +417,7 @@ impl Gpu {
         slice.map_async(wgpu::MapMode::Read, move |r| {
             let _ = tx.send(r);
         });
-        self.wait_natively()?;
+        self.wait_natively(None)?;
         rx.await
             .map_err(|_| GpuError::Map("the mapping callback was dropped".into()))?
             .map_err(|e| GpuError::Map(e.to_string()))?;
@@ -396,56 +429,141 @@ impl Gpu {
         Ok(bytes)
     }
 
-    /// Natively, callbacks fire only inside `poll`; in the browser the event loop drives them.
-    fn wait_natively(&self) -> Result<(), GpuError> {
+    /// Natively, callbacks fire only inside `poll`, which here waits for submission `index` (the
+    /// latest when `None`) and leaves later ones running; in the browser the event loop drives
+    /// them.
+    fn wait_natively(&self, index: Option<wgpu::SubmissionIndex>) -> Result<(), GpuError> {
         #[cfg(not(target_arch = "wasm32"))]
         self.device
-            .poll(wgpu::PollType::wait_indefinitely())
+            .poll(wgpu::PollType::Wait { submission_index: index, timeout: None })
             .map_err(|e| GpuError::Wait(e.to_string()))?;
+        #[cfg(target_arch = "wasm32")]
+        let _ = index;
         Ok(())
     }
 }
 
-/// What [`Gpu::measure`] took.
-#[derive(Debug, Clone)]
-pub struct Measured {
-    /// Wall ms of the first, untimed dispatch.
-    pub first_dispatch_ms: f64,
-    /// Wall ms of each warm-up dispatch.
-    pub warmup: Vec<f64>,
-    /// What ended warm-up.
-    pub warmup_stop: WarmupStop,
-    /// The timed samples.
-    pub samples: Vec<Sample>,
-    /// What ended sampling.
-    pub stopped_by: StopReason,
+/// A batch submitted and not yet read.
+struct InFlight {
+    batch: u32,
+    submitted_ms: f64,
+    index: wgpu::SubmissionIndex,
+    done: oneshot::Receiver<()>,
+    /// The timestamp slot and its pending mapping, where timestamps are taken.
+    timestamps: Option<(u32, oneshot::Receiver<Result<(), wgpu::BufferAsyncError>>)>,
 }
 
-/// One prepared case as the sampling policy runs it: timed sample `i` writes timestamp slot `i`,
-/// and the target CI is judged on GPU time whenever every sample so far has a timestamp.
-struct Dispatches<'a> {
+/// One prepared case as the sampling policy runs it: batches of dispatches, `depth` of them
+/// queued, each with its own timestamp slot read as it completes. A sample's wall time runs from
+/// the later of its submit and the previous completion to its own completion, so with batches
+/// queued ahead it is the GPU's throughput, not the browser's callback latency.
+struct Batches<'a> {
     gpu: &'a Gpu,
     case: &'a Prepared,
+    depth: u32,
+    queued: VecDeque<InFlight>,
+    next_slot: u32,
+    last_done_ms: f64,
 }
 
-impl Timed for Dispatches<'_> {
-    type Error = GpuError;
-
-    async fn run(&mut self, slot: Option<u32>) -> Result<f64, GpuError> {
-        self.gpu.dispatch(self.case, slot).await
+impl Batches<'_> {
+    fn submit(&mut self, batch: u32) {
+        let slot = self.case.queries.as_ref().map(|_| {
+            let slot = self.next_slot;
+            self.next_slot = (slot + 1) % TIMESTAMP_SLOTS;
+            slot
+        });
+        let commands = self.gpu.encode(self.case, batch, slot);
+        let submitted_ms = now_ms();
+        let index = self.gpu.queue.submit([commands]);
+        let done = self.gpu.done_after_submit();
+        let timestamps = slot.zip(self.case.queries.as_ref()).map(|(slot, q)| {
+            let (tx, rx) = oneshot::channel();
+            // Mapping waits for the submission that writes the buffer, so it resolves with it.
+            q.readback[slot as usize].slice(..).map_async(wgpu::MapMode::Read, move |r| {
+                let _ = tx.send(r);
+            });
+            (slot, rx)
+        });
+        self.queued.push_back(InFlight { batch, submitted_ms, index, done, timestamps });
     }
 
-    async fn headline(&mut self, walls: &[f64]) -> Result<Vec<f64>, GpuError> {
-        let gpu = self.gpu.read_timestamps(self.case, walls.len() as u32).await?;
-        Ok(gpu.into_iter().collect::<Option<Vec<f64>>>().unwrap_or_else(|| walls.to_vec()))
+    /// Waits for the oldest batch and returns its per-dispatch times.
+    async fn complete(&mut self) -> Result<Sample, GpuError> {
+        let Some(front) = self.queued.pop_front() else {
+            return Err(GpuError::Wait("no batch in flight".into()));
+        };
+        self.gpu.wait_natively(Some(front.index))?;
+        front.done.await.map_err(|_| GpuError::Wait("the queue dropped its completion callback".into()))?;
+        let done_ms = now_ms();
+        let n = front.batch as f64;
+        let wall_ms = (done_ms - front.submitted_ms.max(self.last_done_ms)) / n;
+        self.last_done_ms = done_ms;
+        let gpu_ms = match (front.timestamps, &self.case.queries) {
+            (Some((slot, mapped)), Some(q)) => {
+                mapped
+                    .await
+                    .map_err(|_| GpuError::Map("the mapping callback was dropped".into()))?
+                    .map_err(|e| GpuError::Map(e.to_string()))?;
+                let buffer = &q.readback[slot as usize];
+                let ticks: Vec<u64> = buffer
+                    .slice(..)
+                    .get_mapped_range()
+                    .map_err(|e| GpuError::Map(e.to_string()))?
+                    .chunks_exact(8)
+                    .map(|c| u64::from_le_bytes(c.try_into().expect("8-byte chunk")))
+                    .collect();
+                buffer.unmap();
+                let period = self.gpu.queue.get_timestamp_period() as f64;
+                // Some drivers write zeros or unordered pairs: no GPU time then.
+                (ticks[1] >= ticks[0] && ticks[0] != 0).then(|| (ticks[1] - ticks[0]) as f64 * period / 1e6 / n)
+            }
+            _ => None,
+        };
+        Ok(Sample { wall_ms, gpu_ms })
+    }
+
+    /// Waits for every batch still queued, discarding their times.
+    async fn drain(&mut self) -> Result<(), GpuError> {
+        while !self.queued.is_empty() {
+            self.complete().await?;
+        }
+        self.last_done_ms = f64::NEG_INFINITY;
+        Ok(())
+    }
+}
+
+impl Timed for Batches<'_> {
+    type Error = GpuError;
+
+    async fn run(&mut self, batch: u32) -> Result<Sample, GpuError> {
+        // Batches queued at another size belong to calibration: let them finish unrecorded.
+        if self.queued.front().is_some_and(|f| f.batch != batch) {
+            self.drain().await?;
+        }
+        while self.queued.len() < self.depth.max(1) as usize {
+            self.submit(batch);
+        }
+        self.complete().await
+    }
+
+    fn keep_in_flight(&mut self, batches: u32) {
+        self.depth = batches.clamp(1, MAX_IN_FLIGHT);
+    }
+
+    fn gpu_timer(&self) -> bool {
+        self.case.queries.is_some()
+    }
+
+    fn completion_latency_ms(&self) -> f64 {
+        self.gpu.latency_ms
     }
 }
 
 struct Queries {
     set: wgpu::QuerySet,
     resolve: wgpu::Buffer,
-    readback: wgpu::Buffer,
-    capacity: u32,
+    readback: Vec<wgpu::Buffer>,
 }
 
 /// A program ready to dispatch: its pipelines, bound buffers and timestamp queries.

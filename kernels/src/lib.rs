@@ -25,7 +25,7 @@ pub mod gpu;
 pub use check::{compare, Tolerance, Verdict};
 pub use kernel::{Fault, Kernel};
 pub use plan::{CaseSpec, Platform, PlanError, RunPlan, Suite};
-pub use sampling::{Sampling, WarmupPolicy, WarmupStop};
+pub use sampling::{Sampling, SamplingMode, WarmupPolicy, WarmupStop};
 pub use shape::Shape;
 pub use workload::{CaseInfo, CheckRule, Workload};
 

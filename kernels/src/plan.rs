@@ -184,7 +184,7 @@ pub struct RunPlan {
 impl RunPlan {
     /// A plan with no cases: what the server holds before the first run.
     pub fn empty(platform: Platform) -> Self {
-        let sampling = Sampling { warmup: crate::WarmupPolicy::Fixed(0), samples: 1, max_time_ms: 0.0, target_ci_pct: None };
+        let sampling = Sampling { mode: crate::SamplingMode::Isolated, warmup: crate::WarmupPolicy::Fixed(0), samples: 1, max_time_ms: 0.0, target_ci_pct: None };
         RunPlan { platform, sampling, cases: Vec::new() }
     }
 }

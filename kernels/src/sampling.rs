@@ -1,26 +1,79 @@
 //! The sampling policy every platform follows: one untimed first run (kept apart: it absorbs
-//! lazy compilation and first use), warm-up runs until the [`WarmupPolicy`] is satisfied, then
-//! timed samples until the count is reached, the median's confidence interval is as narrow as
-//! asked (`--target-ci`), or the time budget is spent (after at least [`MIN_SAMPLES`]).
+//! lazy compilation and first use), then, in steady mode, a calibration that sizes the batch,
+//! warm-up runs until the [`WarmupPolicy`] is satisfied (and the GPU clock has settled, where a
+//! probe watches it), then timed samples until the count is reached, the median's confidence
+//! interval is as narrow as asked (`--target-ci`), or the time budget is spent (after at least
+//! [`MIN_SAMPLES`]).
+//!
+//! Two modes, after nvbench: *steady* (the default) makes a sample a batch of N back-to-back
+//! dispatches, with enough batches queued that the GPU never waits for the browser's completion
+//! callback, and reports the batch's time divided by N; *isolated* times one dispatch per sample
+//! with the GPU idle in between, which is what a cold, one-off call costs.
 
-use crate::wire::StopReason;
+use crate::wire::{Sample, StopReason};
 use serde::{Deserialize, Serialize};
 pub use stats::{WarmupPolicy, WarmupStop};
 
 /// Samples always taken (or all of them, when fewer are asked for), whatever the time budget.
 pub const MIN_SAMPLES: u32 = 5;
-/// Most timed samples a case takes while aiming for a target CI: the most that get GPU
-/// timestamps (a query set holds 4096 queries, two per sample).
+/// Most timed samples a case takes while aiming for a target CI.
 pub const MAX_ADAPTIVE_SAMPLES: u32 = 2048;
 /// Fewest samples whose bootstrap CI is checked against the target: below this the percentile
 /// bootstrap of a median is too coarse to trust.
 pub const MIN_CI_SAMPLES: u32 = 10;
+/// GPU time a steady batch aims for: long enough that per-batch costs (encoding, submit,
+/// timestamp resolution) and timer resolution are small beside it, short enough for many samples
+/// a second.
+pub const BATCH_TARGET_MS: f64 = 5.0;
+/// Most dispatches in one batch.
+pub const MAX_BATCH: u32 = 4096;
+/// With only the wall clock, a batch lasts at least this many completion latencies, so that the
+/// latency is at most a tenth of what is measured.
+pub const WALL_BATCH_LATENCIES: f64 = 10.0;
+/// ...but a wall-clock batch lasts no longer than this.
+pub const MAX_WALL_BATCH_MS: f64 = 500.0;
+/// Most batches kept in flight.
+pub const MAX_IN_FLIGHT: u32 = 64;
+/// Batch sizes tried at most while calibrating.
+const CALIBRATION_ROUNDS: usize = 6;
+
+/// How samples are taken.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum SamplingMode {
+    /// A sample is a batch of back-to-back dispatches, time divided by their count, with batches
+    /// queued ahead so the GPU never idles (nvbench's batch measurement): throughput at steady
+    /// clocks, comparable across browsers.
+    #[default]
+    Steady,
+    /// One dispatch per sample, waited for before the next (nvbench's cold measurement): what a
+    /// one-off call costs, idle clocks and completion latency included.
+    Isolated,
+}
+
+impl SamplingMode {
+    /// The mode as the CLI and reports spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SamplingMode::Steady => "steady",
+            SamplingMode::Isolated => "isolated",
+        }
+    }
+
+    /// What results written before the modes existed were measured with.
+    pub fn legacy() -> Self {
+        SamplingMode::Isolated
+    }
+}
 
 /// How a case is sampled.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Sampling {
-    /// Warm-up dispatches before timing.
+    /// Steady batches or isolated dispatches.
+    #[serde(default = "SamplingMode::legacy")]
+    pub mode: SamplingMode,
+    /// Warm-up runs before timing.
     pub warmup: WarmupPolicy,
     /// Timed samples per case; with `target_ci_pct`, the fewest taken before the target is
     /// checked.
@@ -43,6 +96,36 @@ impl Sampling {
     }
 }
 
+/// The time a batch aims for: [`BATCH_TARGET_MS`] of GPU time where GPU timestamps time it;
+/// with only the wall clock, long enough that a completion latency of `latency_ms` is a small
+/// part of it.
+pub fn batch_target_ms(gpu_timer: bool, latency_ms: f64) -> f64 {
+    match gpu_timer {
+        true => BATCH_TARGET_MS,
+        false => (latency_ms * WALL_BATCH_LATENCIES).clamp(BATCH_TARGET_MS, MAX_WALL_BATCH_MS),
+    }
+}
+
+/// Dispatches per batch so that a batch of dispatches taking `per_dispatch_ms` each reaches
+/// `target_ms`, between 1 and [`MAX_BATCH`]. A time too small to measure gives the cap.
+pub fn batch_size(per_dispatch_ms: f64, target_ms: f64) -> u32 {
+    if !(per_dispatch_ms > 0.0) {
+        return MAX_BATCH;
+    }
+    (target_ms / per_dispatch_ms).ceil().clamp(1.0, MAX_BATCH as f64) as u32
+}
+
+/// Batches to keep in flight so the GPU never waits for a completion callback that arrives
+/// `latency_ms` after the work is done: queued work covers twice the latency, plus the batch
+/// being waited for; at least 2, at most [`MAX_IN_FLIGHT`].
+pub fn in_flight(latency_ms: f64, batch_ms: f64) -> u32 {
+    if !(batch_ms > 0.0) {
+        return MAX_IN_FLIGHT;
+    }
+    let ahead = (2.0 * latency_ms.max(0.0) / batch_ms).ceil();
+    (ahead + 1.0).clamp(2.0, MAX_IN_FLIGHT as f64) as u32
+}
+
 /// Milliseconds on a monotonic clock: `performance.now()` in the browser, `Instant` natively.
 pub fn now_ms() -> f64 {
     #[cfg(target_arch = "wasm32")]
@@ -61,59 +144,141 @@ pub fn now_ms() -> f64 {
     }
 }
 
-/// Something that can be run and timed: a GPU dispatch, or a CPU kernel.
+/// Something that can be run and timed: GPU dispatches, or a CPU kernel.
 #[allow(async_fn_in_trait)]
 pub trait Timed {
     /// What a failed run reports.
     type Error;
-    /// Runs once and returns its wall time in ms; `slot` is `Some(i)` for timed sample `i`,
-    /// `None` for the first run and warm-ups.
-    async fn run(&mut self, slot: Option<u32>) -> Result<f64, Self::Error>;
-    /// The times of the headline timer for the timed samples so far, whose wall times are
-    /// `walls`: the samples the target CI is judged on.
-    async fn headline(&mut self, walls: &[f64]) -> Result<Vec<f64>, Self::Error> {
-        Ok(walls.to_vec())
+    /// Runs the work `batch` times back to back and returns the time per run: wall clock always,
+    /// GPU time where timestamps measured it.
+    async fn run(&mut self, batch: u32) -> Result<Sample, Self::Error>;
+    /// Keep this many batches queued from now on, so the next ones start while a finished one is
+    /// being waited for. Work that runs synchronously ignores it.
+    fn keep_in_flight(&mut self, _batches: u32) {}
+    /// Whether per-run times come from GPU timestamps.
+    fn gpu_timer(&self) -> bool {
+        false
+    }
+    /// Wall ms from a finished submit until the platform says so (0 where there is no queue):
+    /// what a wall-clock batch must dwarf.
+    fn completion_latency_ms(&self) -> f64 {
+        0.0
     }
 }
 
-/// Wall times of one case's runs.
+/// Whether the GPU clock has settled, for warm-up: `None` where no probe watches it.
+#[allow(async_fn_in_trait)]
+pub trait ClockGate {
+    /// `Some(true)` once the clock is steady at its working speed.
+    async fn steady(&mut self) -> Option<bool>;
+}
+
+/// No clock probe: warm-up goes by the times alone.
+pub struct NoClock;
+
+impl ClockGate for NoClock {
+    async fn steady(&mut self) -> Option<bool> {
+        None
+    }
+}
+
+/// What one case's sampling took.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Walls {
-    /// The first run, ms.
+pub struct Sampled {
+    /// The first run (one dispatch), wall ms.
     pub first_ms: f64,
-    /// Each warm-up run, ms.
+    /// Each warm-up run's per-dispatch time by the headline timer, ms.
     pub warmup: Vec<f64>,
     /// What ended warm-up.
     pub warmup_stop: WarmupStop,
-    /// Each timed sample, ms.
-    pub samples: Vec<f64>,
+    /// Each timed sample, per dispatch.
+    pub samples: Vec<Sample>,
     /// What ended sampling.
     pub stopped_by: StopReason,
+    /// How the samples were taken.
+    pub mode: SamplingMode,
+    /// Dispatches per sample.
+    pub batch: u32,
+    /// Batches kept in flight.
+    pub in_flight: u32,
+}
+
+/// The time by the headline timer: GPU where measured.
+fn headline(s: &Sample) -> f64 {
+    s.gpu_ms.unwrap_or(s.wall_ms)
+}
+
+/// Sizes a steady batch: runs growing batches until one reaches the target by the headline
+/// timer, then returns (batch, batches in flight).
+async fn calibrate<T: Timed>(timed: &mut T) -> Result<(u32, u32), T::Error> {
+    let latency = timed.completion_latency_ms();
+    let target = batch_target_ms(timed.gpu_timer(), latency);
+    let mut n = 1u32;
+    let mut per_dispatch = 0.0;
+    for _ in 0..CALIBRATION_ROUNDS {
+        let s = timed.run(n).await?;
+        // An isolated wall-clock run includes the completion latency: take it out.
+        let batch_ms = match s.gpu_ms {
+            Some(g) => g * n as f64,
+            None => s.wall_ms * n as f64 - latency,
+        };
+        per_dispatch = batch_ms / n as f64;
+        let next = batch_size(per_dispatch, target);
+        if next <= n.saturating_mul(2) || n == MAX_BATCH {
+            n = next.max(1);
+            break;
+        }
+        // Grow at most 64× a round: one fast outlier must not blow the batch up.
+        n = next.min(n.saturating_mul(64));
+    }
+    Ok((n, in_flight(latency, per_dispatch * n as f64)))
 }
 
 /// Runs `timed` by the policy `s`, calling `on_sample` with the count of timed samples taken.
-pub async fn sample<T: Timed>(s: &Sampling, timed: &mut T, mut on_sample: impl FnMut(u32)) -> Result<Walls, T::Error> {
-    let first_ms = timed.run(None).await?;
+pub async fn sample<T: Timed>(
+    s: &Sampling,
+    timed: &mut T,
+    clock: &mut impl ClockGate,
+    mut on_sample: impl FnMut(u32),
+) -> Result<Sampled, T::Error> {
+    let first_ms = timed.run(1).await?.wall_ms;
+    let (batch, in_flight) = match s.mode {
+        SamplingMode::Steady => calibrate(timed).await?,
+        SamplingMode::Isolated => (1, 1),
+    };
+    timed.keep_in_flight(in_flight);
     let mut warmup = Vec::new();
+    let mut spent = 0.0;
     let warmup_stop = loop {
-        if let Some(stop) = s.warmup.decide(&warmup, s.max_time_ms) {
-            break stop;
+        match s.warmup.decide(&warmup, spent, s.max_time_ms) {
+            // Times can settle while the clock is still ramping: wait for both.
+            Some(WarmupStop::Stable) if clock.steady().await == Some(false) => {}
+            Some(stop) => break stop,
+            None => {}
         }
-        warmup.push(timed.run(None).await?);
+        let run = timed.run(batch).await?;
+        spent += run.wall_ms * batch as f64;
+        warmup.push(headline(&run));
     };
     let max_samples = s.max_samples();
-    let mut walls = Vec::with_capacity(max_samples.min(4096) as usize);
+    let mut samples: Vec<Sample> = Vec::with_capacity(max_samples.min(4096) as usize);
     let mut stopped_by = StopReason::SampleCount;
     let mut next_check = s.samples.max(MIN_CI_SAMPLES);
+    let mut spent = 0.0;
     for i in 0..max_samples {
-        walls.push(timed.run(Some(i)).await?);
+        let run = timed.run(batch).await?;
+        spent += run.wall_ms * batch as f64;
+        samples.push(run);
         let n = i + 1;
         on_sample(n);
         if n == max_samples {
             break;
         }
         if let Some(target) = s.target_ci_pct.filter(|_| n >= next_check) {
-            let series = timed.headline(&walls).await?;
+            let series: Vec<f64> = match samples.iter().map(|s| s.gpu_ms).collect::<Option<Vec<f64>>>() {
+                Some(gpu) => gpu,
+                None => samples.iter().map(|s| s.wall_ms).collect(),
+            };
             if stats::summary::ci_half_width_pct(&series, stats::bootstrap::RESAMPLES).is_some_and(|w| w <= target) {
                 stopped_by = StopReason::TargetCi;
                 break;
@@ -121,49 +286,71 @@ pub async fn sample<T: Timed>(s: &Sampling, timed: &mut T, mut on_sample: impl F
             // Checking at geometrically spaced counts keeps the bootstrap's cost a small share.
             next_check = (n + 5).max((n as f64 * 1.1).ceil() as u32);
         }
-        if n >= MIN_SAMPLES && walls.iter().sum::<f64>() >= s.max_time_ms {
+        if n >= MIN_SAMPLES && spent >= s.max_time_ms {
             stopped_by = StopReason::MaxTime;
             break;
         }
     }
-    Ok(Walls { first_ms, warmup, warmup_stop, samples: walls, stopped_by })
+    Ok(Sampled { first_ms, warmup, warmup_stop, samples, stopped_by, mode: s.mode, batch, in_flight })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// A clock-free stand-in: run `i` takes `times(i)` ms.
+    /// A clock-free stand-in: run `i` takes `times(i)` ms per dispatch; with `gpu`, that is a GPU
+    /// time and the wall clock adds `latency` ms to each isolated run.
     struct Scripted<F: Fn(usize) -> f64> {
         times: F,
         runs: usize,
+        gpu: bool,
+        latency: f64,
+        batches: Vec<u32>,
+        in_flight: u32,
+    }
+
+    fn scripted<F: Fn(usize) -> f64>(times: F) -> Scripted<F> {
+        Scripted { times, runs: 0, gpu: false, latency: 0.0, batches: Vec::new(), in_flight: 1 }
     }
 
     impl<F: Fn(usize) -> f64> Timed for Scripted<F> {
         type Error = ();
-        async fn run(&mut self, _slot: Option<u32>) -> Result<f64, ()> {
+        async fn run(&mut self, batch: u32) -> Result<Sample, ()> {
             self.runs += 1;
-            Ok((self.times)(self.runs - 1))
+            self.batches.push(batch);
+            let t = (self.times)(self.runs - 1);
+            let wall = t + if self.in_flight > 1 { 0.0 } else { self.latency / batch as f64 };
+            Ok(Sample { wall_ms: wall, gpu_ms: self.gpu.then_some(t) })
+        }
+        fn keep_in_flight(&mut self, batches: u32) {
+            self.in_flight = batches;
+        }
+        fn gpu_timer(&self) -> bool {
+            self.gpu
+        }
+        fn completion_latency_ms(&self) -> f64 {
+            self.latency
         }
     }
 
     fn sampling(samples: u32, max_time_ms: f64, target_ci_pct: Option<f64>) -> Sampling {
-        Sampling { warmup: WarmupPolicy::Fixed(2), samples, max_time_ms, target_ci_pct }
+        Sampling { mode: SamplingMode::Isolated, warmup: WarmupPolicy::Fixed(2), samples, max_time_ms, target_ci_pct }
     }
 
-    fn go(s: Sampling, times: impl Fn(usize) -> f64) -> Walls {
-        pollster::block_on(sample(&s, &mut Scripted { times, runs: 0 }, |_| {})).unwrap()
+    fn go<F: Fn(usize) -> f64>(s: Sampling, timed: &mut Scripted<F>) -> Sampled {
+        pollster::block_on(sample(&s, timed, &mut NoClock, |_| {})).unwrap()
     }
 
     #[test]
     fn the_count_ends_sampling() {
-        let w = go(sampling(8, 1e9, None), |_| 1.0);
+        let w = go(sampling(8, 1e9, None), &mut scripted(|_| 1.0));
         assert_eq!((w.samples.len(), w.stopped_by, w.warmup.len(), w.warmup_stop), (8, StopReason::SampleCount, 2, WarmupStop::Fixed));
+        assert_eq!((w.batch, w.in_flight, w.mode), (1, 1, SamplingMode::Isolated));
     }
 
     #[test]
     fn the_time_budget_ends_sampling_after_the_minimum() {
-        let w = go(sampling(100, 3.0, None), |_| 1.0);
+        let w = go(sampling(100, 3.0, None), &mut scripted(|_| 1.0));
         assert_eq!((w.samples.len(), w.stopped_by), (MIN_SAMPLES as usize, StopReason::MaxTime));
     }
 
@@ -171,19 +358,94 @@ mod tests {
     fn a_target_ci_keeps_sampling_until_it_is_met() {
         // Alternating 1.0 / 1.1: the median's interval is wide at first and narrows with n.
         let noisy = |i: usize| if i % 3 == 0 { 1.1 } else { 1.0 + (i % 7) as f64 * 0.01 };
-        let w = go(sampling(10, 1e9, Some(1.0)), noisy);
+        let w = go(sampling(10, 1e9, Some(1.0)), &mut scripted(noisy));
         assert_eq!(w.stopped_by, StopReason::TargetCi);
-        assert!(stats::summary::ci_half_width_pct(&w.samples, stats::bootstrap::RESAMPLES).unwrap() <= 1.0);
+        let walls: Vec<f64> = w.samples.iter().map(|s| s.wall_ms).collect();
+        assert!(stats::summary::ci_half_width_pct(&walls, stats::bootstrap::RESAMPLES).unwrap() <= 1.0);
         // A target that cannot be met runs into the time budget instead.
-        let w = go(sampling(10, 200.0, Some(0.0001)), noisy);
+        let w = go(sampling(10, 200.0, Some(0.0001)), &mut scripted(noisy));
         assert_eq!(w.stopped_by, StopReason::MaxTime);
     }
 
     #[test]
     fn auto_warmup_is_recorded() {
         let s = Sampling { warmup: WarmupPolicy::Auto, ..sampling(5, 1e9, None) };
-        let w = go(s, |i| if i < 8 { 5.0 } else { 1.0 });
+        let w = go(s, &mut scripted(|i| if i < 8 { 5.0 } else { 1.0 }));
         assert_eq!(w.warmup_stop, WarmupStop::Stable);
         assert_eq!(w.warmup.len(), 15);
+    }
+
+    #[test]
+    fn batch_arithmetic() {
+        // GPU-timed: 5 ms of work per batch.
+        assert_eq!(batch_target_ms(true, 100.0), BATCH_TARGET_MS);
+        assert_eq!(batch_size(0.004, BATCH_TARGET_MS), 1250);
+        assert_eq!(batch_size(0.8, BATCH_TARGET_MS), 7);
+        assert_eq!(batch_size(33.0, BATCH_TARGET_MS), 1, "a long program is one per sample");
+        assert_eq!(batch_size(1e-7, BATCH_TARGET_MS), MAX_BATCH, "capped");
+        assert_eq!(batch_size(0.0, BATCH_TARGET_MS), MAX_BATCH, "too fast to see: the cap");
+        assert_eq!(batch_size(f64::NAN, BATCH_TARGET_MS), MAX_BATCH);
+        // Wall clock only: ten completion latencies, within bounds.
+        assert_eq!(batch_target_ms(false, 0.05), BATCH_TARGET_MS);
+        assert_eq!(batch_target_ms(false, 20.0), 200.0);
+        assert_eq!(batch_target_ms(false, 100.0), MAX_WALL_BATCH_MS);
+        // In flight: a 100 ms callback timer over 5 ms batches needs 41 queued (200 ms of work).
+        assert_eq!(in_flight(100.0, 5.0), 41);
+        assert_eq!(in_flight(0.05, 5.0), 2, "at least one queued behind the one awaited");
+        assert_eq!(in_flight(1000.0, 1.0), MAX_IN_FLIGHT);
+        assert_eq!(in_flight(1.0, 0.0), MAX_IN_FLIGHT);
+    }
+
+    #[test]
+    fn steady_calibrates_a_batch_that_reaches_the_target_on_the_gpu_timer() {
+        // 0.004 ms a dispatch on the GPU, behind a 100 ms completion timer (Firefox on the H100).
+        let mut t = Scripted { gpu: true, latency: 100.0, ..scripted(|_| 0.004) };
+        let w = go(Sampling { mode: SamplingMode::Steady, ..sampling(10, 1e9, None) }, &mut t);
+        assert_eq!((w.mode, w.batch, w.in_flight), (SamplingMode::Steady, 1250, 41));
+        assert_eq!(w.samples.len(), 10);
+        assert!(w.samples.iter().all(|s| s.gpu_ms == Some(0.004)));
+        // First run and calibration one at a time, then every warm-up and sample at full size.
+        assert_eq!(t.batches[..3], [1, 1, 64]);
+        assert!(t.batches[t.batches.len() - 12..].iter().all(|&b| b == 1250), "{:?}", t.batches);
+    }
+
+    #[test]
+    fn steady_on_the_wall_clock_alone_outgrows_the_latency() {
+        // 0.01 ms a dispatch, seen only through a 20 ms completion latency.
+        let mut t = Scripted { latency: 20.0, ..scripted(|_| 0.01) };
+        let w = go(Sampling { mode: SamplingMode::Steady, ..sampling(5, 1e9, None) }, &mut t);
+        // 200 ms of work a batch: the latency is a tenth of it.
+        assert_eq!(w.batch, 20_000u32.min(MAX_BATCH));
+        assert!(w.in_flight >= 2);
+    }
+
+    #[test]
+    fn isolated_takes_one_dispatch_per_sample() {
+        let mut t = Scripted { gpu: true, latency: 100.0, ..scripted(|_| 0.004) };
+        let w = go(sampling(4, 1e9, None), &mut t);
+        assert!(t.batches.iter().all(|&b| b == 1));
+        assert!(w.samples.iter().all(|s| s.wall_ms > 100.0), "the latency is part of an isolated wall time");
+    }
+
+    /// A probe that says the clock settles only after `after` asks.
+    struct RampingClock {
+        asked: u32,
+        after: u32,
+    }
+
+    impl ClockGate for RampingClock {
+        async fn steady(&mut self) -> Option<bool> {
+            self.asked += 1;
+            Some(self.asked > self.after)
+        }
+    }
+
+    #[test]
+    fn warmup_waits_for_the_clock_where_a_probe_watches_it() {
+        let s = Sampling { warmup: WarmupPolicy::Auto, ..sampling(5, 1e9, None) };
+        let mut clock = RampingClock { asked: 0, after: 2 };
+        let w = pollster::block_on(sample(&s, &mut scripted(|_| 1.0), &mut clock, |_| {})).unwrap();
+        // Times are flat after two windows; the clock holds warm-up for two more.
+        assert_eq!((w.warmup.len(), w.warmup_stop, clock.asked), (20, WarmupStop::Stable, 3));
     }
 }

@@ -1,21 +1,36 @@
 //! Messages between the page and the harness's server: results POSTed per case, progress on the
 //! WebSocket. JSON on the wire; field names in camelCase because the page's JavaScript writes some.
 
-use crate::sampling::WarmupStop;
+use crate::sampling::{SamplingMode, WarmupStop};
 use base64::Engine;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// One timed dispatch.
+/// One timed sample, per dispatch: a sample of a batch of N dispatches holds its times divided
+/// by N.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Sample {
-    /// Milliseconds from `queue.submit` until the queue reported the work done
-    /// (`onSubmittedWorkDone`), measured with `performance.now()` (or `Instant` natively).
+    /// Wall milliseconds, measured with `performance.now()` (or `Instant` natively): from
+    /// `queue.submit` until the queue reported the work done (`onSubmittedWorkDone`), or, with
+    /// batches queued ahead, from the previous batch's completion until this one's.
     pub wall_ms: f64,
     /// Milliseconds between the compute pass's begin and end GPU timestamps, when the device has
     /// `timestamp-query`.
     pub gpu_ms: Option<f64>,
+}
+
+/// How long a platform takes to say that trivial GPU work is done: a property of the browser
+/// (Firefox resolves on a timer of about 100 ms), and the floor under every wall-clock time.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompletionLatency {
+    /// Wall ms from submitting a trivial command buffer until `onSubmittedWorkDone` resolved,
+    /// one per round.
+    pub work_done_ms: Vec<f64>,
+    /// Wall ms from submitting a 4-byte copy until `mapAsync` of its destination resolved, one
+    /// per round.
+    pub map_async_ms: Vec<f64>,
 }
 
 /// What ended a case's sampling.
@@ -51,7 +66,8 @@ pub struct CaseMeasurement {
     pub pipeline_ms: f64,
     /// Wall milliseconds of the first dispatch, which absorbs lazy compilation and first-use costs.
     pub first_dispatch_ms: f64,
-    /// Wall milliseconds of each warm-up dispatch, in order.
+    /// Per-dispatch milliseconds of each warm-up sample by the headline timer (GPU where
+    /// timestamped), in order.
     pub warmup: Vec<f64>,
     /// What ended warm-up.
     pub warmup_stop: WarmupStop,
@@ -59,8 +75,21 @@ pub struct CaseMeasurement {
     pub samples: Vec<Sample>,
     /// Whether the sample count or the time budget ended sampling.
     pub stopped_by: StopReason,
+    /// Steady batches or isolated dispatches.
+    #[serde(default = "SamplingMode::legacy")]
+    pub sampling: SamplingMode,
+    /// Dispatches per sample.
+    #[serde(default = "one")]
+    pub batch: u32,
+    /// Batches kept in flight while sampling.
+    #[serde(default = "one")]
+    pub in_flight: u32,
     /// The output buffer after the last sample, as little-endian f32 bytes in base64.
     pub output: String,
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// f32 values as the little-endian bytes GPU buffers and the wire both use.
@@ -177,6 +206,9 @@ mod tests {
             warmup_stop: WarmupStop::Fixed,
             samples: vec![],
             stopped_by: StopReason::SampleCount,
+            sampling: SamplingMode::Steady,
+            batch: 1,
+            in_flight: 1,
             output: CaseMeasurement::encode_output(&v),
         };
         let back = m.decode_output().unwrap();

@@ -2,7 +2,7 @@
 
 use crate::api::Api;
 use kernels::gpu::Gpu;
-use kernels::sampling::{now_ms, sample, Timed};
+use kernels::sampling::{now_ms, sample, ClockGate, Timed};
 use kernels::wire::{CaseMeasurement, PageError, Progress, Sample};
 use kernels::{CaseSpec, Fault, Platform, RunPlan};
 use wasm_bindgen::prelude::*;
@@ -15,8 +15,15 @@ use wasm_bindgen_futures::JsFuture;
 pub async fn run(token: String, progress: js_sys::Function) -> Result<(), JsValue> {
     let api = Api::new(token);
     let plan: RunPlan = api.get("plan").await?;
+    let js_error = |e: kernels::gpu::GpuError| JsValue::from(js_sys::Error::new(&e.to_string()));
     let gpu = match plan.platform {
-        Platform::Webgpu => Some(Gpu::new().await.map_err(|e| JsValue::from(js_sys::Error::new(&e.to_string())))?),
+        Platform::Webgpu => {
+            let mut gpu = Gpu::new().await.map_err(js_error)?;
+            // Measured before the cases: it is a fact about the browser, and it sizes the batches.
+            let latency = gpu.measure_latency().await.map_err(js_error)?;
+            api.post("latency", &latency).await?;
+            Some(gpu)
+        }
         _ => None,
     };
     let emit = |event: Progress| {
@@ -40,6 +47,19 @@ pub async fn run(token: String, progress: js_sys::Function) -> Result<(), JsValu
     Ok(())
 }
 
+/// The harness's clock probe, asked over HTTP: whether the GPU clock has settled.
+struct ServerClock<'a>(&'a Api);
+
+impl ClockGate for ServerClock<'_> {
+    async fn steady(&mut self) -> Option<bool> {
+        #[derive(serde::Deserialize)]
+        struct Answer {
+            steady: Option<bool>,
+        }
+        self.0.get::<Answer>("clock").await.ok().and_then(|a| a.steady)
+    }
+}
+
 /// The CPU baseline: the kernel's f32 Rust code, timed with `performance.now()`.
 struct CpuKernel<'a> {
     kernel: &'a dyn kernels::Kernel,
@@ -51,10 +71,12 @@ struct CpuKernel<'a> {
 impl Timed for CpuKernel<'_> {
     type Error = std::convert::Infallible;
 
-    async fn run(&mut self, _slot: Option<u32>) -> Result<f64, Self::Error> {
+    async fn run(&mut self, batch: u32) -> Result<Sample, Self::Error> {
         let t0 = now_ms();
-        self.output = self.kernel.cpu(self.shape, &self.inputs);
-        Ok(now_ms() - t0)
+        for _ in 0..batch {
+            self.output = self.kernel.cpu(self.shape, &self.inputs);
+        }
+        Ok(Sample { wall_ms: (now_ms() - t0) / batch as f64, gpu_ms: None })
     }
 }
 
@@ -91,7 +113,7 @@ async fn run_case(
     let on_sample = |done| emit(Progress::SampleDone { case_id: case.id.clone(), done });
     if let (Some(gpu), Some(_)) = (gpu, &case.workload) {
         let weights = weights.of(case, api).await?;
-        return gpu.run_case(plan, case, weights, on_sample).await.map_err(|e| CaseError::Gpu(e.to_string()));
+        return gpu.run_case(plan, case, weights, &mut ServerClock(api), on_sample).await.map_err(|e| CaseError::Gpu(e.to_string()));
     }
     let kernel = case.kernel().ok_or_else(|| match case.workload {
         Some(_) => CaseError::Gpu(format!("{}: models and user kernels run on webgpu and native only", case.kernel)),
@@ -108,17 +130,20 @@ async fn run_case(
     }
     let Some(gpu) = gpu else {
         let mut cpu = CpuKernel { kernel, shape: &case.shape, inputs: kernel.inputs(&case.shape, case.seed), output: Vec::new() };
-        let walls = sample(&plan.sampling, &mut cpu, on_sample).await.map_err(|e| match e {})?;
+        let sampled = sample(&plan.sampling, &mut cpu, &mut kernels::sampling::NoClock, on_sample).await.map_err(|e| match e {})?;
         return Ok(CaseMeasurement {
             case_id: case.id.clone(),
             pipeline_ms: 0.0,
-            first_dispatch_ms: walls.first_ms,
-            warmup: walls.warmup,
-            warmup_stop: walls.warmup_stop,
-            samples: walls.samples.into_iter().map(|wall_ms| Sample { wall_ms, gpu_ms: None }).collect(),
+            first_dispatch_ms: sampled.first_ms,
+            warmup: sampled.warmup,
+            warmup_stop: sampled.warmup_stop,
+            samples: sampled.samples,
             output: CaseMeasurement::encode_output(&cpu.output),
-            stopped_by: walls.stopped_by,
+            stopped_by: sampled.stopped_by,
+            sampling: sampled.mode,
+            batch: sampled.batch,
+            in_flight: sampled.in_flight,
         });
     };
-    gpu.run_case(plan, case, None, on_sample).await.map_err(|e| CaseError::Gpu(e.to_string()))
+    gpu.run_case(plan, case, None, &mut ServerClock(api), on_sample).await.map_err(|e| CaseError::Gpu(e.to_string()))
 }

@@ -128,6 +128,8 @@ struct RunView<'a> {
     anchor: String,
     title: String,
     counts: crate::model::Counts,
+    /// The completion latency in words, where measured.
+    latency: Option<String>,
     rows: Vec<RowView<'a>>,
     distributions: Vec<Distribution>,
 }
@@ -147,6 +149,8 @@ struct RowView<'a> {
     n: String,
     stop: &'static str,
     outliers: String,
+    sampling: String,
+    sampling_how: String,
     warmup: String,
     warmup_how: String,
     wall_median: String,
@@ -218,8 +222,12 @@ impl<'a> ReportView<'a> {
             .collect();
         let s = &report.settings;
         let target = s.target_ci_pct.map(|t| format!(", until the median's 95% CI is within ±{t}%")).unwrap_or_default();
+        let mode = match s.sampling {
+            kernels::SamplingMode::Steady => "steady: each sample a batch of back-to-back dispatches sized to ~5 ms of GPU work, batches queued ahead so the GPU never idles, times per dispatch",
+            kernels::SamplingMode::Isolated => "isolated: one dispatch per sample, the GPU idle in between",
+        };
         let sampling = format!(
-            "{} samples{} (or {} s of sampling) per case after the first dispatch and warm-up ({})",
+            "{mode}; {} samples{} (or {} s of sampling) per case after the first dispatch and warm-up ({})",
             if s.target_ci_pct.is_some() { format!("at least {}", s.samples) } else { format!("up to {}", s.samples) },
             target,
             s.max_time_s,
@@ -340,7 +348,7 @@ fn baseline(b: &BaselineComparison) -> BaselineView {
 
 impl<'a> RunView<'a> {
     fn new(run: &'a PlatformRun, label: String, index: usize) -> Self {
-        let rows = run.cases.iter().map(row).collect();
+        let rows = run.cases.iter().map(|c| row(c, run.completion_latency.as_ref())).collect();
         let title = match &run.browser_info {
             Some(b) => format!("{label} — {} {}", b.name, b.version),
             None => label,
@@ -350,14 +358,16 @@ impl<'a> RunView<'a> {
             anchor: format!("run-{index}"),
             title,
             counts: run.counts(),
+            latency: run.completion_latency.as_ref().map(|l| l.describe()),
             rows,
             distributions: run.cases.iter().filter_map(distribution).collect(),
         }
     }
 }
 
-fn row(c: &CaseReport) -> RowView<'_> {
+fn row<'a>(c: &'a CaseReport, latency: Option<&crate::model::Latency>) -> RowView<'a> {
     let h = c.headline();
+    let share = c.latency_share_pct(latency).map(|p| format!("; wall clock only: the completion latency is {p:.1}% of a sample")).unwrap_or_default();
     RowView {
         case: c,
         status: c.status.as_str(),
@@ -372,6 +382,12 @@ fn row(c: &CaseReport) -> RowView<'_> {
         n: h.map(|s| s.n.to_string()).unwrap_or_else(|| "–".into()),
         stop: c.stopped_by.map(|s| s.describe()).unwrap_or("–"),
         outliers: h.map(|s| s.outliers.describe()).unwrap_or_else(|| "–".into()),
+        sampling: match (c.sampling, c.batch) {
+            (Some(kernels::SamplingMode::Steady), Some(n)) => format!("steady ×{n}"),
+            (Some(mode), _) => mode.as_str().to_string(),
+            _ => "–".into(),
+        },
+        sampling_how: c.sampling_description().map(|d| d + &share).unwrap_or_default(),
         warmup: match c.warmup_stop {
             Some(stop) => format!("{} ({})", c.warmup.len(), stop.as_str()),
             None => "–".into(),

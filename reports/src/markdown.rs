@@ -12,8 +12,12 @@ pub fn render(report: &RunReport) -> String {
     let _ = writeln!(s, "# harness results\n");
     let _ = writeln!(
         s,
-        "Suite **{}**, up to {} samples per case, {} · harness {}\n",
-        report.settings.suite, report.settings.samples, report.created_at, report.harness.version
+        "Suite **{}**, up to {} samples per case, {} sampling, {} · harness {}\n",
+        report.settings.suite,
+        report.settings.samples,
+        report.settings.sampling.as_str(),
+        report.created_at,
+        report.harness.version
     );
     let _ = writeln!(s, "| run | host | browser | adapter | passed | wrong | timed out | error | not run |");
     let _ = writeln!(s, "|---|---|---|---|---:|---:|---:|---:|---:|");
@@ -40,6 +44,11 @@ pub fn render(report: &RunReport) -> String {
             "| {label} | {} | {browser} | {adapter} | {} | {} | {} | {} | {} |",
             run.host.os, c.passed, c.failed, c.timed_out, c.error, c.not_run
         );
+    }
+    for (run, label) in report.runs.iter().zip(&labels) {
+        if let Some(l) = &run.completion_latency {
+            let _ = writeln!(s, "- {label} completion latency: {}", l.describe());
+        }
     }
     for (run, label) in report.runs.iter().zip(&labels) {
         if let Some(f) = &run.failure {

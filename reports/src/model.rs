@@ -5,12 +5,12 @@
 use stats::{summarize, Summary};
 use crate::baseline::BaselineComparison;
 use kernels::check::Verdict;
-use kernels::wire::{AdapterReport, CaseMeasurement, PageError, Sample, StopReason};
-use kernels::{CaseInfo, CaseSpec, Shape, WarmupPolicy, WarmupStop};
+use kernels::wire::{AdapterReport, CaseMeasurement, CompletionLatency, PageError, Sample, StopReason};
+use kernels::{CaseInfo, CaseSpec, SamplingMode, Shape, WarmupPolicy, WarmupStop};
 use serde::{Deserialize, Serialize};
 
 /// Version of the `results.json` layout.
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// One invocation of harness: its settings, where it ran, and one [`PlatformRun`] per browser
 /// and platform measured.
@@ -68,8 +68,12 @@ pub struct Settings {
     pub filters: Vec<String>,
     /// Timed samples per case (with `target_ci_pct`: the fewest).
     pub samples: u32,
-    /// Warm-up dispatches per case after the first: `auto` or a count.
+    /// Warm-up runs per case after the first: `auto` or a count.
     pub warmup: WarmupPolicy,
+    /// Steady batches (the default) or isolated dispatches (`--sampling`); runs written before
+    /// version 4 were isolated.
+    #[serde(default = "SamplingMode::legacy")]
+    pub sampling: SamplingMode,
     /// Sampling went on until the median's 95% CI half-width was at most this % of the median.
     #[serde(default)]
     pub target_ci_pct: Option<f64>,
@@ -133,6 +137,10 @@ pub struct PlatformRun {
     pub errors: Vec<PageError>,
     /// Where the harness's time went.
     pub phases: Phases,
+    /// How long the platform takes to report trivial GPU work done: a property of the browser,
+    /// and the floor under its wall-clock times.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completion_latency: Option<Latency>,
     /// Every planned case, measured or not.
     pub cases: Vec<CaseReport>,
     /// GPU-related lines of the browser's diagnostics page (chrome://gpu, about:support), when
@@ -155,6 +163,36 @@ impl PlatformRun {
             }
         }
         c
+    }
+}
+
+/// A platform's completion latency: the raw rounds and their statistics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Latency {
+    /// Submit of a trivial command buffer → `onSubmittedWorkDone`, ms.
+    pub work_done: Option<Summary>,
+    /// Submit of a 4-byte copy → `mapAsync` resolved, ms.
+    pub map_async: Option<Summary>,
+    /// Every round, ms.
+    pub samples: CompletionLatency,
+}
+
+impl Latency {
+    /// Statistics of the measured rounds.
+    pub fn new(samples: CompletionLatency) -> Self {
+        Latency { work_done: summarize(&samples.work_done_ms), map_async: summarize(&samples.map_async_ms), samples }
+    }
+
+    /// The median `onSubmittedWorkDone` latency, ms.
+    pub fn work_done_ms(&self) -> Option<f64> {
+        self.work_done.as_ref().map(|s| s.median)
+    }
+
+    /// `submit→done 0.052 ms, mapAsync 0.061 ms` (medians), for tables and the terminal.
+    pub fn describe(&self) -> String {
+        let part = |s: &Option<Summary>| s.as_ref().map(|s| format!("{} ms", format_ms(s.median))).unwrap_or_else(|| "–".into());
+        format!("submit→onSubmittedWorkDone {}, mapAsync {} (medians of {} rounds)", part(&self.work_done), part(&self.map_async), self.samples.work_done_ms.len())
     }
 }
 
@@ -310,9 +348,9 @@ pub struct CaseReport {
     pub pipeline_ms: Option<f64>,
     /// First dispatch wall time, ms (lazy compilation and first use).
     pub first_dispatch_ms: Option<f64>,
-    /// Wall time of all warm-up dispatches together, ms.
+    /// Time of all warm-up samples together by the headline timer, ms.
     pub warmup_ms: Option<f64>,
-    /// Wall time of each warm-up dispatch, ms.
+    /// Per-dispatch time of each warm-up sample by the headline timer, ms.
     #[serde(default)]
     pub warmup: Vec<f64>,
     /// What ended warm-up: the count asked for, or (auto) times that stopped falling, the limit
@@ -323,6 +361,15 @@ pub struct CaseReport {
     pub samples: Vec<Sample>,
     /// Whether the sample count or the time budget ended sampling.
     pub stopped_by: Option<StopReason>,
+    /// Steady batches or isolated dispatches; every time of the case is per dispatch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampling: Option<SamplingMode>,
+    /// Dispatches per sample (steady: the batch size N).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch: Option<u32>,
+    /// Batches kept in flight while sampling.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_flight: Option<u32>,
     /// The timer behind `median` and throughput: GPU timestamps when every sample has one.
     pub timer: Option<Timer>,
     /// Statistics of wall-clock samples.
@@ -451,6 +498,9 @@ impl CaseReport {
             warmup_stop: None,
             samples: Vec::new(),
             stopped_by: None,
+            sampling: None,
+            batch: None,
+            in_flight: None,
             timer: None,
             wall: None,
             gpu: None,
@@ -490,11 +540,14 @@ impl CaseReport {
         }
         case.pipeline_ms = Some(m.pipeline_ms);
         case.first_dispatch_ms = Some(m.first_dispatch_ms);
-        case.warmup_ms = Some(m.warmup.iter().sum());
+        case.warmup_ms = Some(m.warmup.iter().sum::<f64>() * m.batch as f64);
         case.warmup = m.warmup;
         case.warmup_stop = Some(m.warmup_stop);
         case.samples = m.samples;
         case.stopped_by = Some(m.stopped_by);
+        case.sampling = Some(m.sampling);
+        case.batch = Some(m.batch);
+        case.in_flight = Some(m.in_flight);
         case.correctness = Some(verdict);
         case
     }
@@ -513,6 +566,33 @@ impl CaseReport {
             Timer::WallClock => self.samples.iter().map(|s| s.wall_ms).collect(),
             Timer::GpuTimestamp => self.samples.iter().map(|s| s.gpu_ms).collect::<Option<Vec<f64>>>().unwrap_or_default(),
         }
+    }
+
+    /// How the samples were taken, in words: `steady, 1250 dispatches a sample, 41 in flight`.
+    pub fn sampling_description(&self) -> Option<String> {
+        let mode = self.sampling?;
+        let n = self.batch.unwrap_or(1);
+        Some(match mode {
+            SamplingMode::Steady => format!(
+                "steady: {n} dispatch{} a sample, {} batch{} in flight",
+                if n == 1 { "" } else { "es" },
+                self.in_flight.unwrap_or(1),
+                if self.in_flight == Some(1) { "" } else { "es" }
+            ),
+            SamplingMode::Isolated => "isolated: one dispatch a sample, the GPU idle in between".into(),
+        })
+    }
+
+    /// Where the wall clock is the headline timer: the platform's completion latency as a share
+    /// of one sample's wall time, in percent, so a reader sees how much of it is the browser's
+    /// callback rather than the GPU's work.
+    pub fn latency_share_pct(&self, latency: Option<&Latency>) -> Option<f64> {
+        if self.timer != Some(Timer::WallClock) {
+            return None;
+        }
+        let sample_ms = self.wall.as_ref()?.median * self.batch.unwrap_or(1) as f64;
+        let latency_ms = latency?.work_done_ms()?;
+        (sample_ms > 0.0).then(|| 100.0 * latency_ms / sample_ms)
     }
 
     /// How warm-up was decided, in a sentence; `None` for an unmeasured case.

@@ -7,16 +7,17 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
-/// Dispatches per window of the `auto` rule.
+/// Runs per window of the `auto` rule.
 pub const WINDOW: usize = 5;
 /// `auto` stops once a window's median is no more than this fraction below the previous one's.
 pub const TOLERANCE: f64 = 0.05;
-/// `auto` stops after this many dispatches even if they are still getting faster.
+/// `auto` stops after this many runs (dispatches, or batches in steady sampling) even if they are
+/// still getting faster.
 pub const MAX_DISPATCHES: usize = 100;
 /// Share of a case's sampling time budget (`--max-time`) that `auto` warm-up may spend.
 pub const BUDGET_SHARE: f64 = 0.25;
 
-/// How many warm-up dispatches to run.
+/// How many warm-up runs to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "Repr", into = "Repr")]
 pub enum WarmupPolicy {
@@ -96,9 +97,10 @@ fn window_median(times: &[f64]) -> f64 {
 }
 
 impl WarmupPolicy {
-    /// After warm-up dispatches taking `times` ms, whether to stop (and why); `budget_ms` is the
-    /// case's sampling time budget.
-    pub fn decide(&self, times: &[f64], budget_ms: f64) -> Option<WarmupStop> {
+    /// After warm-up runs whose per-dispatch times are `times` ms and which took `spent_ms` of
+    /// wall time together (a run is one dispatch, or a batch of them in steady sampling), whether
+    /// to stop (and why); `budget_ms` is the case's sampling time budget.
+    pub fn decide(&self, times: &[f64], spent_ms: f64, budget_ms: f64) -> Option<WarmupStop> {
         let n = times.len();
         match *self {
             WarmupPolicy::Fixed(count) => (n >= count as usize).then_some(WarmupStop::Fixed),
@@ -112,7 +114,7 @@ impl WarmupPolicy {
                 }
                 if n >= MAX_DISPATCHES {
                     Some(WarmupStop::Limit)
-                } else if times.iter().sum::<f64>() >= BUDGET_SHARE * budget_ms {
+                } else if spent_ms >= BUDGET_SHARE * budget_ms {
                     Some(WarmupStop::Budget)
                 } else {
                     None
@@ -142,19 +144,19 @@ impl WarmupStop {
             (before, last)
         };
         match self {
-            WarmupStop::Fixed => format!("{n} warm-up dispatches, as asked (--warmup {n})"),
+            WarmupStop::Fixed => format!("{n} warm-up runs, as asked (--warmup {n})"),
             WarmupStop::Stable => {
                 let (before, last) = windows();
                 format!(
-                    "auto: {n} warm-up dispatches; stopped when the median of the last {WINDOW} ({last:.4} ms) was within {:.0}% of the {WINDOW} before ({before:.4} ms)",
+                    "auto: {n} warm-up runs; stopped when the median of the last {WINDOW} ({last:.4} ms) was within {:.0}% of the {WINDOW} before ({before:.4} ms)",
                     TOLERANCE * 100.0
                 )
             }
             WarmupStop::Budget => format!(
-                "auto: {n} warm-up dispatches; stopped when {:.0}% of the case's time budget was spent, before the times had settled",
+                "auto: {n} warm-up runs; stopped when {:.0}% of the case's time budget was spent, before the times had settled",
                 BUDGET_SHARE * 100.0
             ),
-            WarmupStop::Limit => format!("auto: stopped at the limit of {n} warm-up dispatches; times were still falling"),
+            WarmupStop::Limit => format!("auto: stopped at the limit of {n} warm-up runs; times were still falling"),
         }
     }
 }
@@ -167,7 +169,7 @@ mod tests {
         let mut times = Vec::new();
         loop {
             times.push(series(times.len()));
-            if let Some(stop) = policy.decide(&times, budget_ms) {
+            if let Some(stop) = policy.decide(&times, times.iter().sum(), budget_ms) {
                 return (times.len(), stop);
             }
         }
@@ -191,7 +193,7 @@ mod tests {
     #[test]
     fn fixed_runs_its_count() {
         assert_eq!(run(WarmupPolicy::Fixed(3), |_| 1.0, 1.0), (3, WarmupStop::Fixed));
-        assert_eq!(WarmupPolicy::Fixed(0).decide(&[], 1.0), Some(WarmupStop::Fixed));
+        assert_eq!(WarmupPolicy::Fixed(0).decide(&[], 0.0, 1.0), Some(WarmupStop::Fixed));
     }
 
     #[test]
