@@ -167,7 +167,7 @@ pub fn phases(run: &PlatformRun) -> String {
         .map(|c| {
             c.first_dispatch_ms.unwrap_or(0.0)
                 + c.warmup_ms.unwrap_or(0.0)
-                + c.samples.iter().map(|s| s.wall_ms).sum::<f64>()
+                + c.samples.iter().map(|s| s.wall_ms).sum::<f64>() * c.batch.unwrap_or(1) as f64
         })
         .sum();
     let mut s = format!(

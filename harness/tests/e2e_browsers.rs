@@ -103,6 +103,24 @@ fn wrong_answers_hangs_and_exceptions_are_reported_and_the_run_goes_on() {
 }
 
 #[test]
+fn isolated_sampling_takes_one_dispatch_per_sample_in_chromium() {
+    let _lock = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = out_dir("isolated");
+    let out = harness(&["run", "--suite", "quick", "--filter", "add", "--samples", "3", "--sampling", "isolated", "--out", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "stderr:\n{}", text(&out.stderr));
+    let results = read_json(&dir.join("results.json"));
+    assert!(schema_errors(&results).is_empty(), "{:?}", schema_errors(&results));
+    assert_eq!(results["settings"]["sampling"], "isolated");
+    for case in results["runs"][0]["cases"].as_array().unwrap() {
+        assert_eq!((&case["sampling"], &case["batch"], &case["inFlight"]), (&"isolated".into(), &1.into(), &1.into()), "{case}");
+    }
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("isolated") && stdout.contains("completion latency: submit→onSubmittedWorkDone"), "{stdout}");
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(html.contains("Completion latency") && html.contains("isolated: one dispatch per sample"), "the report names the mode and the latency");
+}
+
+#[test]
 fn a_missing_browser_is_a_clear_error() {
     let _lock = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
     let dir = out_dir("missing");
@@ -147,9 +165,20 @@ fn chrome_and_firefox_in_one_invocation_then_merged_from_separate_folders() {
     assert!(schema_errors(&results).is_empty(), "{:?}", schema_errors(&results));
     let runs = results["runs"].as_array().unwrap();
     assert_eq!(runs.iter().map(|r| r["browser"].as_str().unwrap()).collect::<Vec<_>>(), ["chrome", "firefox"]);
+    // Steady sampling is the default in both browsers: batches queued ahead of the one being
+    // read, sized by the completion latency each browser measured first.
+    assert_eq!(results["settings"]["sampling"], "steady");
     for run in runs {
         assert_eq!(run["adapter"]["available"], true, "{}", run["browser"]);
         assert!(run["adapter"]["features"].is_array());
+        let latency = &run["completionLatency"];
+        assert!(latency["workDone"]["median"].as_f64().unwrap() > 0.0, "{}: {latency}", run["browser"]);
+        assert!(latency["mapAsync"]["median"].as_f64().unwrap() > 0.0, "{}: {latency}", run["browser"]);
+        assert_eq!(latency["samples"]["workDoneMs"].as_array().unwrap().len(), 10);
+        for case in run["cases"].as_array().unwrap() {
+            assert_eq!(case["sampling"], "steady", "{}: {case}", run["browser"]);
+            assert!(case["batch"].as_u64().unwrap() >= 1 && case["inFlight"].as_u64().unwrap() >= 2, "{}: {case}", run["browser"]);
+        }
         assert!(run["browserInfo"]["version"].is_string());
         let statuses = case_statuses(run);
         assert!(!statuses.is_empty() && statuses.iter().all(|s| s == "passed"), "{}: {statuses:?}", run["browser"]);

@@ -169,8 +169,12 @@ mod schema {
     }
 
     #[test]
-    fn v3_results_with_workloads_and_throughput_round_trip_and_validate() {
+    fn v4_results_with_workloads_sampling_and_latency_round_trip_and_validate() {
         let mut report = report_with(vec![("chrome", vec![model_case("prefill", &[2.0, 2.1, 1.9]), case("a", &[1.0], false, false)])]);
+        report.runs[0].completion_latency = Some(Latency::new(kernels::wire::CompletionLatency {
+            work_done_ms: vec![0.2, 0.3, 0.25],
+            map_async_ms: vec![0.3, 0.35, 0.4],
+        }));
         report.settings.cases = vec![encoder_spec(), decoder_spec(Phase::Prefill), decoder_spec(Phase::Op("attention".into())), user_spec()];
         report.runs[0].cases[0].correctness.as_mut().unwrap().reference = Some("native wgpu (llvmpipe)".into());
         let dir = tempfile::tempdir().unwrap();
@@ -178,7 +182,10 @@ mod schema {
         assert_eq!(read_results(&dir.path().join(RESULTS_JSON)).unwrap(), report);
 
         let json = serde_json::to_value(&report).unwrap();
-        assert_eq!(json["schemaVersion"], 3);
+        assert_eq!(json["schemaVersion"], 4);
+        assert_eq!(json["settings"]["sampling"], "steady");
+        assert_eq!((&json["runs"][0]["cases"][1]["batch"], &json["runs"][0]["cases"][1]["inFlight"]), (&4.into(), &2.into()));
+        assert_eq!(json["runs"][0]["completionLatency"]["workDone"]["median"], 0.25);
         // 16 tokens per run at a 2 ms median.
         assert_eq!(json["runs"][0]["cases"][0]["throughput"]["perSecond"], 16.0 / 2.0 * 1e3);
         assert!(json["runs"][0]["cases"][1].get("throughput").is_none());
@@ -190,6 +197,9 @@ mod schema {
             ("/settings/cases/3/workload/buffers/0/ty", Value::from("f16")),
             ("/runs/0/cases/0/throughput/perRun", Value::from("many")),
             ("/runs/0/cases/0/correctness/cosineThreshold", Value::from("high")),
+            ("/settings/sampling", Value::from("lukewarm")),
+            ("/runs/0/cases/1/batch", Value::from(0)),
+            ("/runs/0/completionLatency/samples/workDoneMs/0", Value::from(-1.0)),
         ] {
             let mut broken = json.clone();
             *broken.pointer_mut(pointer).unwrap() = bad;
@@ -205,6 +215,9 @@ mod schema {
             let json: Value = serde_json::from_str(&std::fs::read_to_string(dir.join(f)).unwrap()).unwrap();
             let errors = schema_errors(&json);
             assert!(errors.is_empty(), "{f}: {}", errors.join("\n"));
+            // Written before sampling modes: they were sampled one dispatch at a time.
+            let read = read_results(&dir.join(f)).unwrap();
+            assert_eq!(read.settings.sampling, kernels::SamplingMode::Isolated, "{f}");
         }
     }
 }

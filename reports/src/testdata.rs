@@ -96,6 +96,9 @@ fn measure(spec: &CaseSpec, times: &[f64], verdict: Verdict, gpu: bool) -> CaseR
         samples: times.iter().map(|&t| Sample { wall_ms: t, gpu_ms: gpu.then_some(t) }).collect(),
         output: String::new(),
         stopped_by: StopReason::SampleCount,
+        sampling: kernels::SamplingMode::Steady,
+        batch: 4,
+        in_flight: 2,
     };
     CaseReport::measured(spec, &spec.info().expect("a known case"), m, verdict)
 }
@@ -112,6 +115,7 @@ pub fn report_with(runs: Vec<(&str, Vec<CaseReport>)>) -> RunReport {
             filters: vec![],
             samples: 3,
             warmup: kernels::WarmupPolicy::Fixed(2),
+            sampling: kernels::SamplingMode::Steady,
             target_ci_pct: None,
             browsers: vec![],
             platforms: vec!["webgpu".into()],
@@ -136,6 +140,7 @@ pub fn report_with(runs: Vec<(&str, Vec<CaseReport>)>) -> RunReport {
                 failure: None,
                 errors: vec![],
                 phases: Phases::default(),
+                completion_latency: None,
                 cases,
                 diagnostics: vec![],
             })
