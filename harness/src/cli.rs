@@ -1,6 +1,7 @@
 //! The command line: `harness run`, `harness list`.
 
-use crate::browser::BrowserKind;
+use crate::browser::user::{self, UserArg, UserPref};
+use crate::browser::{BrowserFlags, BrowserKind};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
@@ -84,6 +85,57 @@ impl GateArgs {
     }
 }
 
+/// Browser arguments and prefs of the user's, added after harness's own; shared by `run` and
+/// `verify`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct BrowserFlagArgs {
+    /// A browser command-line argument, after harness's own; repeatable. Such as
+    /// chrome=--enable-features=Vulkan (Chrome's WebGPU on a real GPU through Vulkan).
+    ///
+    /// BROWSER= (chrome, firefox, edge) gives it to that browser only; without it every browser
+    /// of the run gets it. Where a browser takes the last of a repeated switch, yours wins.
+    /// Examples: `--browser-arg chrome=--enable-features=Vulkan`,
+    /// `--browser-arg 'chrome=--user-agent=my agent'`, `--browser-arg firefox=-safe-mode`,
+    /// `--browser-arg --lang=en` (every browser).
+    #[arg(long = "browser-arg", value_name = "[BROWSER=]ARG", allow_hyphen_values = true, value_parser = user::parse_arg)]
+    pub args: Vec<UserArg>,
+    /// A browser pref, over harness's own; repeatable. Such as
+    /// firefox=gfx.webgpu.ignore-blocklist=false.
+    ///
+    /// Firefox's about:config; Chrome's and Edge's profile prefs. BROWSER= (chrome, firefox,
+    /// edge) gives it to that browser only; without it every browser of the run gets it. It
+    /// replaces harness's pref of the same name. VALUE is a bool or number when it reads as one,
+    /// else text ('"3"' for the text 3). Examples: `--browser-pref firefox=dom.webgpu.enabled=true`,
+    /// `--browser-pref firefox=general.useragent.override=my-agent`,
+    /// `--browser-pref chrome=download.prompt_for_download=false`.
+    #[arg(long = "browser-pref", value_name = "[BROWSER=]NAME=VALUE", value_parser = user::parse_pref)]
+    pub prefs: Vec<UserPref>,
+}
+
+impl BrowserFlagArgs {
+    /// The arguments and prefs `browser` gets, in the order given.
+    pub fn for_browser(&self, browser: BrowserKind) -> BrowserFlags {
+        user::flags_for(&self.args, &self.prefs, browser)
+    }
+
+    /// Prints a warning for every argument or pref that none of `browsers` gets.
+    pub fn warn_unused(&self, browsers: &[BrowserKind]) {
+        for warning in user::unused(&self.args, &self.prefs, browsers) {
+            eprintln!("warning: {warning}");
+        }
+    }
+
+    /// The `--browser-arg` values as given.
+    pub fn given_args(&self) -> Vec<String> {
+        self.args.iter().map(|a| a.given.clone()).collect()
+    }
+
+    /// The `--browser-pref` values as given.
+    pub fn given_prefs(&self) -> Vec<String> {
+        self.prefs.iter().map(|p| p.given.clone()).collect()
+    }
+}
+
 /// Options of `harness compare`.
 #[derive(Debug, Args)]
 pub struct CompareArgs {
@@ -153,6 +205,9 @@ pub struct VerifyArgs {
     /// WebDriver executable, instead of searching.
     #[arg(long)]
     pub driver_path: Option<PathBuf>,
+    /// Browser arguments and prefs of yours.
+    #[command(flatten)]
+    pub browser_flags: BrowserFlagArgs,
     /// Seconds the plausibility matmul may take on each platform.
     #[arg(long, default_value_t = 120.0, value_parser = positive_seconds)]
     pub timeout: f64,
@@ -194,6 +249,9 @@ Examples:
   harness run --filter 'matmul_*,softmax'       only some kernels (see `harness list`)
   harness run --headed --timeout 120            watch it run
   harness run --browser-path firefox=/opt/ff/firefox --browser chrome,firefox
+  harness run --browser-arg chrome=--enable-features=Vulkan    Chrome's WebGPU on a real GPU through Vulkan
+  harness run --browser chrome,firefox --browser-pref firefox=gfx.webgpu.ignore-blocklist=false
+                                                Firefox's own GPU blocklist decides (harness turns it off)
   harness run --webdriver-url http://grid:4444 --bind 0.0.0.0 --public-url http://me:8000 --port 8000
 
 Models and your own kernels:
@@ -405,6 +463,9 @@ pub struct RunArgs {
     /// several browsers write BROWSER=PATH (repeatable).
     #[arg(long, value_name = "[BROWSER=]PATH")]
     pub driver_path: Vec<String>,
+    /// Browser arguments and prefs of yours (with --replay, the recorded ones unless given).
+    #[command(flatten)]
+    pub browser_flags: BrowserFlagArgs,
     /// Use this running WebDriver endpoint or Selenium Grid instead of launching a driver.
     #[arg(long, value_name = "URL")]
     pub webdriver_url: Option<String>,
@@ -582,6 +643,28 @@ mod tests {
         assert!(e.contains("--suite") && e.contains("--replay"), "{e}");
         let Command::Run(r) = parse(&["run", "--replay", "r.json", "--out", "x", "--browser-path", "/c"]).unwrap().command else { panic!() };
         assert_eq!(r.replay, Some(PathBuf::from("r.json")));
+    }
+
+    #[test]
+    fn browser_args_and_prefs_parse_the_same_for_run_and_verify() {
+        let given = ["--browser-arg", "--enable-features=Vulkan", "--browser-arg", "chrome=--x=y", "--browser-pref", "firefox=a.b=3"];
+        let with = |command: &'static str| std::iter::once(command).chain(given).collect::<Vec<_>>();
+        let Command::Run(r) = parse(&with("run")).unwrap().command else { panic!() };
+        let Command::Verify(v) = parse(&with("verify")).unwrap().command else { panic!() };
+        for flags in [&r.browser_flags, &v.browser_flags] {
+            assert_eq!(flags.given_args(), ["--enable-features=Vulkan", "chrome=--x=y"]);
+            assert_eq!(flags.given_prefs(), ["firefox=a.b=3"]);
+            let chrome = flags.for_browser(BrowserKind::Chrome);
+            assert_eq!((chrome.args.as_slice(), chrome.prefs.len()), (["--enable-features=Vulkan".to_string(), "--x=y".into()].as_slice(), 0));
+            let firefox = flags.for_browser(BrowserKind::Firefox);
+            assert_eq!((firefox.args, firefox.prefs), (vec!["--enable-features=Vulkan".to_string()], vec![("a.b".to_string(), serde_json::json!(3))]));
+        }
+        let e = parse(&["run", "--browser-pref", "firefox=novalue"]).unwrap_err().to_string();
+        assert!(e.contains("NAME=VALUE") && e.contains("firefox=dom.webgpu.enabled=true"), "{e}");
+        let e = parse(&["verify", "--browser-arg=safari=--x"]).unwrap_err().to_string();
+        assert!(e.contains("chrome, firefox, edge"), "{e}");
+        // Not part of the plan: they may be given with --replay, replacing the recorded ones.
+        assert!(parse(&["run", "--replay", "r.json", "--browser-arg", "--x"]).is_ok());
     }
 
     #[test]

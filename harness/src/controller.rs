@@ -4,7 +4,7 @@
 //! ends the browser and driver. Whatever happens, it returns a [`PlatformRun`] holding every case
 //! settled so far.
 
-use crate::browser::{BrowserKind, LaunchOptions};
+use crate::browser::{BrowserFlags, BrowserKind, LaunchOptions};
 use crate::driver::Driver;
 use crate::progress::{Reporter, RunEvent};
 use crate::server::{PageEvent, Server};
@@ -35,6 +35,9 @@ pub struct BrowserRunRequest {
     pub driver_path: Option<PathBuf>,
     /// A running WebDriver endpoint or Selenium Grid to use instead of launching a driver.
     pub webdriver_url: Option<String>,
+    /// The user's arguments and prefs for this browser (`--browser-arg`, `--browser-pref`),
+    /// added after harness's own.
+    pub user_flags: BrowserFlags,
     /// The cases and their timing settings.
     pub plan: RunPlan,
     /// Longest a case may take.
@@ -143,7 +146,8 @@ async fn drive(
         headless: req.headless,
         profile_dir: profile.as_ref().map(|p| p.path().to_path_buf()),
     };
-    let flags = (spec.flags)(&options);
+    let mut flags = (spec.flags)(&options);
+    flags.merge(&req.user_flags);
     let capabilities = (spec.capabilities)(&options, &flags);
 
     let t = Instant::now();
@@ -188,6 +192,7 @@ async fn drive(
         version: cap_str("browserVersion"),
         path: binary.map(|b| b.display().to_string()),
         flags: flags.describe(),
+        user_flags: req.user_flags.describe(),
     });
     run.phases.browser_start_ms = elapsed_ms(t);
 

@@ -178,6 +178,7 @@ async fn run(mut args: RunArgs) -> Result<ExitCode> {
         page_platforms.is_empty() || !browsers.is_empty(),
         "no supported browser is installed; `harness browsers` says how to install one"
     );
+    args.browser_flags.warn_unused(&browsers);
     let mut requests = Vec::new();
     for (&browser, &platform) in browsers.iter().flat_map(|b| page_platforms.iter().map(move |p| (b, p))) {
         // The WASM CPU baseline has the catalogue kernels only.
@@ -193,6 +194,7 @@ async fn run(mut args: RunArgs) -> Result<ExitCode> {
             browser_path: path_for(&args.browser_path, "--browser-path", browser, browsers.len()).map_err(anyhow::Error::msg)?,
             driver_path: path_for(&args.driver_path, "--driver-path", browser, browsers.len()).map_err(anyhow::Error::msg)?,
             webdriver_url: args.webdriver_url.clone(),
+            user_flags: args.browser_flags.for_browser(browser),
             plan: kernels::RunPlan { cases, ..plan.clone() },
             case_timeout: Duration::from_secs_f64(args.timeout),
             read_diagnostics: false,
@@ -261,6 +263,8 @@ async fn run(mut args: RunArgs) -> Result<ExitCode> {
             case_timeout_s: args.timeout,
             headless: args.is_headless(),
             weights: weights.get(workload::MINILM).and_then(|p| p.parent()).map(|p| p.display().to_string()),
+            browser_args: args.browser_flags.given_args(),
+            browser_prefs: args.browser_flags.given_prefs(),
         },
         runs,
         baseline: None,
@@ -451,6 +455,11 @@ async fn verify(args: VerifyArgs) -> Result<ExitCode> {
     };
     let timeout = Duration::from_secs_f64(args.timeout);
     let references = Arc::new(reference::References::default());
+    let browsers = match args.platform {
+        PlatformArg::Webgpu => vec![args.browser],
+        _ => Vec::new(),
+    };
+    args.browser_flags.warn_unused(&browsers);
     let mut interrupted = interrupt_watch();
     let mut reporter = TerminalReporter::new();
     let (checked, gpu_run, cpu_where, cpu_ms) = match args.platform {
@@ -470,6 +479,7 @@ async fn verify(args: VerifyArgs) -> Result<ExitCode> {
                 browser_path: args.browser_path.clone(),
                 driver_path: args.driver_path.clone(),
                 webdriver_url: None,
+                user_flags: args.browser_flags.for_browser(args.browser),
                 plan: plan.clone(),
                 case_timeout: timeout,
                 read_diagnostics: platform == kernels::Platform::Webgpu,

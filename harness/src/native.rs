@@ -37,7 +37,7 @@ pub async fn run_native(
     interrupted: &mut watch::Receiver<bool>,
 ) -> PlatformRun {
     let mut run = new_run("wgpu", Platform::Native);
-    run.browser_info = Some(BrowserInfo { name: "wgpu".into(), version: WGPU.into(), path: None, flags: Vec::new() });
+    run.browser_info = Some(BrowserInfo { name: "wgpu".into(), version: WGPU.into(), path: None, flags: Vec::new(), user_flags: Vec::new() });
     let (tx, mut events) = mpsc::unbounded_channel();
     let worker_plan = plan.clone();
     let weights = references.clone();

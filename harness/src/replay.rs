@@ -2,6 +2,7 @@
 //! turned back into run arguments, so a run can be repeated exactly (on another day, machine or
 //! browser build).
 
+use crate::browser::user::{self, UserFlagError};
 use crate::cli::{BrowserChoice, PlatformArg, RunArgs, SuiteArg};
 use clap::ValueEnum;
 use kernels::CaseSpec;
@@ -23,6 +24,18 @@ pub enum ReplayError {
         what: &'static str,
         /// Its value.
         value: String,
+    },
+    /// A recorded `--browser-arg` or `--browser-pref` this harness cannot read.
+    #[error("{path}: the recorded {flag} `{value}` cannot be used: {source}. Give your own {flag} to replace the recorded ones")]
+    Flag {
+        /// The file.
+        path: String,
+        /// `--browser-arg` or `--browser-pref`.
+        flag: &'static str,
+        /// Its value.
+        value: String,
+        /// Why.
+        source: Box<UserFlagError>,
     },
 }
 
@@ -48,6 +61,21 @@ pub fn apply(args: &mut RunArgs, path: &Path) -> Result<Vec<CaseSpec>, ReplayErr
     }
     if !args.headed && !args.headless {
         args.headed = !s.headless;
+    }
+    let flag_error = |flag: &'static str, value: &str, source| ReplayError::Flag { path: shown.clone(), flag, value: value.to_string(), source: Box::new(source) };
+    if args.browser_flags.args.is_empty() {
+        args.browser_flags.args = s
+            .browser_args
+            .iter()
+            .map(|a| user::parse_arg(a).map_err(|e| flag_error("--browser-arg", a, e)))
+            .collect::<Result<_, _>>()?;
+    }
+    if args.browser_flags.prefs.is_empty() {
+        args.browser_flags.prefs = s
+            .browser_prefs
+            .iter()
+            .map(|p| user::parse_pref(p).map_err(|e| flag_error("--browser-pref", p, e)))
+            .collect::<Result<_, _>>()?;
     }
     let (browsers, platforms) = recorded_targets(&report);
     args.browser = browsers

@@ -11,7 +11,7 @@ fn harness(args: &[&str]) -> (Option<i32>, String, String) {
 fn help_teaches_the_main_command_and_exit_codes() {
     let (code, out, _) = harness(&["run", "--help"]);
     assert_eq!(code, Some(0));
-    for needle in ["--suite", "--filter", "--samples", "--browser-path", "--driver-path", "Exit status", "runs/"] {
+    for needle in ["--suite", "--filter", "--samples", "--browser-path", "--driver-path", "--browser-arg", "--browser-pref", "chrome=--enable-features=Vulkan", "Exit status", "runs/"] {
         assert!(out.contains(needle), "`{needle}` missing from help:\n{out}");
     }
 }
@@ -75,4 +75,19 @@ fn a_bare_path_with_several_browsers_asks_which_browser_it_is_for() {
     let (code, _, err) = harness(&["run", "--browser", "chrome,firefox", "--browser-path", "/usr/bin/chromium"]);
     assert_eq!(code, Some(2));
     assert!(err.contains("chrome=/usr/bin/chromium"), "{err}");
+}
+
+#[test]
+fn malformed_browser_args_and_prefs_are_clear_errors_before_any_browser_starts() {
+    for command in ["run", "verify"] {
+        let (code, _, err) = harness(&[command, "--browser-pref", "firefox=novalue"]);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(err.contains("firefox=novalue") && err.contains("NAME=VALUE") && err.contains("firefox=dom.webgpu.enabled=true"), "{err}");
+        let (code, _, err) = harness(&[command, "--browser-arg", "safari=--x"]);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(err.contains("`safari`") && err.contains("chrome, firefox, edge"), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    let (_, help, _) = harness(&["verify", "--help"]);
+    assert!(help.contains("--browser-arg") && help.contains("--browser-pref"), "{help}");
 }

@@ -246,6 +246,71 @@ fn webdriver_url_uses_a_chromedriver_started_by_the_test() {
     assert_eq!(case_statuses(run), ["passed", "passed"]);
 }
 
+#[test]
+fn a_users_browser_arg_reaches_chromium_is_recorded_and_replayed() {
+    let _lock = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = out_dir("browser-arg");
+    let out = harness(&[
+        "run", "--browser", "chrome", "--suite", "quick", "--filter", "add", "--samples", "2", "--warmup", "0",
+        "--browser-arg", "chrome=--user-agent=harness-e2e-agent/1.0",
+        "--browser-pref", "firefox=general.useragent.override=not-this-run",
+        "--out", dir.to_str().unwrap(),
+    ]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr:\n{stderr}");
+    assert!(
+        stderr.contains("warning: --browser-pref firefox=general.useragent.override=not-this-run: firefox is not among this run's browsers"),
+        "a pref for a browser not in the run is a warning:\n{stderr}"
+    );
+    let results = read_json(&dir.join("results.json"));
+    let errors = schema_errors(&results);
+    assert!(errors.is_empty(), "results.json violates its schema:\n{}", errors.join("\n"));
+    let run = &results["runs"][0];
+    // The page reports navigator.userAgent: Chromium was started with the user's argument.
+    assert_eq!(run["adapter"]["userAgent"], "harness-e2e-agent/1.0", "{:#}", run["adapter"]);
+    assert_eq!(case_statuses(run), ["passed", "passed"]);
+    assert_eq!(results["settings"]["browserArgs"], serde_json::json!(["chrome=--user-agent=harness-e2e-agent/1.0"]));
+    assert_eq!(results["settings"]["browserPrefs"], serde_json::json!(["firefox=general.useragent.override=not-this-run"]));
+    assert_eq!(run["browserInfo"]["userFlags"], serde_json::json!(["--user-agent=harness-e2e-agent/1.0"]));
+    let flags = run["browserInfo"]["flags"].as_array().unwrap();
+    assert!(flags.contains(&"--enable-unsafe-webgpu".into()), "harness's own flags stay: {flags:?}");
+    assert_eq!(flags.last().unwrap(), "--user-agent=harness-e2e-agent/1.0", "the user's come last: {flags:?}");
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap().replace("&#x2F;", "/");
+    assert!(html.contains("<dt>User flags</dt>") && html.contains("<code>--user-agent=harness-e2e-agent/1.0</code> (yours"), "report.html marks the user's flags");
+    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(summary.contains("User browser flags: `--browser-arg chrome=--user-agent=harness-e2e-agent/1.0`"), "{summary}");
+
+    // --replay starts the browser with the recorded argument again.
+    let again = out_dir("browser-arg-replay");
+    let out = harness(&["run", "--replay", dir.to_str().unwrap(), "--out", again.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let replayed = read_json(&again.join("results.json"));
+    assert_eq!(replayed["runs"][0]["adapter"]["userAgent"], "harness-e2e-agent/1.0");
+    assert_eq!(replayed["settings"]["browserArgs"], results["settings"]["browserArgs"]);
+    assert_eq!(count_processes("chromedriver"), 0, "chromedriver left running");
+}
+
+#[test]
+fn a_users_browser_pref_reaches_firefox_and_is_recorded() {
+    let _lock = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = out_dir("browser-pref");
+    let out = harness(&[
+        "run", "--browser", "firefox", "--suite", "quick", "--filter", "add", "--samples", "2", "--warmup", "0",
+        "--browser-pref", "firefox=general.useragent.override=harness-e2e-firefox/1.0",
+        "--out", dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "stderr:\n{}", text(&out.stderr));
+    let results = read_json(&dir.join("results.json"));
+    assert!(schema_errors(&results).is_empty(), "{:?}", schema_errors(&results));
+    let run = &results["runs"][0];
+    assert_eq!(run["adapter"]["userAgent"], "harness-e2e-firefox/1.0", "{:#}", run["adapter"]);
+    assert_eq!(case_statuses(run), ["passed", "passed"]);
+    assert_eq!(results["settings"]["browserPrefs"], serde_json::json!(["firefox=general.useragent.override=harness-e2e-firefox/1.0"]));
+    assert!(results["settings"].get("browserArgs").is_none(), "no --browser-arg, no field: {}", results["settings"]);
+    assert_eq!(run["browserInfo"]["userFlags"], serde_json::json!([r#"general.useragent.override="harness-e2e-firefox/1.0""#]));
+    assert_eq!(count_processes("geckodriver"), 0, "geckodriver left running");
+}
+
 /// A stand-in WebDriver endpoint: records each request body and refuses to make a session.
 fn stand_in_webdriver() -> (String, std::sync::mpsc::Receiver<String>) {
     use std::io::{BufRead, BufReader, Read, Write};

@@ -520,6 +520,35 @@ mod tests {
     }
 
     #[test]
+    fn the_users_browser_flags_are_shown_and_marked_as_theirs() {
+        let mut report = report_with(vec![("chrome", vec![case("a", &[1.0], true, true)]), ("firefox", vec![case("a", &[1.0], true, true)])]);
+        let html = render(&report).unwrap();
+        assert!(!html.contains("User flags") && !html.contains("User browser flags"), "none given, none shown");
+
+        report.settings.browser_args = vec!["chrome=--enable-features=Vulkan".into()];
+        report.settings.browser_prefs = vec!["firefox=a.b=true".into()];
+        let info = |flags: &[&str], user: &[&str]| crate::BrowserInfo {
+            name: "b".into(),
+            version: "1".into(),
+            path: None,
+            flags: flags.iter().map(|f| f.to_string()).collect(),
+            user_flags: user.iter().map(|f| f.to_string()).collect(),
+        };
+        report.runs[0].browser_info = Some(info(&["--headless=new", "--enable-features=Vulkan"], &["--enable-features=Vulkan"]));
+        report.runs[1].browser_info = Some(info(&["-headless", "a.b=true"], &["a.b=true"]));
+        let html = render(&report).unwrap().replace("&#x2F;", "/");
+        assert!(html.contains("<dt>User browser flags</dt><dd><code>--browser-arg chrome=--enable-features=Vulkan</code> <code>--browser-pref firefox=a.b=true</code>"), "{html}");
+        let section = |i: usize| {
+            let rest = &html[html.find(&format!(r#"<section id="run-{i}">"#)).unwrap()..];
+            rest[..rest.find("</section>").unwrap()].to_string()
+        };
+        let user_flags = |section: &str| section.split(r#"<dd class="user-flags"><code>"#).nth(1).map(|s| s[..s.find("</code>").unwrap()].to_string());
+        assert_eq!(user_flags(&section(0)).as_deref(), Some("--enable-features=Vulkan"));
+        assert_eq!(user_flags(&section(1)).as_deref(), Some("a.b=true"));
+        assert!(section(0).contains("<dt>User flags</dt>") && section(0).contains("(yours, from --browser-arg and --browser-pref"));
+    }
+
+    #[test]
     fn a_baseline_comparison_is_drawn_as_a_forest_plot() {
         let old = report_with(vec![("chrome", vec![case("a", &[1.0, 1.01, 0.99], true, true)])]);
         let mut new = report_with(vec![("chrome", vec![case("a", &[1.5, 1.51, 1.49], true, true)])]);

@@ -207,6 +207,39 @@ mod schema {
         }
     }
 
+    #[test]
+    fn the_users_browser_flags_round_trip_and_validate() {
+        let mut report = report_with(vec![("chrome", vec![case("a", &[1.0], true, true)])]);
+        let plain = serde_json::to_value(&report).unwrap();
+        assert!(plain["settings"].get("browserArgs").is_none() && plain["settings"].get("browserPrefs").is_none(), "absent when none");
+        report.settings.browser_args = vec!["chrome=--user-agent=a/1".into(), "--x".into()];
+        report.settings.browser_prefs = vec!["firefox=a.b=true".into()];
+        report.runs[0].browser_info = Some(BrowserInfo {
+            name: "chrome".into(),
+            version: "1".into(),
+            path: None,
+            flags: vec!["--headless=new".into(), "--user-agent=a/1".into(), "--x".into()],
+            user_flags: vec!["--user-agent=a/1".into(), "--x".into()],
+        });
+        let dir = tempfile::tempdir().unwrap();
+        write_all(&report, dir.path()).unwrap();
+        assert_eq!(read_results(&dir.path().join(RESULTS_JSON)).unwrap(), report);
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(json["settings"]["browserArgs"][0], "chrome=--user-agent=a/1");
+        assert_eq!(json["runs"][0]["browserInfo"]["userFlags"][1], "--x");
+        let errors = schema_errors(&json);
+        assert!(errors.is_empty(), "{}", errors.join("\n"));
+        for (pointer, bad) in [
+            ("/settings/browserArgs/0", Value::from(3)),
+            ("/settings/browserPrefs/0", Value::from("firefox")),
+            ("/runs/0/browserInfo/userFlags", Value::from("--x")),
+        ] {
+            let mut broken = json.clone();
+            *broken.pointer_mut(pointer).unwrap() = bad;
+            assert!(!schema_errors(&broken).is_empty(), "{pointer} must be checked");
+        }
+    }
+
     /// The committed H100 evidence (version 1 kernel runs, version 3 model runs) validates.
     #[test]
     fn older_results_still_validate() {

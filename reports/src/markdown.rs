@@ -19,6 +19,12 @@ pub fn render(report: &RunReport) -> String {
         report.created_at,
         report.harness.version
     );
+    let user_flags: Vec<String> = report.settings.browser_args.iter().map(|a| format!("`--browser-arg {a}`"))
+        .chain(report.settings.browser_prefs.iter().map(|p| format!("`--browser-pref {p}`")))
+        .collect();
+    if !user_flags.is_empty() {
+        let _ = writeln!(s, "User browser flags: {}\n", user_flags.join(", "));
+    }
     let _ = writeln!(s, "| run | host | browser | adapter | passed | wrong | timed out | error | not run |");
     let _ = writeln!(s, "|---|---|---|---|---:|---:|---:|---:|---:|");
     let labels = crate::compare::labels(report);
@@ -195,6 +201,16 @@ mod tests {
         assert!(md.contains("- `a`: firefox/webgpu 3.0× slower than the fastest"), "{md}");
         assert!(md.contains("- `b`: correctness disagrees (chrome/webgpu passed, firefox/webgpu failed)"), "{md}");
         assert!(md.find("## Flagged").unwrap() < md.find("## Median ms").unwrap());
+    }
+
+    #[test]
+    fn the_users_browser_flags_are_mentioned_when_given() {
+        let mut report = report_with(vec![("chrome", vec![case("a", &[2.0], true, false)])]);
+        assert!(!render(&report).contains("User browser flags"));
+        report.settings.browser_args = vec!["chrome=--enable-features=Vulkan".into()];
+        report.settings.browser_prefs = vec!["firefox=a.b=true".into()];
+        let md = render(&report);
+        assert!(md.contains("User browser flags: `--browser-arg chrome=--enable-features=Vulkan`, `--browser-pref firefox=a.b=true`\n"), "{md}");
     }
 
     #[test]

@@ -100,6 +100,12 @@ pub struct Settings {
     /// The encoder's weights folder, when a model read one (`--weights`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weights: Option<String>,
+    /// `--browser-arg` values as given (`[BROWSER=]ARG`), added after harness's own arguments.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub browser_args: Vec<String>,
+    /// `--browser-pref` values as given (`[BROWSER=]NAME=VALUE`), set over harness's own prefs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub browser_prefs: Vec<String>,
 }
 
 /// How a browser/platform run ended as a whole.
@@ -229,8 +235,13 @@ pub struct BrowserInfo {
     pub version: String,
     /// Executable, when harness chose it.
     pub path: Option<String>,
-    /// Command-line flags or prefs harness set.
+    /// Command-line flags, then prefs as `name=value`, the browser was started with: harness's
+    /// own followed by the user's.
     pub flags: Vec<String>,
+    /// The user's share of `flags` (`--browser-arg`, `--browser-pref`), so reports can say which
+    /// are the user's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub user_flags: Vec<String>,
 }
 
 /// The WebDriver of a run.

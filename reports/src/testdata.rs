@@ -126,6 +126,8 @@ pub fn report_with(runs: Vec<(&str, Vec<CaseReport>)>) -> RunReport {
             case_timeout_s: 60.0,
             headless: true,
             weights: None,
+            browser_args: vec![],
+            browser_prefs: vec![],
         },
         runs: runs
             .into_iter()

@@ -54,9 +54,12 @@ pub fn chromium_flags(o: &LaunchOptions) -> BrowserFlags {
 }
 
 /// Capabilities of a Chromium-based browser: `browserName` plus its options object
-/// (`goog:chromeOptions`, `ms:edgeOptions`).
+/// (`goog:chromeOptions`, `ms:edgeOptions`) with the arguments and any profile prefs.
 pub fn chromium_capabilities(browser_name: &str, options_key: &str, o: &LaunchOptions, flags: &BrowserFlags) -> Map<String, Value> {
     let mut options = json!({ "args": flags.args });
+    if !flags.prefs.is_empty() {
+        options["prefs"] = Value::Object(flags.prefs.iter().cloned().collect());
+    }
     if let Some(binary) = &o.binary {
         options["binary"] = json!(binary.display().to_string());
     }

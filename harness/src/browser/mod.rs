@@ -5,6 +5,7 @@
 mod chrome;
 mod edge;
 mod firefox;
+pub mod user;
 
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
@@ -41,7 +42,7 @@ impl BrowserKind {
 pub struct BrowserFlags {
     /// Command-line arguments.
     pub args: Vec<String>,
-    /// Preferences (Firefox's `about:config`).
+    /// Preferences: Firefox's `about:config`, Chromium's profile prefs.
     pub prefs: Vec<(String, Value)>,
 }
 
@@ -53,6 +54,19 @@ impl BrowserFlags {
             .cloned()
             .chain(self.prefs.iter().map(|(k, v)| format!("{k}={v}")))
             .collect()
+    }
+
+    /// Adds `extra` (the user's flags) after these: its arguments go last, so where a browser
+    /// takes the last of a repeated switch the user's wins, and its pref of a name already set
+    /// replaces the value in place.
+    pub fn merge(&mut self, extra: &BrowserFlags) {
+        self.args.extend(extra.args.iter().cloned());
+        for (name, value) in &extra.prefs {
+            match self.prefs.iter_mut().find(|(n, _)| n == name) {
+                Some(pref) => pref.1 = value.clone(),
+                None => self.prefs.push((name.clone(), value.clone())),
+            }
+        }
     }
 }
 
