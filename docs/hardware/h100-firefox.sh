@@ -15,6 +15,8 @@
 #     4. minilm.tar.ab                                            bash docs/hardware/h100-firefox.sh stash-model &&
 #                                                                  bash docs/hardware/h100-firefox.sh models
 #   (all under target/gpu-pack/). Each leaves $OUT/<step>.tar.gz: results, logs, nvidia-smi's clocks.
+#   Chromium (an attempt; see h100-firefox.md): here `bash docs/hardware/h100-firefox.sh pack-chromium`,
+#   there `stash-chromium` once per part carried (chromium.tar.xz.aa, .ab, …), then `chromium`.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 pack="$top/target/gpu-pack"
@@ -22,6 +24,31 @@ case "${1:-}" in
 pack-model)
   tar cf - -C "$top/models" all-MiniLM-L6-v2 | split -b 46000000 - "$pack/minilm.tar."
   ls -la "$pack"/minilm.tar.*
+  exit 0
+  ;;
+pack-chromium)
+  # Debian's Chromium, its chromedriver and every library Chromium links (not glibc or libstdc++).
+  work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+  (cd "$work" && apt-get download chromium chromium-common chromium-driver >/dev/null 2>&1 &&
+    for d in *.deb; do dpkg -x "$d" x; done)
+  mkdir -p "$work/pack/chromium-lib"
+  cp -a "$work/x/usr/lib/chromium" "$work/pack/chromium"
+  cp -L "$work/x/usr/bin/chromedriver" "$work/pack/chromium/"
+  ldd "$work/pack/chromium/chromium" | awk '/=> \//{print $3}' | sort -u \
+    | grep -vE '/(libc|libm|libpthread|libdl|librt|libstdc\+\+|libgcc_s)\.so|/ld-linux' | xargs -I{} cp -L {} "$work/pack/chromium-lib/"
+  rm -f "$pack"/chromium.tar.xz.*
+  tar cf - -C "$work/pack" . | xz -T0 -6 | split -b 46000000 - "$pack/chromium.tar.xz."
+  ls -la "$pack"/chromium.tar.xz.*
+  exit 0
+  ;;
+stash-chromium)
+  mkdir -p /tmp/gpu-pack /tmp/gpu
+  cp "$pack"/chromium.tar.xz.* /tmp/gpu-pack/ 2>/dev/null
+  n=$(ls /tmp/gpu-pack/chromium.tar.xz.* 2>/dev/null | wc -l)
+  if [ "$n" -ge "${2:-3}" ] && [ ! -x /tmp/gpu/chromium/chromium ]; then
+    cat /tmp/gpu-pack/chromium.tar.xz.* | xz -d | tar xf - -C /tmp/gpu && echo "h100-firefox.sh: Chromium unpacked"
+  fi
+  ls /tmp/gpu-pack
   exit 0
   ;;
 stash-model)
@@ -32,8 +59,8 @@ stash-model)
   fi
   exit 0
   ;;
-suite | models) ;;
-*) sed -n 2,19p "$0"; exit 2 ;;
+suite | models | chromium) ;;
+*) sed -n 2,21p "$0"; exit 2 ;;
 esac
 
 step=$1
@@ -64,6 +91,18 @@ suite)
 models)
   run models harness run "${ff[@]}" --platform webgpu,native --model minilm,tinyllama --context 128 \
     --weights /tmp/gpu/all-MiniLM-L6-v2 --timeout 300 --out "$dir/models"
+  ;;
+chromium)
+  # Dawn's Vulkan backend without /dev/dri: the GPU stack that makes Firefox work, plus the flag
+  # sets that ask Chromium for Vulkan. Each attempt is a `harness verify`, evidence included.
+  export LD_LIBRARY_PATH=/tmp/gpu/chromium-lib:$LD_LIBRARY_PATH
+  chrome=(--browser chrome --browser-path /tmp/gpu/chromium/chromium --driver-path /tmp/gpu/chromium/chromedriver)
+  vk=(--browser-arg=--enable-features=Vulkan,VulkanFromANGLE,DefaultANGLEVulkan --browser-arg=--use-vulkan=native
+      --browser-arg=--disable-vulkan-surface --browser-arg=--ignore-gpu-blocklist --browser-arg=--disable-gpu-sandbox)
+  run chromium-default harness verify "${chrome[@]}" --json
+  run chromium-vulkan harness verify "${chrome[@]}" "${vk[@]}" --json
+  run chromium-vulkan-angle harness verify "${chrome[@]}" "${vk[@]}" --browser-arg=--use-angle=vulkan --json
+  run chromium-system-loader env LD_PRELOAD=/tmp/gpu/lib/libvulkan.so.1 harness verify "${chrome[@]}" "${vk[@]}" --json
   ;;
 esac
 kill "$smi" 2>/dev/null
