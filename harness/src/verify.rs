@@ -435,9 +435,12 @@ mod tests {
         let mut ev = adapter_evidence(&a);
         ev.push(e);
         assert_eq!(decide(Some(&a), &ev).0, Verdict::Hardware);
-        // A steady batch that dwarfs the latency is judged: 1000 dispatches of 0.11 ms.
-        let steady = AdapterTimes { gpu_ms: None, wall_ms: Some(0.11), batch: 1000, latency_ms: Some(100.0) };
+        // A steady batch that dwarfs the latency is judged: 4096 dispatches of 0.11 ms behind a
+        // 20 ms completion latency; behind 100 ms, the longest batch (500 ms) is still too short.
+        let steady = AdapterTimes { gpu_ms: None, wall_ms: Some(0.11), batch: 4096, latency_ms: Some(20.0) };
         assert_eq!(plausibility_evidence("m", "f", steady, "c", Some(179.0)).says_software, Some(false));
+        let timer = AdapterTimes { latency_ms: Some(100.0), ..steady };
+        assert_eq!(plausibility_evidence("m", "f", timer, "c", Some(179.0)).says_software, None);
     }
 
     #[test]
