@@ -15,6 +15,7 @@ mod host;
 mod manifest;
 mod native;
 mod open;
+mod probe;
 mod progress;
 mod reference;
 mod replay;

@@ -9,6 +9,7 @@ pub mod index;
 pub mod junit;
 pub mod markdown;
 pub mod model;
+pub mod probe;
 #[cfg(test)]
 mod testdata;
 
