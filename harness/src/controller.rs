@@ -10,6 +10,7 @@ use crate::progress::{Reporter, RunEvent};
 use crate::server::{PageEvent, Server};
 use anyhow::{anyhow, bail, Context, Result};
 use kernels::wire::{CaseMeasurement, Progress};
+use crate::probe::{ClockProbe, RunProbe};
 use crate::reference::References;
 use kernels::check::check;
 use kernels::{CaseSpec, Platform, RunPlan};
@@ -46,6 +47,8 @@ pub struct BrowserRunRequest {
     pub read_diagnostics: bool,
     /// What outputs are checked against, shared by every browser and platform of the run.
     pub references: Arc<References>,
+    /// The GPU clock probe of the invocation, or why there is none.
+    pub probe: RunProbe,
 }
 
 /// Runs `req` with the page `server` serves. A browser that cannot start, crashes or hangs yields
@@ -57,6 +60,7 @@ pub async fn run_browser(
     interrupted: &mut watch::Receiver<bool>,
 ) -> PlatformRun {
     let mut run = new_run(req.browser.spec().key, req.platform);
+    run.probe = Some(req.probe.status(req.webdriver_url.is_some()));
     let mut events = server.begin_run(RunPlan { platform: req.platform, ..req.plan.clone() });
     tracing::info!("serving the page at {}", server.page_url());
 
@@ -79,6 +83,7 @@ pub fn new_run(browser: &str, platform: Platform) -> PlatformRun {
         errors: Vec::new(),
         phases: Phases::default(),
         completion_latency: None,
+        probe: None,
         cases: Vec::new(),
         diagnostics: Vec::new(),
     }
@@ -204,7 +209,8 @@ async fn drive(
         Ok(()) => {
             let plan = RunPlan { platform: req.platform, ..req.plan.clone() };
             let flags = flags.describe();
-            run_cases(&plan, req.case_timeout, events, &mut restart, run, book, reporter, interrupted, &flags, &req.references).await
+            let probe = req.probe.probe().filter(|_| req.webdriver_url.is_none());
+            run_cases(&plan, req.case_timeout, events, &mut restart, run, book, reporter, interrupted, &flags, &req.references, probe).await
         }
         Err(e) => Err(e),
     };
@@ -235,10 +241,13 @@ pub async fn run_cases(
     interrupted: &mut watch::Receiver<bool>,
     flags: &[String],
     references: &Arc<References>,
+    probe: Option<&ClockProbe>,
 ) -> Result<()> {
     // The page needs time to load, find an adapter and compile the WASM before its first case.
     let idle_limit = case_timeout.max(Duration::from_secs(60));
     let mut current: Option<(String, Instant)> = None;
+    // When the current case started, on the probe's clock.
+    let mut started_ms = 0.0;
     let mut idle_since = Instant::now();
     let mut reloads = 0usize;
 
@@ -269,6 +278,7 @@ pub async fn run_cases(
                     PageEvent::Progress(Progress::CaseStarted { case_id }) => {
                         reporter.event(RunEvent::CaseStarted(&case_id));
                         current = Some((case_id, Instant::now()));
+                        started_ms = probe.map(ClockProbe::now_ms).unwrap_or_default();
                     }
                     PageEvent::Progress(Progress::SampleDone { case_id, done }) => {
                         reporter.event(RunEvent::SampleDone { case_id: &case_id, done });
@@ -276,7 +286,10 @@ pub async fn run_cases(
                     PageEvent::Result(m) => {
                         if let Some(spec) = book.open_spec(&m.case_id) {
                             let label = format!("{} {}", run.browser, run.platform);
-                            book.settle(analyze(spec, *m, references.clone(), label).await?, reporter);
+                            let clock = probe.and_then(|p| p.window(started_ms, p.now_ms()));
+                            let mut case = analyze(spec, *m, references.clone(), label).await?;
+                            case.clock = clock;
+                            book.settle(case, reporter);
                         }
                         current = None;
                         idle_since = Instant::now();

@@ -180,6 +180,7 @@ async fn run(mut args: RunArgs) -> Result<ExitCode> {
         "no supported browser is installed; `harness browsers` says how to install one"
     );
     args.browser_flags.warn_unused(&browsers);
+    let probe = probe::RunProbe::detect();
     let mut requests = Vec::new();
     for (&browser, &platform) in browsers.iter().flat_map(|b| page_platforms.iter().map(move |p| (b, p))) {
         // The WASM CPU baseline has the catalogue kernels only.
@@ -200,6 +201,7 @@ async fn run(mut args: RunArgs) -> Result<ExitCode> {
             case_timeout: Duration::from_secs_f64(args.timeout),
             read_diagnostics: false,
             references: references.clone(),
+            probe: probe.clone(),
         });
     }
     let mut keys: Vec<&str> = browsers.iter().map(|b| b.spec().key).collect();
@@ -227,6 +229,9 @@ async fn run(mut args: RunArgs) -> Result<ExitCode> {
         for (key, path) in &weights {
             server.serve_weights(key, path.clone());
         }
+        if let Some(check) = probe.check() {
+            server.set_clock(check);
+        }
 
         for request in &requests {
             if *interrupted.borrow() {
@@ -239,7 +244,7 @@ async fn run(mut args: RunArgs) -> Result<ExitCode> {
         }
     }
     if platforms.contains(&kernels::Platform::Native) && !*interrupted.borrow() {
-        runs.push(native::run_native(&plan, Duration::from_secs_f64(args.timeout), &references, &mut reporter, &mut interrupted).await);
+        runs.push(native::run_native(&plan, Duration::from_secs_f64(args.timeout), &references, &probe, &mut reporter, &mut interrupted).await);
     }
     drop(reporter);
 
@@ -456,6 +461,7 @@ async fn verify(args: VerifyArgs) -> Result<ExitCode> {
     };
     let timeout = Duration::from_secs_f64(args.timeout);
     let references = Arc::new(reference::References::default());
+    let probe = probe::RunProbe::detect();
     let browsers = match args.platform {
         PlatformArg::Webgpu => vec![args.browser],
         _ => Vec::new(),
@@ -466,13 +472,16 @@ async fn verify(args: VerifyArgs) -> Result<ExitCode> {
     let (checked, gpu_run, cpu_where, cpu_ms) = match args.platform {
         PlatformArg::Wasm => anyhow::bail!("verify checks --platform webgpu or native; wasm is the CPU it compares with"),
         PlatformArg::Native => {
-            let run = native::run_native(&plan, timeout, &references, &mut reporter, &mut interrupted).await;
+            let run = native::run_native(&plan, timeout, &references, &probe, &mut reporter, &mut interrupted).await;
             let cpu_case = case.clone();
             let cpu = tokio::task::spawn_blocking(move || native_cpu_ms(&cpu_case)).await?;
             ("wgpu/native".to_string(), run, "the native CPU (f32 Rust, one thread)", Some(cpu))
         }
         PlatformArg::Webgpu => {
             let (server, _, _) = serve_page(args.bundle.clone(), ([127, 0, 0, 1], 0).into(), None, &mut reporter).await?;
+            if let Some(check) = probe.check() {
+                server.set_clock(check);
+            }
             let request = |platform| BrowserRunRequest {
                 browser: args.browser,
                 platform,
@@ -485,6 +494,7 @@ async fn verify(args: VerifyArgs) -> Result<ExitCode> {
                 case_timeout: timeout,
                 read_diagnostics: platform == kernels::Platform::Webgpu,
                 references: references.clone(),
+                probe: probe.clone(),
             };
             let gpu = controller::run_browser(&request(kernels::Platform::Webgpu), &server, &mut reporter, &mut interrupted).await;
             let cpu = match gpu.adapter.as_ref().is_some_and(|a| a.available) {

@@ -4,6 +4,7 @@
 //! browser.
 
 use crate::controller::{finish_run, new_run, run_cases, CaseBook, Restart};
+use crate::probe::RunProbe;
 use crate::progress::{Reporter, RunEvent};
 use crate::reference::References;
 use crate::server::PageEvent;
@@ -33,19 +34,22 @@ pub async fn run_native(
     plan: &RunPlan,
     case_timeout: Duration,
     references: &Arc<References>,
+    probe: &RunProbe,
     reporter: &mut dyn Reporter,
     interrupted: &mut watch::Receiver<bool>,
 ) -> PlatformRun {
     let mut run = new_run("wgpu", Platform::Native);
+    run.probe = Some(probe.status(false));
     run.browser_info = Some(BrowserInfo { name: "wgpu".into(), version: WGPU.into(), path: None, flags: Vec::new(), user_flags: Vec::new() });
     let (tx, mut events) = mpsc::unbounded_channel();
     let worker_plan = plan.clone();
     let weights = references.clone();
-    std::thread::spawn(move || pollster::block_on(worker(worker_plan, weights, tx)));
+    let worker_probe = probe.clone();
+    std::thread::spawn(move || pollster::block_on(worker(worker_plan, weights, worker_probe, tx)));
     let mut book = CaseBook::new(&plan.cases);
     let t = Instant::now();
     reporter.event(RunEvent::Planned { browser: &run.browser, cases: plan.cases.len(), sampling: &plan.sampling });
-    let outcome = run_cases(plan, case_timeout, &mut events, &mut NoRestart, &mut run, &mut book, reporter, interrupted, &[], references).await;
+    let outcome = run_cases(plan, case_timeout, &mut events, &mut NoRestart, &mut run, &mut book, reporter, interrupted, &[], references, probe.probe()).await;
     run.phases.cases_ms = t.elapsed().as_secs_f64() * 1e3;
     if let Some(adapter) = &run.adapter {
         if let Some(info) = &mut run.browser_info {
@@ -56,7 +60,7 @@ pub async fn run_native(
 }
 
 /// Plays the page: adapter, then each case, then done. Stops when the controller stops listening.
-async fn worker(plan: RunPlan, references: Arc<References>, tx: mpsc::UnboundedSender<PageEvent>) {
+async fn worker(plan: RunPlan, references: Arc<References>, probe: RunProbe, tx: mpsc::UnboundedSender<PageEvent>) {
     let mut gpu = match Gpu::new().await {
         Ok(g) => g,
         Err(e) => {
@@ -75,7 +79,7 @@ async fn worker(plan: RunPlan, references: Arc<References>, tx: mpsc::UnboundedS
     }
     for case in &plan.cases {
         let _ = tx.send(PageEvent::Progress(Progress::CaseStarted { case_id: case.id.clone() }));
-        let event = match measure(&gpu, &plan, case, &references, &tx).await {
+        let event = match measure(&gpu, &plan, case, &references, &probe, &tx).await {
             Ok(m) => PageEvent::Result(Box::new(m)),
             Err(message) => PageEvent::Error(PageError { message, stack: None, case_id: Some(case.id.clone()), fatal: false }),
         };
@@ -91,6 +95,7 @@ async fn measure(
     plan: &RunPlan,
     case: &kernels::CaseSpec,
     references: &References,
+    probe: &RunProbe,
     tx: &mpsc::UnboundedSender<PageEvent>,
 ) -> Result<CaseMeasurement, String> {
     if case.kernel().is_some_and(|k| k.fault().is_some()) {
@@ -100,7 +105,7 @@ async fn measure(
         Some(key) => Some(references.weights(key)?),
         None => None,
     };
-    gpu.run_case(plan, case, weights.as_deref(), &mut kernels::sampling::NoClock, |done| {
+    gpu.run_case(plan, case, weights.as_deref(), &mut &*probe, |done| {
         let _ = tx.send(PageEvent::Progress(Progress::SampleDone { case_id: case.id.clone(), done }));
     })
     .await

@@ -95,7 +95,11 @@ pub fn timing_phrase(case: &CaseReport) -> String {
                 (Some(kernels::SamplingMode::Isolated), _) => ", isolated".into(),
                 _ => String::new(),
             };
-            format!("{:.4} ms {timer}{ci} (median of {}{batch}, cv {:.1}%{outliers}{stop})", h.median, h.n, h.cv * 100.0)
+            let clock = match reports::probe::format_sm(case.clock.as_ref()) {
+                c if c == "–" => String::new(),
+                c => format!(", SM {c}"),
+            };
+            format!("{:.4} ms {timer}{ci} (median of {}{batch}, cv {:.1}%{outliers}{stop}{clock})", h.median, h.n, h.cv * 100.0)
         }
         None => String::new(),
     }

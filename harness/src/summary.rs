@@ -130,8 +130,11 @@ pub fn baseline_table(cmp: &reports::baseline::BaselineComparison) -> String {
 
 /// The cross-browser flags, when the report holds several runs.
 pub fn flags(report: &RunReport) -> String {
-    let Some(cmp) = reports::compare::compare_runs(report) else { return String::new() };
     let mut s = String::new();
+    for f in reports::probe::clock_flags(report) {
+        let _ = writeln!(s, "flagged {} ({}): {}", f.id, f.run, f.why);
+    }
+    let Some(cmp) = reports::compare::compare_runs(report) else { return s };
     for c in cmp.flagged() {
         let _ = writeln!(s, "flagged {}: {}", c.id, c.reasons().join("; "));
     }

@@ -121,6 +121,34 @@ fn isolated_sampling_takes_one_dispatch_per_sample_in_chromium() {
 }
 
 #[test]
+fn a_stand_in_clock_probe_flags_cases_measured_below_the_runs_clock_in_chromium() {
+    let _lock = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = out_dir("clock");
+    // A stand-in probe, not a GPU: 1 s at 1980 MHz, 1 s at 345 MHz, and again; over a dozen
+    // cases of a few hundred ms each, some run at each clock.
+    let out = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["run", "--suite", "quick", "--filter", "add,sub,mul,div,relu,gelu", "--samples", "5", "--max-time", "1", "--out", dir.to_str().unwrap()])
+        .env("HARNESS_PROBE_STANDIN", "1980*20,345*20")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "stderr:\n{stderr}");
+    println!("stand-in clock probe (scripted clocks, no GPU read):\n{stdout}");
+    let results = read_json(&dir.join("results.json"));
+    assert!(schema_errors(&results).is_empty(), "{:?}", schema_errors(&results));
+    let run = &results["runs"][0];
+    assert_eq!((&run["probe"]["status"], &run["probe"]["standIn"]), (&"attached".into(), &true.into()), "{}", run["probe"]);
+    let cases = run["cases"].as_array().unwrap();
+    assert!(cases.iter().all(|c| c["clock"]["samples"].as_u64().unwrap() >= 1), "every case has its clocks");
+    let slow = cases.iter().filter(|c| c["clock"]["smMhzMedian"].as_f64().unwrap() < 0.9 * 1980.0).count();
+    assert!(slow > 0 && slow < cases.len(), "some cases at each scripted clock: {cases:#?}");
+    let flagged = stdout.lines().filter(|l| l.starts_with("flagged") && l.contains("below 90% of the highest seen")).count();
+    assert_eq!(flagged, slow, "{stdout}");
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(html.contains("Measured below the clock") && html.contains("a stand-in: scripted clocks"));
+}
+
+#[test]
 fn a_missing_browser_is_a_clear_error() {
     let _lock = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
     let dir = out_dir("missing");

@@ -37,6 +37,8 @@ struct ReportView<'a> {
     runs: Vec<RunView<'a>>,
     models: Vec<ModelRow<'a>>,
     comparison: Option<ComparisonView>,
+    /// Cases measured below the report's clock (nvbench's throttle threshold).
+    clock_flags: Vec<crate::probe::ClockFlag>,
     baseline: Option<BaselineView>,
 }
 
@@ -151,6 +153,8 @@ struct RowView<'a> {
     outliers: String,
     sampling: String,
     sampling_how: String,
+    sm_clock: String,
+    clock_how: String,
     warmup: String,
     warmup_how: String,
     wall_median: String,
@@ -239,6 +243,7 @@ impl<'a> ReportView<'a> {
             runs,
             models: model_rows(report),
             comparison: comparison(report),
+            clock_flags: crate::probe::clock_flags(report),
             baseline: report.baseline.as_ref().map(baseline),
         }
     }
@@ -297,7 +302,11 @@ fn comparison(report: &RunReport) -> Option<ComparisonView> {
         .collect();
     Some(ComparisonView {
         runs: cmp.runs.clone(),
-        flags: cmp.flagged().map(|c| FlagView { id: c.id.clone(), why: c.reasons().join("; ") }).collect(),
+        flags: cmp
+            .flagged()
+            .map(|c| FlagView { id: c.id.clone(), why: c.reasons().join("; ") })
+            .chain(crate::probe::clock_flags(report).into_iter().map(|f| FlagView { id: f.id, why: format!("{}: {}", f.run, f.why) }))
+            .collect(),
         rows,
     })
 }
@@ -388,6 +397,8 @@ fn row<'a>(c: &'a CaseReport, latency: Option<&crate::model::Latency>) -> RowVie
             _ => "–".into(),
         },
         sampling_how: c.sampling_description().map(|d| d + &share).unwrap_or_default(),
+        sm_clock: crate::probe::format_sm(c.clock.as_ref()),
+        clock_how: c.clock.as_ref().map(crate::probe::describe).unwrap_or_default(),
         warmup: match c.warmup_stop {
             Some(stop) => format!("{} ({})", c.warmup.len(), stop.as_str()),
             None => "–".into(),

@@ -66,8 +66,14 @@ pub fn render(report: &RunReport) -> String {
     }
     models(&mut s, report);
     match compare_runs(report) {
-        Some(cmp) => comparison(&mut s, &cmp),
-        None => single(&mut s, report),
+        Some(cmp) => comparison(&mut s, &cmp, report),
+        None => {
+            if !crate::probe::clock_flags(report).is_empty() {
+                let _ = writeln!(s, "\n## Flagged\n");
+                clock_flags(&mut s, report);
+            }
+            single(&mut s, report)
+        }
     }
     s
 }
@@ -132,7 +138,14 @@ fn models(s: &mut String, report: &RunReport) {
     }
 }
 
-fn comparison(s: &mut String, cmp: &Comparison) {
+/// Cases measured below the report's clock, one line each.
+fn clock_flags(s: &mut String, report: &RunReport) {
+    for f in crate::probe::clock_flags(report) {
+        let _ = writeln!(s, "- `{}` ({}): {}", f.id, f.run, f.why);
+    }
+}
+
+fn comparison(s: &mut String, cmp: &Comparison, report: &RunReport) {
     let flagged: Vec<_> = cmp.flagged().collect();
     let _ = writeln!(s, "\n## Flagged\n");
     if flagged.is_empty() {
@@ -141,6 +154,7 @@ fn comparison(s: &mut String, cmp: &Comparison) {
     for c in flagged {
         let _ = writeln!(s, "- `{}`: {}", c.id, c.reasons().join("; "));
     }
+    clock_flags(s, report);
     let _ = writeln!(s, "\n## Median ms (× fastest)\n");
     let _ = writeln!(s, "| case | timer | {} |", cmp.runs.join(" | "));
     let _ = writeln!(s, "|---|---|{}", "---:|".repeat(cmp.runs.len()));

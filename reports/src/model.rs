@@ -147,6 +147,9 @@ pub struct PlatformRun {
     /// and the floor under its wall-clock times.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub completion_latency: Option<Latency>,
+    /// The GPU clock probe attached to the run, or why none was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<crate::probe::ProbeStatus>,
     /// Every planned case, measured or not.
     pub cases: Vec<CaseReport>,
     /// GPU-related lines of the browser's diagnostics page (chrome://gpu, about:support), when
@@ -381,6 +384,9 @@ pub struct CaseReport {
     /// Batches kept in flight while sampling.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub in_flight: Option<u32>,
+    /// The GPU's clocks, power and throttle reasons while the case ran, where a probe watched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock: Option<crate::probe::ClockStats>,
     /// The timer behind `median` and throughput: GPU timestamps when every sample has one.
     pub timer: Option<Timer>,
     /// Statistics of wall-clock samples.
@@ -512,6 +518,7 @@ impl CaseReport {
             sampling: None,
             batch: None,
             in_flight: None,
+            clock: None,
             timer: None,
             wall: None,
             gpu: None,

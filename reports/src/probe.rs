@@ -91,6 +91,71 @@ pub fn highest_sm_mhz<'a>(cases: impl IntoIterator<Item = &'a ClockStats>) -> Op
     cases.into_iter().filter_map(|c| c.sm_mhz_max).reduce(f64::max)
 }
 
+/// A case measured below the clock of the rest of its report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ClockFlag {
+    /// The run's label (`firefox/webgpu`).
+    pub run: String,
+    /// The case.
+    pub id: String,
+    /// Why, in words.
+    pub why: String,
+}
+
+/// Every case of `report` whose median SM clock is below [`THROTTLE_THRESHOLD`] of the highest
+/// SM clock seen anywhere in the report: its times are not comparable with the others'.
+pub fn clock_flags(report: &crate::RunReport) -> Vec<ClockFlag> {
+    let all = report.runs.iter().flat_map(|r| &r.cases).filter_map(|c| c.clock.as_ref());
+    let Some(highest) = highest_sm_mhz(all) else { return Vec::new() };
+    let labels = crate::compare::labels(report);
+    let mut flags = Vec::new();
+    for (run, label) in report.runs.iter().zip(labels) {
+        for case in &run.cases {
+            let Some(stats) = case.clock.as_ref().filter(|s| below_clock(s, highest)) else { continue };
+            let mut why = format!(
+                "measured at a median SM clock of {:.0} MHz, below {:.0}% of the highest seen in this report ({highest:.0} MHz)",
+                stats.sm_mhz_median.unwrap_or_default(),
+                THROTTLE_THRESHOLD * 100.0
+            );
+            if !stats.throttle_reasons.is_empty() {
+                why += &format!("; throttle reasons: {}", stats.throttle_reasons.join(", "));
+            }
+            flags.push(ClockFlag { run: label.clone(), id: case.id.clone(), why });
+        }
+    }
+    flags
+}
+
+/// A case's clocks in a few characters, for tables: `1980 MHz` (median), with the range when it
+/// moved (`1755–1980 MHz`); `–` without a probe.
+pub fn format_sm(stats: Option<&ClockStats>) -> String {
+    match stats.map(|s| (s.sm_mhz_min, s.sm_mhz_median, s.sm_mhz_max)) {
+        Some((Some(lo), Some(_), Some(hi))) if hi - lo >= 1.0 => format!("{lo:.0}–{hi:.0} MHz"),
+        Some((_, Some(median), _)) => format!("{median:.0} MHz"),
+        _ => "–".into(),
+    }
+}
+
+/// Everything the probe saw during a case, in a line: for hover text and logs.
+pub fn describe(s: &ClockStats) -> String {
+    let v = |x: Option<f64>, unit: &str| x.map(|x| format!("{x:.0} {unit}")).unwrap_or_else(|| "–".into());
+    let mut line = format!(
+        "SM clock {}–{} (median {}), memory {}, power {} (max {}), temperature max {}, {} samples",
+        v(s.sm_mhz_min, "MHz"),
+        v(s.sm_mhz_max, "MHz"),
+        v(s.sm_mhz_median, "MHz"),
+        v(s.mem_mhz_median, "MHz"),
+        v(s.power_w_median, "W"),
+        v(s.power_w_max, "W"),
+        v(s.temp_c_max, "°C"),
+        s.samples
+    );
+    if !s.throttle_reasons.is_empty() {
+        line += &format!("; throttle reasons: {}", s.throttle_reasons.join(", "));
+    }
+    line
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,5 +221,37 @@ mod tests {
             assert!(json.get(key).is_some(), "{key} missing from {json}");
         }
         assert_eq!(serde_json::from_value::<ClockStats>(json).unwrap(), s);
+    }
+
+    fn clocked(median: f64) -> ClockStats {
+        ClockStats { sm_mhz_min: Some(median), sm_mhz_median: Some(median), sm_mhz_max: Some(median), throttle_reasons: vec!["gpu_idle".into()], ..stats(None, None) }
+    }
+
+    #[test]
+    fn a_case_below_the_reports_clock_is_flagged_in_every_report() {
+        use crate::testdata::*;
+        let mut report = report_with(vec![("firefox", vec![case("a", &[1.0, 1.1], true, true), case("b", &[1.0, 1.2], true, true)])]);
+        report.runs[0].cases[0].clock = Some(clocked(1980.0));
+        report.runs[0].cases[1].clock = Some(clocked(345.0));
+        report.runs[0].probe = Some(ProbeStatus::Attached(ProbeInfo { source: "stand-in".into(), device: None, stand_in: true, interval_ms: 50.0 }));
+        let flags = clock_flags(&report);
+        assert_eq!(flags.len(), 1, "{flags:?}");
+        assert!(flags[0].id.starts_with("b") && flags[0].why.contains("345 MHz") && flags[0].why.contains("1980 MHz"), "{flags:?}");
+        let html = crate::html::render(&report).unwrap();
+        assert!(html.contains("Measured below the clock") && html.contains("345 MHz"), "the HTML report flags it");
+        assert!(html.contains("a stand-in: scripted clocks"), "a stand-in probe is named as one");
+        let md = crate::markdown::render(&report);
+        assert!(md.contains("## Flagged") && md.contains("below 90%"), "{md}");
+        // At 1800 MHz the second case is within 90% of the first: nothing to flag.
+        report.runs[0].cases[1].clock = Some(clocked(1800.0));
+        assert!(clock_flags(&report).is_empty());
+        // The clocks validate against the schema and round-trip.
+        let json = serde_json::to_value(&report).unwrap();
+        let schema: serde_json::Value = serde_json::from_str(include_str!("../schema/results.schema.json")).unwrap();
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        assert!(validator.is_valid(&json), "{:?}", validator.iter_errors(&json).map(|e| e.to_string()).collect::<Vec<_>>());
+        let mut broken = json.clone();
+        broken["runs"][0]["cases"][1]["clock"]["smMhzMedian"] = "fast".into();
+        assert!(!validator.is_valid(&broken), "the clock is checked, not merely allowed");
     }
 }

@@ -143,6 +143,7 @@ pub fn report_with(runs: Vec<(&str, Vec<CaseReport>)>) -> RunReport {
                 errors: vec![],
                 phases: Phases::default(),
                 completion_latency: None,
+                probe: None,
                 cases,
                 diagnostics: vec![],
             })

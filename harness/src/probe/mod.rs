@@ -7,9 +7,6 @@
 //! `nvidia-smi` ([`SmiSource`]), AMD and Intel sysfs ([`SysfsSource`]). [`StandInSource`] scripts
 //! readings for tests and says so.
 
-// The controller wires the probe into runs; until then nothing outside the tests uses it.
-#![allow(dead_code)]
-
 mod nvml;
 mod smi;
 mod standin;
@@ -20,12 +17,10 @@ mod throttle;
 
 pub use nvml::NvmlSource;
 pub use smi::SmiSource;
-// Only tests script clocks until the controller offers a stand-in run.
-#[allow(unused_imports)]
-pub use standin::StandInSource;
+pub use standin::{StandInSource, STANDIN_ENV};
 pub use sysfs::SysfsSource;
 
-use reports::probe::{ClockStats, ProbeInfo};
+use reports::probe::{ClockStats, ProbeInfo, ProbeStatus, THROTTLE_THRESHOLD};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -265,6 +260,13 @@ impl ClockProbe {
         (sampled.failures, sampled.last_error.clone())
     }
 
+    /// Whether the SM clock has settled at working speed: the latest reading is within
+    /// [`THROTTLE_THRESHOLD`] of the highest seen. `None` before any SM clock was read.
+    pub fn steady(&self) -> Option<bool> {
+        let latest = self.latest()?.sm_mhz?;
+        Some(latest >= THROTTLE_THRESHOLD * self.max_sm_mhz()?)
+    }
+
     /// The source and interval, for the report.
     pub fn info(&self) -> ProbeInfo {
         self.info.clone()
@@ -339,4 +341,73 @@ fn clock_stats(readings: &[&ClockReading]) -> ClockStats {
 
 fn median(mut values: Vec<f64>) -> Option<f64> {
     (!values.is_empty()).then(|| stats::bootstrap::median_in_place(&mut values))
+}
+
+/// The probe an invocation attaches to its runs, or why none applies; shared by every browser
+/// and the native run.
+#[derive(Clone)]
+pub struct RunProbe(Result<Arc<ClockProbe>, String>);
+
+impl RunProbe {
+    /// The first probe that applies on this machine, or why none does; the stand-in of
+    /// [`STANDIN_ENV`] where that is set.
+    pub fn detect() -> RunProbe {
+        if let Ok(script) = std::env::var(STANDIN_ENV) {
+            let started = StandInSource::from_script(&script).and_then(|s| ClockProbe::start(Box::new(s), DEFAULT_INTERVAL));
+            return RunProbe(started.map(Arc::new).map_err(|e| e.to_string()));
+        }
+        match ClockProbe::detect() {
+            Ok(p) => {
+                tracing::info!("clock probe: {} ({})", p.info().source, p.info().device.unwrap_or_default());
+                RunProbe(Ok(Arc::new(p)))
+            }
+            Err(why) => {
+                tracing::info!("{why}");
+                RunProbe(Err(why.to_string()))
+            }
+        }
+    }
+
+    /// A run with no probe, for `why`.
+    pub fn none(why: &str) -> RunProbe {
+        RunProbe(Err(why.to_string()))
+    }
+
+    /// The probe, where one is attached.
+    pub fn probe(&self) -> Option<&ClockProbe> {
+        self.0.as_ref().ok().map(|p| p.as_ref())
+    }
+
+    /// What a run records: the probe, or why there is none. A remote browser runs on another
+    /// machine, whose GPU this one's probe does not see.
+    pub fn status(&self, remote: bool) -> ProbeStatus {
+        match (&self.0, remote) {
+            (_, true) => ProbeStatus::Unavailable {
+                reason: "the browser runs on a remote WebDriver host; the probe reads only this machine's GPU".into(),
+            },
+            (Ok(p), false) => ProbeStatus::Attached(p.info()),
+            (Err(why), false) => ProbeStatus::Unavailable { reason: why.clone() },
+        }
+    }
+
+    /// Whether the clock has settled, as a function the server answers `/api/clock` with.
+    pub fn check(&self) -> Option<crate::server::ClockCheck> {
+        let probe = self.0.as_ref().ok()?.clone();
+        Some(Arc::new(move || probe.steady()))
+    }
+}
+
+impl std::fmt::Debug for RunProbe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Ok(p) => write!(f, "RunProbe({})", p.info().source),
+            Err(why) => write!(f, "RunProbe(none: {why})"),
+        }
+    }
+}
+
+impl kernels::sampling::ClockGate for &RunProbe {
+    async fn steady(&mut self) -> Option<bool> {
+        self.probe().and_then(ClockProbe::steady)
+    }
 }
