@@ -16,7 +16,8 @@
 #                                                                  bash docs/hardware/h100-firefox.sh models
 #   (all under target/gpu-pack/). Each leaves $OUT/<step>.tar.gz: results, logs, nvidia-smi's clocks.
 #   Chromium (an attempt; see h100-firefox.md): here `bash docs/hardware/h100-firefox.sh pack-chromium`,
-#   there `stash-chromium` once per part carried (chromium.tar.xz.aa, .ab, …), then `chromium`.
+#   there `stash-chromium` once per part carried (chromium.tar.xz.aa, .ab, …), then `chromium`, and
+#   `chrome` for the suites in Chromium with the flags that got the GPU.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 pack="$top/target/gpu-pack"
@@ -59,13 +60,15 @@ stash-model)
   fi
   exit 0
   ;;
-suite | models | chromium) ;;
-*) sed -n 2,21p "$0"; exit 2 ;;
+suite | models | chromium | chrome) ;;
+*) sed -n 2,23p "$0"; exit 2 ;;
 esac
 
 step=$1
 # shellcheck source=/dev/null
 source "$pack/gpu.sh" env
+# NVML (the clock probe) lives with the driver there; last on the path, so it shadows nothing.
+export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:/usr/local/nvidia/lib64
 dir=/tmp/evidence/$step
 mkdir -p "$dir"
 cd /tmp || exit 2
@@ -103,6 +106,18 @@ chromium)
   run chromium-vulkan harness verify "${chrome[@]}" "${vk[@]}" --json
   run chromium-vulkan-angle harness verify "${chrome[@]}" "${vk[@]}" --browser-arg=--use-angle=vulkan --json
   run chromium-system-loader env LD_PRELOAD=/tmp/gpu/lib/libvulkan.so.1 harness verify "${chrome[@]}" "${vk[@]}" --json
+  ;;
+chrome)
+  # The flag set that got the H100 (see the chromium step), for the same evidence as Firefox's.
+  export LD_LIBRARY_PATH=/tmp/gpu/chromium-lib:$LD_LIBRARY_PATH
+  c=(--browser chrome --browser-path chrome=/tmp/gpu/chromium/chromium --driver-path chrome=/tmp/gpu/chromium/chromedriver
+     --browser-arg=--enable-features=Vulkan,VulkanFromANGLE,DefaultANGLEVulkan --browser-arg=--use-vulkan=native
+     --browser-arg=--disable-vulkan-surface --browser-arg=--ignore-gpu-blocklist --browser-arg=--disable-gpu-sandbox
+     --browser-arg=--use-angle=vulkan)
+  run verify-chrome harness verify "${c[@]/chrome=/}" --json
+  run chrome-default harness run "${c[@]}" --platform webgpu,native --suite default --out "$dir/default"
+  run chrome-models harness run "${c[@]}" --platform webgpu --model minilm,tinyllama --context 128 \
+    --weights /tmp/gpu/all-MiniLM-L6-v2 --timeout 300 --out "$dir/models"
   ;;
 esac
 kill "$smi" 2>/dev/null

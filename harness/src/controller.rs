@@ -286,7 +286,13 @@ pub async fn run_cases(
                     PageEvent::Result(m) => {
                         if let Some(spec) = book.open_spec(&m.case_id) {
                             let label = format!("{} {}", run.browser, run.platform);
-                            let clock = probe.and_then(|p| p.window(started_ms, p.now_ms()));
+                            // The clocks while the timed samples ran; the whole case where the
+                            // platform did not say when that was.
+                            let clock = probe.and_then(|p| {
+                                let arrived = p.now_ms();
+                                let (from, to) = m.timed_span_at(arrived).unwrap_or((started_ms, arrived));
+                                p.window(from, to)
+                            });
                             let mut case = analyze(spec, *m, references.clone(), label).await?;
                             case.clock = clock;
                             book.settle(case, reporter);

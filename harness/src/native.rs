@@ -45,12 +45,18 @@ pub async fn run_native(
     let worker_plan = plan.clone();
     let weights = references.clone();
     let worker_probe = probe.clone();
-    std::thread::spawn(move || pollster::block_on(worker(worker_plan, weights, worker_probe, tx)));
+    let worker = std::thread::spawn(move || pollster::block_on(worker(worker_plan, weights, worker_probe, tx)));
     let mut book = CaseBook::new(&plan.cases);
     let t = Instant::now();
     reporter.event(RunEvent::Planned { browser: &run.browser, cases: plan.cases.len(), sampling: &plan.sampling });
     let outcome = run_cases(plan, case_timeout, &mut events, &mut NoRestart, &mut run, &mut book, reporter, interrupted, &[], references, probe.probe()).await;
     run.phases.cases_ms = t.elapsed().as_secs_f64() * 1e3;
+    // The worker drops its device when it ends: let it, before harness goes on to exit. A driver
+    // torn down by the exit while a thread still releases its device crashed harness on an H100.
+    // A hung case never ends, so it is not waited for.
+    if outcome.is_ok() {
+        let _ = tokio::task::spawn_blocking(move || worker.join()).await;
+    }
     if let Some(adapter) = &run.adapter {
         if let Some(info) = &mut run.browser_info {
             info.flags = vec![adapter.user_agent.clone()];
@@ -80,7 +86,10 @@ async fn worker(plan: RunPlan, references: Arc<References>, probe: RunProbe, tx:
     for case in &plan.cases {
         let _ = tx.send(PageEvent::Progress(Progress::CaseStarted { case_id: case.id.clone() }));
         let event = match measure(&gpu, &plan, case, &references, &probe, &tx).await {
-            Ok(m) => PageEvent::Result(Box::new(m)),
+            Ok(mut m) => {
+                m.sent_ms = kernels::sampling::now_ms();
+                PageEvent::Result(Box::new(m))
+            }
             Err(message) => PageEvent::Error(PageError { message, stack: None, case_id: Some(case.id.clone()), fatal: false }),
         };
         if tx.send(event).is_err() {

@@ -96,12 +96,14 @@ impl Sampling {
     }
 }
 
-/// The time a batch aims for: [`BATCH_TARGET_MS`] of GPU time where GPU timestamps time it;
-/// with only the wall clock, long enough that a completion latency of `latency_ms` is a small
-/// part of it.
-pub fn batch_target_ms(gpu_timer: bool, latency_ms: f64) -> f64 {
+/// The time a batch aims for: [`BATCH_TARGET_MS`] of GPU time where GPU timestamps time it, or
+/// longer where the completion latency is long, so that the `samples` timed batches together
+/// span at least [`WALL_BATCH_LATENCIES`] latencies and the wall clock beside them (a browser
+/// reports completion on its timer's ticks) still resolves them; with only the wall clock, long
+/// enough that a completion latency of `latency_ms` is a small part of each batch.
+pub fn batch_target_ms(gpu_timer: bool, latency_ms: f64, samples: u32) -> f64 {
     match gpu_timer {
-        true => BATCH_TARGET_MS,
+        true => BATCH_TARGET_MS.max(WALL_BATCH_LATENCIES * latency_ms / samples.max(1) as f64),
         false => (latency_ms * WALL_BATCH_LATENCIES).clamp(BATCH_TARGET_MS, MAX_WALL_BATCH_MS),
     }
 }
@@ -201,6 +203,8 @@ pub struct Sampled {
     pub batch: u32,
     /// Batches kept in flight.
     pub in_flight: u32,
+    /// When the timed samples began and ended, on [`now_ms`]'s clock.
+    pub timed_span: (f64, f64),
 }
 
 /// The time by the headline timer: GPU where measured.
@@ -210,9 +214,9 @@ fn headline(s: &Sample) -> f64 {
 
 /// Sizes a steady batch: runs growing batches until one reaches the target by the headline
 /// timer, then returns (batch, batches in flight).
-async fn calibrate<T: Timed>(timed: &mut T) -> Result<(u32, u32), T::Error> {
+async fn calibrate<T: Timed>(timed: &mut T, samples: u32) -> Result<(u32, u32), T::Error> {
     let latency = timed.completion_latency_ms();
-    let target = batch_target_ms(timed.gpu_timer(), latency);
+    let target = batch_target_ms(timed.gpu_timer(), latency, samples);
     let mut n = 1u32;
     let mut per_dispatch = 0.0;
     for _ in 0..CALIBRATION_ROUNDS {
@@ -243,7 +247,7 @@ pub async fn sample<T: Timed>(
 ) -> Result<Sampled, T::Error> {
     let first_ms = timed.run(1).await?.wall_ms;
     let (batch, in_flight) = match s.mode {
-        SamplingMode::Steady => calibrate(timed).await?,
+        SamplingMode::Steady => calibrate(timed, s.samples).await?,
         SamplingMode::Isolated => (1, 1),
     };
     timed.keep_in_flight(in_flight);
@@ -265,6 +269,7 @@ pub async fn sample<T: Timed>(
     let mut stopped_by = StopReason::SampleCount;
     let mut next_check = s.samples.max(MIN_CI_SAMPLES);
     let mut spent = 0.0;
+    let timed_from = now_ms();
     for i in 0..max_samples {
         let run = timed.run(batch).await?;
         spent += run.wall_ms * batch as f64;
@@ -291,7 +296,8 @@ pub async fn sample<T: Timed>(
             break;
         }
     }
-    Ok(Sampled { first_ms, warmup, warmup_stop, samples, stopped_by, mode: s.mode, batch, in_flight })
+    let timed_span = (timed_from, now_ms());
+    Ok(Sampled { first_ms, warmup, warmup_stop, samples, stopped_by, mode: s.mode, batch, in_flight, timed_span })
 }
 
 #[cfg(test)]
@@ -377,8 +383,10 @@ mod tests {
 
     #[test]
     fn batch_arithmetic() {
-        // GPU-timed: 5 ms of work per batch.
-        assert_eq!(batch_target_ms(true, 100.0), BATCH_TARGET_MS);
+        // GPU-timed: 5 ms of work per batch, or more where 30 samples must span ten 100 ms
+        // completion latencies.
+        assert_eq!(batch_target_ms(true, 0.05, 30), BATCH_TARGET_MS);
+        assert!((batch_target_ms(true, 100.0, 30) - 1000.0 / 30.0).abs() < 1e-9);
         assert_eq!(batch_size(0.004, BATCH_TARGET_MS), 1250);
         assert_eq!(batch_size(0.8, BATCH_TARGET_MS), 7);
         assert_eq!(batch_size(33.0, BATCH_TARGET_MS), 1, "a long program is one per sample");
@@ -386,9 +394,9 @@ mod tests {
         assert_eq!(batch_size(0.0, BATCH_TARGET_MS), MAX_BATCH, "too fast to see: the cap");
         assert_eq!(batch_size(f64::NAN, BATCH_TARGET_MS), MAX_BATCH);
         // Wall clock only: ten completion latencies, within bounds.
-        assert_eq!(batch_target_ms(false, 0.05), BATCH_TARGET_MS);
-        assert_eq!(batch_target_ms(false, 20.0), 200.0);
-        assert_eq!(batch_target_ms(false, 100.0), MAX_WALL_BATCH_MS);
+        assert_eq!(batch_target_ms(false, 0.05, 30), BATCH_TARGET_MS);
+        assert_eq!(batch_target_ms(false, 20.0, 30), 200.0);
+        assert_eq!(batch_target_ms(false, 100.0, 30), MAX_WALL_BATCH_MS);
         // In flight: a 100 ms callback timer over 5 ms batches needs 41 queued (200 ms of work).
         assert_eq!(in_flight(100.0, 5.0), 41);
         assert_eq!(in_flight(0.05, 5.0), 2, "at least one queued behind the one awaited");
@@ -398,15 +406,20 @@ mod tests {
 
     #[test]
     fn steady_calibrates_a_batch_that_reaches_the_target_on_the_gpu_timer() {
-        // 0.004 ms a dispatch on the GPU, behind a 100 ms completion timer (Firefox on the H100).
-        let mut t = Scripted { gpu: true, latency: 100.0, ..scripted(|_| 0.004) };
+        // 0.004 ms a dispatch on the GPU, behind a 0.05 ms completion latency (Chromium, native).
+        let mut t = Scripted { gpu: true, latency: 0.05, ..scripted(|_| 0.004) };
         let w = go(Sampling { mode: SamplingMode::Steady, ..sampling(10, 1e9, None) }, &mut t);
-        assert_eq!((w.mode, w.batch, w.in_flight), (SamplingMode::Steady, 1250, 41));
+        assert_eq!((w.mode, w.batch, w.in_flight), (SamplingMode::Steady, 1250, 2));
         assert_eq!(w.samples.len(), 10);
         assert!(w.samples.iter().all(|s| s.gpu_ms == Some(0.004)));
         // First run and calibration one at a time, then every warm-up and sample at full size.
         assert_eq!(t.batches[..3], [1, 1, 64]);
         assert!(t.batches[t.batches.len() - 12..].iter().all(|&b| b == 1250), "{:?}", t.batches);
+        // Behind a 100 ms completion timer (Firefox): 10 samples must span a second, so batches
+        // grow to the cap (4096 × 0.004 ms = 16 ms) and 14 are kept in flight (200 ms of work).
+        let mut t = Scripted { gpu: true, latency: 100.0, ..scripted(|_| 0.004) };
+        let w = go(Sampling { mode: SamplingMode::Steady, ..sampling(10, 1e9, None) }, &mut t);
+        assert_eq!((w.batch, w.in_flight), (MAX_BATCH, 14));
     }
 
     #[test]

@@ -84,6 +84,15 @@ pub struct CaseMeasurement {
     /// Batches kept in flight while sampling.
     #[serde(default = "one")]
     pub in_flight: u32,
+    /// When the timed samples began and ended, and when this measurement was sent, on the
+    /// platform's own clock (`performance.now()`, or `Instant` natively): the receiver lines
+    /// them up with its own clock by the arrival time, to know what the GPU's clocks were while
+    /// the samples were taken. Zeros where unknown.
+    #[serde(default)]
+    pub timed_span_ms: (f64, f64),
+    /// See `timed_span_ms`.
+    #[serde(default)]
+    pub sent_ms: f64,
     /// The output buffer after the last sample, as little-endian f32 bytes in base64.
     pub output: String,
 }
@@ -103,6 +112,16 @@ pub fn le_bytes_to_f32s(bytes: &[u8]) -> Vec<f32> {
 }
 
 impl CaseMeasurement {
+    /// The timed samples' span moved onto a receiver's clock, given when the measurement arrived
+    /// there (`arrived_ms`); `None` for a measurement that carries no times.
+    pub fn timed_span_at(&self, arrived_ms: f64) -> Option<(f64, f64)> {
+        let (from, to) = self.timed_span_ms;
+        (self.sent_ms > 0.0 && to >= from).then(|| {
+            let offset = arrived_ms - self.sent_ms;
+            (from + offset, to + offset)
+        })
+    }
+
     /// Encodes an output buffer of f32 values for the wire.
     pub fn encode_output(values: &[f32]) -> String {
         Self::encode_bytes(&f32s_to_le_bytes(values))
@@ -209,6 +228,8 @@ mod tests {
             sampling: SamplingMode::Steady,
             batch: 1,
             in_flight: 1,
+            timed_span_ms: (0.0, 0.0),
+            sent_ms: 0.0,
             output: CaseMeasurement::encode_output(&v),
         };
         let back = m.decode_output().unwrap();

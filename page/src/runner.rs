@@ -35,7 +35,10 @@ pub async fn run(token: String, progress: js_sys::Function) -> Result<(), JsValu
     for case in &plan.cases {
         emit(Progress::CaseStarted { case_id: case.id.clone() });
         match run_case(gpu.as_ref(), &plan, case, &api, &mut weights, &emit).await {
-            Ok(measurement) => api.post("result", &measurement).await?,
+            Ok(mut measurement) => {
+                measurement.sent_ms = now_ms();
+                api.post("result", &measurement).await?
+            }
             // A case the GPU rejects is reported and the run goes on.
             Err(CaseError::Gpu(message)) => {
                 let error = PageError { message, stack: None, case_id: Some(case.id.clone()), fatal: false };
@@ -143,6 +146,8 @@ async fn run_case(
             sampling: sampled.mode,
             batch: sampled.batch,
             in_flight: sampled.in_flight,
+            timed_span_ms: sampled.timed_span,
+            sent_ms: 0.0,
         });
     };
     gpu.run_case(plan, case, None, &mut ServerClock(api), on_sample).await.map_err(|e| CaseError::Gpu(e.to_string()))

@@ -241,6 +241,43 @@ mod schema {
         }
     }
 
+    /// The committed H100 evidence in Firefox (and natively, and in Chromium) validates, every
+    /// case passed, and it holds what docs/hardware/h100-firefox.md claims: firefox/webgpu within
+    /// 10% of wgpu/native for every default-suite case whose native median is at least 0.02 ms,
+    /// with no case below the run's clock.
+    #[test]
+    fn the_h100_firefox_evidence_validates_and_holds_its_claims() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/hardware/h100-firefox");
+        for f in ["default-results.json", "isolated-results.json", "models-results.json", "chrome-default-results.json", "chrome-models-results.json"] {
+            let json: Value = serde_json::from_str(&std::fs::read_to_string(dir.join(f)).unwrap()).unwrap();
+            let errors = schema_errors(&json);
+            assert!(errors.is_empty(), "{f}: {}", errors.join("\n"));
+            let report = read_results(&dir.join(f)).unwrap();
+            assert!(report.runs.iter().all(|r| r.counts().all_passed()), "{f}: every case passed its check");
+        }
+        let report = read_results(&dir.join("default-results.json")).unwrap();
+        assert_eq!(report.settings.sampling, kernels::SamplingMode::Steady);
+        let (firefox, native) = (&report.runs[0], &report.runs[1]);
+        assert_eq!((firefox.browser.as_str(), native.browser.as_str()), ("firefox", "wgpu"));
+        let mut compared = 0;
+        for (f, n) in firefox.cases.iter().zip(&native.cases) {
+            let (f_ms, n_ms) = (f.gpu.as_ref().unwrap().median, n.gpu.as_ref().unwrap().median);
+            if n_ms >= 0.02 {
+                compared += 1;
+                assert!((0.9..=1.1).contains(&(f_ms / n_ms)), "{}: {f_ms} / {n_ms}", f.id);
+            }
+        }
+        assert!(compared >= 6, "{compared}");
+        assert!(probe::clock_flags(&report).is_empty());
+        // The isolated run shows what steady sampling fixed: the GPU idling at 345 MHz.
+        let isolated = read_results(&dir.join("isolated-results.json")).unwrap();
+        assert!(!probe::clock_flags(&isolated).is_empty());
+        for f in ["verify-firefox.json", "verify-native.json", "verify-chrome.json"] {
+            let v: Value = serde_json::from_str(&std::fs::read_to_string(dir.join(f)).unwrap()).unwrap();
+            assert_eq!(v["verdict"], "hardware", "{f}");
+        }
+    }
+
     /// The committed H100 evidence (version 1 kernel runs, version 3 model runs) validates.
     #[test]
     fn older_results_still_validate() {

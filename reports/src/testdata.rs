@@ -99,6 +99,8 @@ fn measure(spec: &CaseSpec, times: &[f64], verdict: Verdict, gpu: bool) -> CaseR
         sampling: kernels::SamplingMode::Steady,
         batch: 4,
         in_flight: 2,
+        timed_span_ms: (0.0, 0.0),
+        sent_ms: 0.0,
     };
     CaseReport::measured(spec, &spec.info().expect("a known case"), m, verdict)
 }

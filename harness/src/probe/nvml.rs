@@ -7,6 +7,7 @@ use super::{ClockReading, ClockSource, ProbeError};
 use nvml_wrapper::enum_wrappers::device::{Clock, TemperatureSensor};
 use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::Nvml;
+use std::sync::OnceLock;
 
 /// The driver library NVML is loaded from (as `nvml-wrapper` names it).
 #[cfg(target_os = "linux")]
@@ -14,9 +15,22 @@ const LIBRARY: &str = "libnvidia-ml.so.1";
 #[cfg(not(target_os = "linux"))]
 const LIBRARY: &str = "nvml.dll";
 
+/// NVML, loaded once and never unloaded: shutting it down and unloading the driver library
+/// while the probe thread's exit still runs its thread-local destructors is a classic crash at
+/// exit (harness aborted with `free(): invalid pointer` after its reports on the H100).
+static NVML: OnceLock<Nvml> = OnceLock::new();
+
+fn nvml() -> Result<&'static Nvml, ProbeError> {
+    if let Some(n) = NVML.get() {
+        return Ok(n);
+    }
+    let loaded = Nvml::init()?;
+    Ok(NVML.get_or_init(|| loaded))
+}
+
 /// Reads one NVIDIA GPU through NVML: the most direct source, a driver call per reading.
 pub struct NvmlSource {
-    nvml: Nvml,
+    nvml: &'static Nvml,
     index: u32,
     name: String,
 }
@@ -24,7 +38,7 @@ pub struct NvmlSource {
 impl NvmlSource {
     /// Loads NVML and checks GPU `index` is there.
     pub fn open(index: u32) -> Result<Self, ProbeError> {
-        let nvml = Nvml::init()?;
+        let nvml = nvml()?;
         let name = nvml.device_by_index(index)?.name()?;
         Ok(NvmlSource { nvml, index, name })
     }

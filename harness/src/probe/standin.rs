@@ -45,6 +45,7 @@ impl StandInSource {
 
     /// Answers call `i` with `readings[i]`, and with the last reading once they run out; with
     /// an error when there are none.
+    #[cfg(test)]
     pub fn from_readings(readings: Vec<ClockReading>) -> Self {
         Self::new(move |i| {
             let last = readings.len().checked_sub(1).ok_or_else(|| ProbeError::Stopped("the stand-in has no readings".into()))?;
