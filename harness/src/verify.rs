@@ -236,15 +236,20 @@ pub fn linux_gpu_stack(exists: &dyn Fn(&str) -> bool, env: &dyn Fn(&str) -> Opti
         find_lib("libvulkan.so.1"),
         "libvulkan.so.1 is on no library path; install it (`apt-get install libvulkan1`) or add its folder to LD_LIBRARY_PATH",
     ));
-    let icds: Vec<String> = match env("VK_DRIVER_FILES").or_else(|| env("VK_ICD_FILENAMES")) {
+    let named = env("VK_DRIVER_FILES").or_else(|| env("VK_ICD_FILENAMES"));
+    let icds: Vec<String> = match &named {
         Some(list) => list.split(':').filter(|p| !p.is_empty()).map(str::to_string).collect(),
         None => ICD_FILES.iter().filter(|p| exists(p)).map(|p| p.to_string()).collect(),
     };
     let present: Vec<&String> = icds.iter().filter(|p| exists(p)).collect();
+    let missing = match &named {
+        Some(list) => format!("VK_DRIVER_FILES (or VK_ICD_FILENAMES) names {list}, and none of it exists; point it at the driver's ICD json"),
+        None => "no Vulkan ICD json found; install the GPU's Vulkan driver (NVIDIA: the driver's nvidia_icd.json; Mesa: mesa-vulkan-drivers) or point VK_DRIVER_FILES at its json".into(),
+    };
     ev.push(check(
         "Vulkan driver (ICD) files",
         (!present.is_empty()).then(|| present.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(", ")),
-        "no Vulkan ICD json found; install the GPU's Vulkan driver (NVIDIA: the driver's nvidia_icd.json; Mesa: mesa-vulkan-drivers) or point VK_DRIVER_FILES at its json",
+        &missing,
     ));
     let nvidia = present.iter().any(|p| icd_text(p).is_some_and(|t| t.contains("libGLX_nvidia")));
     if nvidia {
@@ -469,6 +474,9 @@ mod tests {
         assert!(text("Vulkan driver").contains("nvidia_icd.json"), "{ev:?}");
         assert!(text("libGLdispatch").contains("MISSING") && text("libGLdispatch").contains("libglvnd0"), "{ev:?}");
         assert!(text("/dev/dri").contains("absent"), "{ev:?}");
+        // An ICD named that is not there is named as such.
+        let ev = linux_gpu_stack(&|_| false, &|k| (k == "VK_DRIVER_FILES").then(|| "/nope/icd.json".to_string()), &|_| None);
+        assert!(ev.iter().any(|e| e.finding.contains("names /nope/icd.json")), "{ev:?}");
         // Nothing at all: the loader and the ICDs are both named as missing, no NVIDIA check.
         let ev = linux_gpu_stack(&|_| false, &|_| None, &|_| None);
         assert_eq!(ev.iter().filter(|e| e.finding.starts_with("MISSING")).count(), 2, "{ev:?}");

@@ -336,8 +336,12 @@ impl Gpu {
         if sampled.in_flight > 1 {
             // The timed samples are the last ones `run` returned.
             let done = &batches.returned[batches.returned.len() - sampled.samples.len() - 1..];
+            // A tick of no length (everything already done when first looked at, as on a CPU
+            // adapter that runs work at submit) says nothing: those keep the time they were seen.
             for (s, wall) in sampled.samples.iter_mut().zip(spread_ticks(done, sampled.batch)) {
-                s.wall_ms = wall;
+                if wall > 0.0 {
+                    s.wall_ms = wall;
+                }
             }
         }
         Ok(sampled)
@@ -485,7 +489,7 @@ struct Batches<'a> {
     /// When a completion was last waited for: the turn in which already-reported batches were
     /// reported.
     tick_ms: f64,
-    /// When each batch that `run` returned was seen complete, in order.
+    /// The turn in which each batch that `run` returned was reported, in order.
     returned: Vec<f64>,
 }
 
@@ -525,7 +529,7 @@ impl Batches<'_> {
             front.done.await.map_err(|_| dropped())?;
             self.tick_ms = now_ms();
         }
-        let done_ms = self.tick_ms;
+        let done_ms = now_ms();
         let n = front.batch as f64;
         let wall_ms = (done_ms - front.submitted_ms.max(self.last_done_ms)) / n;
         self.last_done_ms = done_ms;
@@ -575,7 +579,7 @@ impl Timed for Batches<'_> {
             self.submit(batch);
         }
         let sample = self.complete().await?;
-        self.returned.push(self.last_done_ms);
+        self.returned.push(self.tick_ms);
         Ok(sample)
     }
 

@@ -2,7 +2,8 @@
 //! elsewhere) and checked against its f64 reference; the self-test kernel must fail the check.
 
 use kernels::gpu::Gpu;
-use kernels::{catalog, compare, plan, Sampling, Suite, WarmupPolicy, WarmupStop};
+use kernels::sampling::{NoClock, Sampled};
+use kernels::{catalog, compare, plan, Sampling, SamplingMode, Suite, WarmupPolicy, WarmupStop};
 use kernels::program::Program;
 use kernels::wire::{le_bytes_to_f32s, StopReason};
 
@@ -24,8 +25,8 @@ fn measure_and_check(
     shape: &kernels::Shape,
     samples: u32,
     max_time_ms: f64,
-) -> (kernels::gpu::Measured, kernels::Verdict) {
-    let sampling = Sampling { warmup: WarmupPolicy::Fixed(1), samples, max_time_ms, target_ci_pct: None };
+) -> (Sampled, kernels::Verdict) {
+    let sampling = Sampling { mode: SamplingMode::Steady, warmup: WarmupPolicy::Fixed(1), samples, max_time_ms, target_ci_pct: None };
     measure_with(gpu, kernel, shape, &sampling)
 }
 
@@ -34,11 +35,11 @@ fn measure_with(
     kernel: &dyn kernels::Kernel,
     shape: &kernels::Shape,
     sampling: &Sampling,
-) -> (kernels::gpu::Measured, kernels::Verdict) {
+) -> (Sampled, kernels::Verdict) {
     let inputs = kernel.inputs(shape, 1);
     let program = Program::of_kernel(kernel, shape, &inputs);
-    let prepared = pollster::block_on(gpu.prepare(kernel.name(), &program, sampling.max_samples())).unwrap();
-    let m = pollster::block_on(gpu.measure(&prepared, sampling, |_| {})).unwrap();
+    let prepared = pollster::block_on(gpu.prepare(kernel.name(), &program)).unwrap();
+    let m = pollster::block_on(gpu.measure(&prepared, sampling, &mut NoClock, |_| {})).unwrap();
     let out = le_bytes_to_f32s(&pollster::block_on(gpu.read_output(&prepared, &program)).unwrap());
     let verdict = compare(&out, &kernel.reference(shape, &inputs), kernel.tolerance(shape));
     (m, verdict)
@@ -51,9 +52,15 @@ fn quick_suite_kernels_match_their_references_natively() {
     let mut failures = Vec::new();
     for case in plan::build_cases(Suite::Quick, &[], 1).unwrap() {
         let (m, verdict) = measure_and_check(&gpu, case.kernel().unwrap(), &case.shape, 3, 1e9);
-        assert!(m.first_dispatch_ms > 0.0);
+        assert!(m.first_ms > 0.0);
         assert_eq!(m.samples.len(), 3);
         assert!(m.samples.iter().all(|s| s.wall_ms > 0.0), "{}: {:?}", case.id, m.samples);
+        // Steady by default: batches queued ahead, each sample timed on the GPU where it can be.
+        assert_eq!(m.mode, SamplingMode::Steady);
+        assert!(m.batch >= 1 && m.in_flight >= 2, "{}: {} × {}", case.id, m.batch, m.in_flight);
+        if gpu.timestamps {
+            assert!(m.samples.iter().all(|s| s.gpu_ms.is_some_and(|g| g > 0.0)), "{}: {:?}", case.id, m.samples);
+        }
         if !verdict.passed {
             failures.push(format!("{}: {:?}", case.id, verdict));
         }
@@ -90,10 +97,30 @@ fn a_target_ci_and_auto_warmup_work_on_the_gpu_timer() {
     let kernel = catalog::find("matmul_tiled").unwrap();
     let shape = &kernel.shapes(Suite::Quick)[0];
     // A generous target: met within the time budget on any adapter, after the minimum count.
-    let sampling = Sampling { warmup: WarmupPolicy::Auto, samples: 10, max_time_ms: 30_000.0, target_ci_pct: Some(25.0) };
+    let sampling = Sampling { mode: SamplingMode::Steady, warmup: WarmupPolicy::Auto, samples: 10, max_time_ms: 30_000.0, target_ci_pct: Some(25.0) };
     let (m, verdict) = measure_with(&gpu, kernel, shape, &sampling);
     assert!(verdict.passed);
     assert_eq!(m.stopped_by, StopReason::TargetCi, "{:?}", m.samples);
     assert!(m.samples.len() >= 10);
     assert!(m.warmup.len() >= 10 && m.warmup_stop != WarmupStop::Fixed, "{:?}", m.warmup_stop);
+}
+
+#[test]
+fn steady_batches_a_fast_kernel_and_isolated_takes_it_one_at_a_time() {
+    let Some(mut gpu) = gpu() else { return };
+    let latency = pollster::block_on(gpu.measure_latency()).unwrap();
+    assert_eq!((latency.work_done_ms.len(), latency.map_async_ms.len()), (kernels::gpu::LATENCY_ROUNDS, kernels::gpu::LATENCY_ROUNDS));
+    assert!(gpu.latency_ms > 0.0);
+    let kernel = catalog::find("add").unwrap();
+    let shape = &kernel.shapes(Suite::Quick)[1];
+    let (steady, verdict) = measure_and_check(&gpu, kernel, shape, 5, 1e9);
+    assert!(verdict.passed);
+    // A 1001-element add takes microseconds: a batch of many of them reaches the target.
+    assert!(steady.batch > 1, "{}", steady.batch);
+    let isolated = Sampling { mode: SamplingMode::Isolated, warmup: WarmupPolicy::Fixed(1), samples: 5, max_time_ms: 1e9, target_ci_pct: None };
+    let (one, verdict) = measure_with(&gpu, kernel, shape, &isolated);
+    assert!(verdict.passed);
+    assert_eq!((one.mode, one.batch, one.in_flight), (SamplingMode::Isolated, 1, 1));
+    let (from, to) = one.timed_span;
+    assert!(to > from, "the timed samples' span is recorded");
 }
