@@ -383,7 +383,7 @@ impl Gpu {
     /// refuses it with a less helpful validation error.
     fn check_fits(&self, label: &str, program: &Program) -> Result<(), GpuError> {
         let limits = self.device.limits();
-        let most = limits.max_buffer_size.min(limits.max_storage_buffer_binding_size as u64);
+        let most = limits.max_buffer_size.min(limits.max_storage_buffer_binding_size);
         match program.buffers.iter().find(|b| b.init.len() > most) {
             Some(b) => Err(GpuError::Pipeline {
                 kernel: label.to_string(),

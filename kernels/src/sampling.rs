@@ -111,7 +111,7 @@ pub fn batch_target_ms(gpu_timer: bool, latency_ms: f64, samples: u32) -> f64 {
 /// Dispatches per batch so that a batch of dispatches taking `per_dispatch_ms` each reaches
 /// `target_ms`, between 1 and [`MAX_BATCH`]. A time too small to measure gives the cap.
 pub fn batch_size(per_dispatch_ms: f64, target_ms: f64) -> u32 {
-    if !(per_dispatch_ms > 0.0) {
+    if per_dispatch_ms.is_nan() || per_dispatch_ms <= 0.0 {
         return MAX_BATCH;
     }
     (target_ms / per_dispatch_ms).ceil().clamp(1.0, MAX_BATCH as f64) as u32
@@ -121,7 +121,7 @@ pub fn batch_size(per_dispatch_ms: f64, target_ms: f64) -> u32 {
 /// `latency_ms` after the work is done: queued work covers twice the latency, plus the batch
 /// being waited for; at least 2, at most [`MAX_IN_FLIGHT`].
 pub fn in_flight(latency_ms: f64, batch_ms: f64) -> u32 {
-    if !(batch_ms > 0.0) {
+    if batch_ms.is_nan() || batch_ms <= 0.0 {
         return MAX_IN_FLIGHT;
     }
     let ahead = (2.0 * latency_ms.max(0.0) / batch_ms).ceil();
