@@ -261,7 +261,8 @@ Models and your own kernels:
 
 Sampling (how each sample is taken; every time reported is per dispatch):
   harness run                                   steady (default): a sample is a batch of N back-to-back
-                                                dispatches (N sized to ~5 ms of GPU work), batches queued
+                                                dispatches (N sized to ~5 ms of GPU work, more behind a
+                                                slow completion timer such as Firefox's), batches queued
                                                 ahead so the GPU never idles; time / N
   harness run --sampling isolated               one dispatch per sample, the GPU idle in between: the
                                                 cost of a one-off call, idle clocks and completion latency
@@ -410,7 +411,8 @@ pub struct RunArgs {
     #[arg(long, value_delimiter = ',', conflicts_with = "replay")]
     pub filter: Vec<String>,
     /// How a sample is taken: `steady` batches N back-to-back dispatches (N sized so a batch is
-    /// ~5 ms of GPU work, or ten completion latencies on the wall clock alone) and keeps batches
+    /// ~5 ms of GPU work, longer where the browser reports completion late so the samples span
+    /// ten completion latencies; on the wall clock alone, ten latencies a batch) and keeps batches
     /// queued so the GPU never idles; `isolated` times one dispatch at a time, the GPU idle in
     /// between. Times are per dispatch either way.
     #[arg(long, value_enum, default_value = "steady", conflicts_with = "replay")]
