@@ -500,7 +500,7 @@ async fn verify(args: VerifyArgs) -> Result<ExitCode> {
             let cpu = match gpu.adapter.as_ref().is_some_and(|a| a.available) {
                 true => {
                     let run = controller::run_browser(&request(kernels::Platform::Wasm), &server, &mut reporter, &mut interrupted).await;
-                    verify::passed_median(&run)
+                    verify::AdapterTimes::of(&run).wall_ms
                 }
                 false => None,
             };

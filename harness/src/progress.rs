@@ -90,10 +90,9 @@ pub fn timing_phrase(case: &CaseReport) -> String {
                 0 => String::new(),
                 n => format!(", {n} outliers"),
             };
-            let batch = match (case.sampling, case.batch) {
-                (Some(kernels::SamplingMode::Steady), Some(n)) => format!(", batches of {n}"),
-                (Some(kernels::SamplingMode::Isolated), _) => ", isolated".into(),
-                _ => String::new(),
+            let batch = match case.sampling_label() {
+                l if l == "–" => String::new(),
+                l => format!(", {l}"),
             };
             let clock = match reports::probe::format_sm(case.clock.as_ref()) {
                 c if c == "–" => String::new(),

@@ -14,7 +14,7 @@ pub fn table(report: &RunReport) -> String {
     for run in &report.runs {
         let mut t = Table::new();
         t.load_preset(UTF8_FULL_CONDENSED);
-        t.set_header(["case", "status", "timer", "batch", "median ms", "±95% CI", "p95 ms", "cv", "n (stop)", "outliers", "GFLOP/s", "GB/s", "max abs err"]);
+        t.set_header(["case", "status", "timer", "sampling", "median ms", "±95% CI", "p95 ms", "cv", "n (stop)", "outliers", "GFLOP/s", "GB/s", "max abs err"]);
         for c in &run.cases {
             let h = c.headline();
             let timer = c.timer.map(reports::Timer::short).unwrap_or("–");
@@ -22,12 +22,7 @@ pub fn table(report: &RunReport) -> String {
                 Cell::new(&c.id),
                 Cell::new(c.status.as_str()),
                 Cell::new(timer),
-                Cell::new(match (c.sampling, c.batch) {
-                    (Some(kernels::SamplingMode::Steady), Some(n)) => format!("×{n}"),
-                    (Some(kernels::SamplingMode::Isolated), _) => "isolated".into(),
-                    _ => "–".into(),
-                })
-                .set_alignment(CellAlignment::Right),
+                Cell::new(c.sampling_label()).set_alignment(CellAlignment::Right),
                 Cell::new(opt(h.map(|s| s.median), 4)).set_alignment(CellAlignment::Right),
                 Cell::new(reports::format_ci(h.and_then(|s| s.ci_half_width_pct)))
                     .set_alignment(CellAlignment::Right),

@@ -157,11 +157,6 @@ impl AdapterTimes {
     }
 }
 
-/// The wall-clock median of a run's first passed case.
-pub fn passed_median(run: &PlatformRun) -> Option<f64> {
-    run.cases.iter().find(|c| c.status == CaseStatus::Passed).and_then(|c| c.wall.map(|w| w.median))
-}
-
 /// Evidence from the same matmul `id` on the adapter (`gpu_where`) and on the CPU (`cpu` ms, on
 /// `cpu_where`). GPU timestamps are the adapter's time where it has them; the wall clock counts
 /// only where the completion latency is a small part of it, since a browser that reports

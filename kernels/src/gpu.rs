@@ -142,9 +142,7 @@ impl Gpu {
             encoder.clear_buffer(&target, 0, None);
             let t0 = now_ms();
             let index = self.queue.submit([encoder.finish()]);
-            let done = self.done_after_submit();
-            self.wait_natively(Some(index))?;
-            done.await.map_err(|_| GpuError::Wait("the queue dropped its completion callback".into()))?;
+            self.finished(index, self.done_after_submit()).await?;
             let work_done = now_ms() - t0;
 
             let mut encoder = self.device.create_command_encoder(&Default::default());
@@ -305,9 +303,7 @@ impl Gpu {
     /// Submits one run of `case` and waits until the queue reports it done.
     pub async fn dispatch(&self, case: &Prepared) -> Result<(), GpuError> {
         let index = self.queue.submit([self.encode(case, 1, None)]);
-        let done = self.done_after_submit();
-        self.wait_natively(Some(index))?;
-        done.await.map_err(|_| GpuError::Wait("the queue dropped its completion callback".into()))
+        self.finished(index, self.done_after_submit()).await
     }
 
     /// Measures `case` by the sampling policy ([`crate::sampling`]), with GPU timestamps where
@@ -424,6 +420,12 @@ impl Gpu {
         self.map_read(&readback, total).await
     }
 
+    /// Waits until submission `index` is done, as its receiver `done` reports.
+    async fn finished(&self, index: wgpu::SubmissionIndex, done: oneshot::Receiver<()>) -> Result<(), GpuError> {
+        self.wait_natively(Some(index))?;
+        done.await.map_err(|_| dropped_callback())
+    }
+
     /// A receiver that fires when the work submitted so far is done.
     fn done_after_submit(&self) -> oneshot::Receiver<()> {
         let (tx, rx) = oneshot::channel();
@@ -463,6 +465,10 @@ impl Gpu {
         let _ = index;
         Ok(())
     }
+}
+
+fn dropped_callback() -> GpuError {
+    GpuError::Wait("the queue dropped its completion callback".into())
 }
 
 /// A batch submitted and not yet read.
@@ -520,13 +526,11 @@ impl Batches<'_> {
         let Some(mut front) = self.queued.pop_front() else {
             return Err(GpuError::Wait("no batch in flight".into()));
         };
-        let dropped = || GpuError::Wait("the queue dropped its completion callback".into());
         // A batch already reported done when we come to it was reported in the same turn as the
         // one before (a browser that reports completion on a timer reports many at once): it is
         // dated by that turn, not by when we got round to it.
-        if front.done.try_recv().map_err(|_| dropped())?.is_none() {
-            self.gpu.wait_natively(Some(front.index))?;
-            front.done.await.map_err(|_| dropped())?;
+        if front.done.try_recv().map_err(|_| dropped_callback())?.is_none() {
+            self.gpu.finished(front.index, front.done).await?;
             self.tick_ms = now_ms();
         }
         let done_ms = now_ms();

@@ -237,19 +237,20 @@ impl<'a> ReportView<'a> {
             s.max_time_s,
             s.warmup
         );
+        let clock_flags = crate::probe::clock_flags(report);
         ReportView {
             report,
             sampling,
             runs,
             models: model_rows(report),
-            comparison: comparison(report),
-            clock_flags: crate::probe::clock_flags(report),
+            comparison: comparison(report, &clock_flags),
+            clock_flags,
             baseline: report.baseline.as_ref().map(baseline),
         }
     }
 }
 
-fn comparison(report: &RunReport) -> Option<ComparisonView> {
+fn comparison(report: &RunReport, clock_flags: &[crate::probe::ClockFlag]) -> Option<ComparisonView> {
     let cmp = crate::compare::compare_runs(report)?;
     let rows = cmp
         .cases
@@ -305,7 +306,7 @@ fn comparison(report: &RunReport) -> Option<ComparisonView> {
         flags: cmp
             .flagged()
             .map(|c| FlagView { id: c.id.clone(), why: c.reasons().join("; ") })
-            .chain(crate::probe::clock_flags(report).into_iter().map(|f| FlagView { id: f.id, why: format!("{}: {}", f.run, f.why) }))
+            .chain(clock_flags.iter().map(|f| FlagView { id: f.id.clone(), why: format!("{}: {}", f.run, f.why) }))
             .collect(),
         rows,
     })
@@ -391,11 +392,7 @@ fn row<'a>(c: &'a CaseReport, latency: Option<&crate::model::Latency>) -> RowVie
         n: h.map(|s| s.n.to_string()).unwrap_or_else(|| "–".into()),
         stop: c.stopped_by.map(|s| s.describe()).unwrap_or("–"),
         outliers: h.map(|s| s.outliers.describe()).unwrap_or_else(|| "–".into()),
-        sampling: match (c.sampling, c.batch) {
-            (Some(kernels::SamplingMode::Steady), Some(n)) => format!("steady ×{n}"),
-            (Some(mode), _) => mode.as_str().to_string(),
-            _ => "–".into(),
-        },
+        sampling: c.sampling_label(),
         sampling_how: c.sampling_description().map(|d| d + &share).unwrap_or_default(),
         sm_clock: crate::probe::format_sm(c.clock.as_ref()),
         clock_how: c.clock.as_ref().map(crate::probe::describe).unwrap_or_default(),

@@ -2,6 +2,7 @@
 
 use crate::baseline::BaselineComparison;
 use crate::compare::{compare_runs, Comparison};
+use crate::probe::ClockFlag;
 use stats::Class;
 use crate::model::{format_ms as ms, model_rows, RunReport, Timer};
 use std::fmt::Write;
@@ -65,12 +66,13 @@ pub fn render(report: &RunReport) -> String {
         s += &baseline_section(b);
     }
     models(&mut s, report);
+    let clock_flags = crate::probe::clock_flags(report);
     match compare_runs(report) {
-        Some(cmp) => comparison(&mut s, &cmp, report),
+        Some(cmp) => comparison(&mut s, &cmp, &clock_flags),
         None => {
-            if !crate::probe::clock_flags(report).is_empty() {
+            if !clock_flags.is_empty() {
                 let _ = writeln!(s, "\n## Flagged\n");
-                clock_flags(&mut s, report);
+                write_clock_flags(&mut s, &clock_flags);
             }
             single(&mut s, report)
         }
@@ -139,13 +141,13 @@ fn models(s: &mut String, report: &RunReport) {
 }
 
 /// Cases measured below the report's clock, one line each.
-fn clock_flags(s: &mut String, report: &RunReport) {
-    for f in crate::probe::clock_flags(report) {
+fn write_clock_flags(s: &mut String, flags: &[ClockFlag]) {
+    for f in flags {
         let _ = writeln!(s, "- `{}` ({}): {}", f.id, f.run, f.why);
     }
 }
 
-fn comparison(s: &mut String, cmp: &Comparison, report: &RunReport) {
+fn comparison(s: &mut String, cmp: &Comparison, clock_flags: &[ClockFlag]) {
     let flagged: Vec<_> = cmp.flagged().collect();
     let _ = writeln!(s, "\n## Flagged\n");
     if flagged.is_empty() {
@@ -154,7 +156,7 @@ fn comparison(s: &mut String, cmp: &Comparison, report: &RunReport) {
     for c in flagged {
         let _ = writeln!(s, "- `{}`: {}", c.id, c.reasons().join("; "));
     }
-    clock_flags(s, report);
+    write_clock_flags(s, clock_flags);
     let _ = writeln!(s, "\n## Median ms (× fastest)\n");
     let _ = writeln!(s, "| case | timer | {} |", cmp.runs.join(" | "));
     let _ = writeln!(s, "|---|---|{}", "---:|".repeat(cmp.runs.len()));

@@ -586,6 +586,16 @@ impl CaseReport {
         }
     }
 
+    /// How the samples were taken, in a few characters for tables: `steady ×1250`, `isolated`,
+    /// or `–` for an unmeasured case.
+    pub fn sampling_label(&self) -> String {
+        match (self.sampling, self.batch) {
+            (Some(SamplingMode::Steady), Some(n)) => format!("steady ×{n}"),
+            (Some(mode), _) => mode.as_str().to_string(),
+            _ => "–".into(),
+        }
+    }
+
     /// How the samples were taken, in words: `steady, 1250 dispatches a sample, 41 in flight`.
     pub fn sampling_description(&self) -> Option<String> {
         let mode = self.sampling?;
