@@ -3,11 +3,11 @@
 //! part and sends the same events, so cases are settled, checked and reported exactly as in a
 //! browser.
 
-use crate::controller::{finish_run, new_run, run_cases, CaseBook, Restart};
-use crate::probe::RunProbe;
-use crate::progress::{Reporter, RunEvent};
-use crate::reference::References;
-use crate::server::PageEvent;
+use crate::measure::controller::{finish_run, new_run, run_cases, CaseBook, Restart};
+use crate::measure::probe::RunProbe;
+use crate::measure::events::{Reporter, RunEvent};
+use crate::plan::reference::References;
+use crate::measure::server::PageEvent;
 use anyhow::{bail, Result};
 use kernels::gpu::Gpu;
 use kernels::wire::{AdapterReport, CaseMeasurement, PageError, Progress};

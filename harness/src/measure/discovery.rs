@@ -1,8 +1,8 @@
 //! `harness browsers`: which browsers and drivers are installed, their versions, and how to get
 //! the missing ones.
 
-use crate::browser::BrowserKind;
-use crate::driver::version_of;
+use crate::measure::browser::BrowserKind;
+use crate::measure::driver::version_of;
 use serde::Serialize;
 
 /// One browser as found on this machine.
@@ -36,7 +36,7 @@ pub struct Located {
     pub missing: Option<String>,
 }
 
-fn locate(found: Result<std::path::PathBuf, crate::browser::FindError>) -> Located {
+fn locate(found: Result<std::path::PathBuf, crate::measure::browser::FindError>) -> Located {
     match found {
         Ok(p) => Located { version: Some(version_of(&p)), path: Some(p.display().to_string()), missing: None },
         Err(e) => Located { path: None, version: None, missing: Some(e.to_string()) },

@@ -141,7 +141,7 @@ pub fn unused(args: &[UserArg], prefs: &[UserPref], browsers: &[BrowserKind]) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::browser::LaunchOptions;
+    use crate::measure::browser::LaunchOptions;
     use serde_json::json;
 
     fn options() -> LaunchOptions {

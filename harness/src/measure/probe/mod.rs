@@ -391,7 +391,7 @@ impl RunProbe {
     }
 
     /// Whether the clock has settled, as a function the server answers `/api/clock` with.
-    pub fn check(&self) -> Option<crate::server::ClockCheck> {
+    pub fn check(&self) -> Option<crate::measure::server::ClockCheck> {
         let probe = self.0.as_ref().ok()?.clone();
         Some(Arc::new(move || probe.steady()))
     }

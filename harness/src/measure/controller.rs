@@ -4,14 +4,14 @@
 //! ends the browser and driver. Whatever happens, it returns a [`PlatformRun`] holding every case
 //! settled so far.
 
-use crate::browser::{BrowserFlags, BrowserKind, LaunchOptions};
-use crate::driver::Driver;
-use crate::progress::{Reporter, RunEvent};
-use crate::server::{PageEvent, Server};
+use crate::measure::browser::{BrowserFlags, BrowserKind, LaunchOptions};
+use crate::measure::driver::Driver;
+use crate::measure::events::{Reporter, RunEvent};
+use crate::measure::server::{PageEvent, Server};
 use anyhow::{anyhow, bail, Context, Result};
 use kernels::wire::{CaseMeasurement, Progress};
-use crate::probe::{ClockProbe, RunProbe};
-use crate::reference::References;
+use crate::measure::probe::{ClockProbe, RunProbe};
+use crate::plan::reference::References;
 use kernels::check::check;
 use kernels::{CaseSpec, Platform, RunPlan};
 use reports::{BrowserInfo, CaseReport, CaseStatus, DriverInfo, Phases, PlatformRun, RunStatus};
@@ -74,7 +74,7 @@ pub fn new_run(browser: &str, platform: Platform) -> PlatformRun {
     PlatformRun {
         browser: browser.to_string(),
         platform: platform.as_str().to_string(),
-        host: crate::host::host_info(),
+        host: crate::measure::host::host_info(),
         browser_info: None,
         driver: None,
         adapter: None,

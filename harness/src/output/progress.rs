@@ -1,52 +1,11 @@
-//! Run events and the terminal reporter that shows them: a progress bar while cases run and one
-//! line per finished case. Reporters only consume events; they never touch processes.
+//! The terminal reporter that shows a run's events: a progress bar while cases run and one line
+//! per finished case. It only consumes events; it never touches processes.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use kernels::wire::{AdapterReport, PageError};
+use crate::measure::events::{Reporter, RunEvent};
 use kernels::Sampling;
-use reports::{CaseReport, CaseStatus, PlatformRun, Timer};
+use reports::{CaseReport, CaseStatus, Timer};
 use std::time::Duration;
-
-/// Something that happened during a run.
-#[derive(Debug)]
-pub enum RunEvent<'a> {
-    /// A slow step began (building the bundle, starting the browser).
-    Step(&'a str),
-    /// A browser's cases are about to run.
-    Planned {
-        /// Browser key.
-        browser: &'a str,
-        /// Number of cases.
-        cases: usize,
-        /// How each case is sampled.
-        sampling: &'a Sampling,
-    },
-    /// The page reported its adapter.
-    Adapter(&'a AdapterReport),
-    /// The platform's completion latency was measured.
-    Latency(&'a reports::Latency),
-    /// A case began.
-    CaseStarted(&'a str),
-    /// A timed sample finished.
-    SampleDone {
-        /// The case.
-        case_id: &'a str,
-        /// Samples done.
-        done: u32,
-    },
-    /// A case is settled (measured, failed, timed out or errored).
-    CaseFinished(&'a CaseReport),
-    /// The page reported an error.
-    PageError(&'a PageError),
-    /// A browser's run is over.
-    RunFinished(&'a PlatformRun),
-}
-
-/// A consumer of run events.
-pub trait Reporter {
-    /// Handles one event.
-    fn event(&mut self, event: RunEvent<'_>);
-}
 
 /// Progress on stderr: a bar on a terminal, plain lines elsewhere (CI logs).
 pub struct TerminalReporter {

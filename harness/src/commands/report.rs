@@ -1,0 +1,20 @@
+//! `harness report merge`: one report from the results.json of several runs (a CI matrix's
+//! browsers, each run on its own machine).
+
+use super::write_reports;
+use crate::cli::{MergeArgs, ReportCommand};
+use anyhow::Result;
+use std::process::ExitCode;
+
+/// Runs a `harness report` subcommand.
+pub fn exec(command: ReportCommand) -> Result<ExitCode> {
+    match command {
+        ReportCommand::Merge(args) => merge(args),
+    }
+}
+
+fn merge(args: MergeArgs) -> Result<ExitCode> {
+    let report = reports::merge(&args.inputs)?;
+    write_reports(&report, &args.out, false)?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,189 @@
+//! `harness run`: builds the cases, serves the page, drives each browser and platform in turn,
+//! checks every output, then writes the reports and, where asked, gates on a baseline.
+
+use super::{exit_code, interrupt_watch, serve_page, write_reports};
+use crate::cli::{self, path_for, replay, RunArgs};
+use crate::measure::browser::BrowserKind;
+use crate::measure::controller::{self, BrowserRunRequest};
+use crate::measure::{discovery, host, native, probe};
+use crate::output::progress::TerminalReporter;
+use crate::plan::{baseline, reference, workload};
+use anyhow::{Context, Result};
+use reports::{RunReport, Settings, SCHEMA_VERSION};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Runs the plan `args` describe in every browser and platform asked for.
+pub async fn exec(mut args: RunArgs) -> Result<ExitCode> {
+    let replayed = match args.replay.clone() {
+        Some(path) => replay::apply(&mut args, &path).with_context(|| format!("replaying {}", path.display()))?,
+        None => Vec::new(),
+    };
+    if let Some(name) = &args.save_baseline {
+        baseline::check_name(name)?;
+    }
+    // Read the baseline first: a typo should cost nothing, not a whole run.
+    let baseline = match &args.baseline {
+        Some(spec) => Some(baseline::load(spec, &args.gate.baseline_dir)?),
+        None => None,
+    };
+    let suite: kernels::Suite = args.suite.into();
+    let (cases, weights) = match replayed.is_empty() {
+        true => {
+            let workloads = workload::Workloads::build(&args.workloads, args.seed)?;
+            // With a model or user kernel, the suite runs only where --filter names kernels.
+            let mut cases = match workloads.cases.is_empty() || !args.filter.is_empty() {
+                true => kernels::plan::build_cases(suite, &args.filter, args.seed)?,
+                false => Vec::new(),
+            };
+            cases.extend(workloads.cases);
+            (cases, workloads.weights)
+        }
+        false => {
+            let weights = workload::Workloads::weights_for(&replayed, args.workloads.weights.as_deref())?;
+            (replayed, weights)
+        }
+    };
+    let references = Arc::new(reference::References::new(weights.clone()));
+    let plan = kernels::RunPlan {
+        platform: kernels::Platform::Webgpu,
+        sampling: kernels::Sampling {
+            mode: args.sampling.into(),
+            warmup: args.warmup,
+            samples: args.samples,
+            max_time_ms: args.max_time * 1e3,
+            target_ci_pct: args.target_ci,
+        },
+        cases,
+    };
+    let created = chrono::Utc::now();
+    let mut platforms: Vec<kernels::Platform> = Vec::new();
+    for p in &args.platform {
+        if !platforms.contains(&(*p).into()) {
+            platforms.push((*p).into());
+        }
+    }
+    let page_platforms: Vec<kernels::Platform> = platforms.iter().copied().filter(|p| p.in_browser()).collect();
+    let browsers = if page_platforms.is_empty() { Vec::new() } else { args.browsers(discovery::installed) };
+    if !page_platforms.is_empty() && args.browser.contains(&cli::BrowserChoice::All) {
+        for missing in BrowserKind::ALL.iter().filter(|b| !browsers.contains(b)) {
+            eprintln!("--browser all: skipping {}, not installed here (see `harness browsers`)", missing.spec().key);
+        }
+    }
+    anyhow::ensure!(
+        page_platforms.is_empty() || !browsers.is_empty(),
+        "no supported browser is installed; `harness browsers` says how to install one"
+    );
+    args.browser_flags.warn_unused(&browsers);
+    let probe = probe::RunProbe::detect();
+    let mut requests = Vec::new();
+    for (&browser, &platform) in browsers.iter().flat_map(|b| page_platforms.iter().map(move |p| (b, p))) {
+        // The WASM CPU baseline has the catalogue kernels only.
+        let cases: Vec<kernels::CaseSpec> = plan.cases.iter().filter(|c| platform != kernels::Platform::Wasm || c.workload.is_none()).cloned().collect();
+        if cases.is_empty() {
+            eprintln!("--platform wasm: skipped, it runs catalogue kernels only (models and user kernels run on webgpu and native)");
+            continue;
+        }
+        requests.push(BrowserRunRequest {
+            browser,
+            platform,
+            headless: args.is_headless(),
+            browser_path: path_for(&args.browser_path, "--browser-path", browser, browsers.len()).map_err(anyhow::Error::msg)?,
+            driver_path: path_for(&args.driver_path, "--driver-path", browser, browsers.len()).map_err(anyhow::Error::msg)?,
+            webdriver_url: args.webdriver_url.clone(),
+            user_flags: args.browser_flags.for_browser(browser),
+            plan: kernels::RunPlan { cases, ..plan.clone() },
+            case_timeout: Duration::from_secs_f64(args.timeout),
+            read_diagnostics: false,
+            references: references.clone(),
+            probe: probe.clone(),
+        });
+    }
+    let mut keys: Vec<&str> = browsers.iter().map(|b| b.spec().key).collect();
+    if platforms.contains(&kernels::Platform::Native) {
+        keys.push("native");
+    }
+    let out_dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("runs").join(format!("{}-{}", created.format("%Y%m%d-%H%M%S"), keys.join("+"))));
+    if !args.bind.is_loopback() {
+        eprintln!(
+            "WARNING: the server listens on {} — any machine that can reach it can load the page. \
+             Results are accepted only with the run's random token.",
+            args.bind
+        );
+    }
+    let mut interrupted = interrupt_watch();
+    let mut reporter = TerminalReporter::new();
+    let mut runs = Vec::new();
+    if !requests.is_empty() {
+        let listen = (args.bind, args.port.unwrap_or(0)).into();
+        let (server, bundle_ms, server_ms) =
+            serve_page(args.bundle.clone(), listen, args.public_url.as_deref(), &mut reporter).await?;
+        for (key, path) in &weights {
+            server.serve_weights(key, path.clone());
+        }
+        if let Some(check) = probe.check() {
+            server.set_clock(check);
+        }
+
+        for request in &requests {
+            if *interrupted.borrow() {
+                break;
+            }
+            let mut run = controller::run_browser(request, &server, &mut reporter, &mut interrupted).await;
+            run.phases.bundle_ms = bundle_ms;
+            run.phases.server_ms = server_ms;
+            runs.push(run);
+        }
+    }
+    if platforms.contains(&kernels::Platform::Native) && !*interrupted.borrow() {
+        runs.push(native::run_native(&plan, Duration::from_secs_f64(args.timeout), &references, &probe, &mut reporter, &mut interrupted).await);
+    }
+    drop(reporter);
+
+    let mut report = RunReport {
+        schema_version: SCHEMA_VERSION,
+        harness: host::harness_info(crate::plan::source_dir().as_deref()),
+        host: host::host_info(),
+        created_at: created.to_rfc3339(),
+        settings: Settings {
+            suite: suite.to_string(),
+            filters: args.filter.clone(),
+            samples: args.samples,
+            warmup: args.warmup,
+            sampling: args.sampling.into(),
+            target_ci_pct: args.target_ci,
+            browsers: browsers.iter().map(|b| b.spec().key.to_string()).collect(),
+            platforms: platforms.iter().map(|p| p.as_str().to_string()).collect(),
+            cases: plan.cases.clone(),
+            command: std::env::args().collect(),
+            seed: args.seed,
+            max_time_s: args.max_time,
+            case_timeout_s: args.timeout,
+            headless: args.is_headless(),
+            weights: weights.get(workload::MINILM).and_then(|p| p.parent()).map(|p| p.display().to_string()),
+            browser_args: args.browser_flags.given_args(),
+            browser_prefs: args.browser_flags.given_prefs(),
+        },
+        runs,
+        baseline: None,
+    };
+    if let (Some(old), Some(name)) = (&baseline, &args.baseline) {
+        report.baseline = Some(args.gate.compare(name, old, &report));
+    }
+    write_reports(&report, &out_dir, args.json)?;
+    if let Some(name) = &args.save_baseline {
+        let folder = baseline::save(&report, &args.gate.baseline_dir, name)?;
+        if !args.json {
+            println!("saved baseline `{name}` in {}", folder.display());
+        }
+    }
+    match report.baseline.as_ref().is_some_and(|b| b.gate_fails()) {
+        true => Ok(ExitCode::from(1)),
+        false => Ok(exit_code(&report)),
+    }
+}

@@ -1,0 +1,125 @@
+//! `harness verify`: runs one matmul on the adapter and on the CPU, gathers the evidence and
+//! decides whether WebGPU (or native wgpu) runs on real GPU hardware.
+
+use super::{interrupt_watch, serve_page};
+use crate::cli::{PlatformArg, VerifyArgs};
+use crate::measure::controller::{self, BrowserRunRequest};
+use crate::measure::{native, probe};
+use crate::output::progress::TerminalReporter;
+use crate::output::verdict;
+use crate::plan::reference;
+use anyhow::Result;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The case `harness verify` times on the adapter and on the CPU: large enough that dispatch
+/// overhead does not hide a real GPU, small enough for a software adapter to finish in seconds.
+fn plausibility_case() -> kernels::CaseSpec {
+    kernels::CaseSpec::new("matmul_tiled", kernels::Shape(vec![512, 512, 512]), 1)
+}
+
+/// Prints the verdict and its evidence; the exit status says which verdict.
+pub async fn exec(args: VerifyArgs) -> Result<ExitCode> {
+    let case = plausibility_case();
+    let plan = kernels::RunPlan {
+        platform: kernels::Platform::Webgpu,
+        sampling: kernels::Sampling {
+            mode: kernels::SamplingMode::Steady,
+            warmup: kernels::WarmupPolicy::Fixed(1),
+            samples: 3,
+            max_time_ms: 10_000.0,
+            target_ci_pct: None,
+        },
+        cases: vec![case.clone()],
+    };
+    let timeout = Duration::from_secs_f64(args.timeout);
+    let references = Arc::new(reference::References::default());
+    let probe = probe::RunProbe::detect();
+    let browsers = match args.platform {
+        PlatformArg::Webgpu => vec![args.browser],
+        _ => Vec::new(),
+    };
+    args.browser_flags.warn_unused(&browsers);
+    let mut interrupted = interrupt_watch();
+    let mut reporter = TerminalReporter::new();
+    let (checked, gpu_run, cpu_where, cpu_ms) = match args.platform {
+        PlatformArg::Wasm => anyhow::bail!("verify checks --platform webgpu or native; wasm is the CPU it compares with"),
+        PlatformArg::Native => {
+            let run = native::run_native(&plan, timeout, &references, &probe, &mut reporter, &mut interrupted).await;
+            let cpu_case = case.clone();
+            let cpu = tokio::task::spawn_blocking(move || native_cpu_ms(&cpu_case)).await?;
+            ("wgpu/native".to_string(), run, "the native CPU (f32 Rust, one thread)", Some(cpu))
+        }
+        PlatformArg::Webgpu => {
+            let (server, _, _) = serve_page(args.bundle.clone(), ([127, 0, 0, 1], 0).into(), None, &mut reporter).await?;
+            if let Some(check) = probe.check() {
+                server.set_clock(check);
+            }
+            let request = |platform| BrowserRunRequest {
+                browser: args.browser,
+                platform,
+                headless: true,
+                browser_path: args.browser_path.clone(),
+                driver_path: args.driver_path.clone(),
+                webdriver_url: None,
+                user_flags: args.browser_flags.for_browser(args.browser),
+                plan: plan.clone(),
+                case_timeout: timeout,
+                read_diagnostics: platform == kernels::Platform::Webgpu,
+                references: references.clone(),
+                probe: probe.clone(),
+            };
+            let gpu = controller::run_browser(&request(kernels::Platform::Webgpu), &server, &mut reporter, &mut interrupted).await;
+            let cpu = match gpu.adapter.as_ref().is_some_and(|a| a.available) {
+                true => {
+                    let run = controller::run_browser(&request(kernels::Platform::Wasm), &server, &mut reporter, &mut interrupted).await;
+                    verdict::AdapterTimes::of(&run).wall_ms
+                }
+                false => None,
+            };
+            (format!("{}/webgpu", args.browser.spec().key), gpu, "the CPU in the same browser (WASM SIMD128, one thread)", cpu)
+        }
+    };
+    drop(reporter);
+    let mut evidence = Vec::new();
+    if let Some(a) = gpu_run.adapter.as_ref().filter(|a| a.available) {
+        evidence.extend(verdict::adapter_evidence(a));
+        if args.platform == PlatformArg::Webgpu {
+            evidence.push(verdict::diagnostics_evidence(args.browser.spec().diagnostics_url, &gpu_run.diagnostics));
+        }
+        evidence.push(verdict::plausibility_evidence(&case.id, &checked, verdict::AdapterTimes::of(&gpu_run), cpu_where, cpu_ms));
+        evidence.push(verdict::latency_evidence(gpu_run.completion_latency.as_ref()));
+    } else {
+        if let Some(f) = &gpu_run.failure {
+            evidence.push(verdict::Evidence { source: "run".into(), finding: f.clone(), says_software: None });
+        }
+        // No adapter: say what this machine's GPU stack lacks, and how to add it.
+        if cfg!(target_os = "linux") {
+            evidence.extend(verdict::this_machines_gpu_stack());
+        }
+    }
+    let (verdict, reason) = verdict::decide(gpu_run.adapter.as_ref(), &evidence);
+    let report = verdict::Report { verdict, reason, checked, adapter: gpu_run.adapter.clone(), evidence, diagnostics: gpu_run.diagnostics.clone() };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", report.render());
+    }
+    Ok(ExitCode::from(verdict.exit_code()))
+}
+
+/// Median ms of the plausibility case's f32 CPU kernel, natively.
+fn native_cpu_ms(case: &kernels::CaseSpec) -> f64 {
+    let kernel = case.kernel().expect("the plausibility kernel exists");
+    let inputs = kernel.inputs(&case.shape, case.seed);
+    let mut times: Vec<f64> = (0..3)
+        .map(|_| {
+            let t = Instant::now();
+            std::hint::black_box(kernel.cpu(&case.shape, &inputs));
+            t.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times[1]
+}

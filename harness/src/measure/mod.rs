@@ -1,0 +1,14 @@
+//! How a run happens: the page bundle and the server that hands it out and takes results, the
+//! WebDriver and the browsers it drives, the native runner, the GPU clock probe, and the
+//! controller that turns page events into checked cases.
+
+pub mod browser;
+pub mod bundle;
+pub mod controller;
+pub mod discovery;
+pub mod driver;
+pub mod events;
+pub mod host;
+pub mod native;
+pub mod probe;
+pub mod server;

@@ -1,0 +1,17 @@
+//! What to run: the catalogue's suites, models and user kernels turned into cases
+//! (`workload`, `manifest`), the baselines a run is compared with, and the references every
+//! output is checked against.
+
+pub mod baseline;
+pub mod manifest;
+pub mod reference;
+pub mod workload;
+
+use std::path::{Path, PathBuf};
+
+/// The workspace this harness was built from, when it is still there: the page bundle is built
+/// from it and default model weights are looked for in it.
+pub fn source_dir() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).parent()?.to_path_buf();
+    dir.join("page").join("Cargo.toml").is_file().then_some(dir)
+}
