@@ -173,25 +173,18 @@ fn find(
     if let Some(home) = std::env::var_os("HOME") {
         dirs.push(PathBuf::from(home).join(".cargo/bin"));
     }
+    // `which` only takes executable files (and adds `.exe` on Windows).
+    let search = std::env::join_paths(&dirs).ok();
     names
         .iter()
-        .flat_map(|n| dirs.iter().map(move |dir| dir.join(exe(n))))
-        .chain(locations.iter().map(PathBuf::from))
-        .find(|p| p.is_file())
+        .find_map(|n| which::which_in_global(n, search.as_ref()).ok()?.next())
+        .or_else(|| locations.iter().find_map(|l| which::which(l).ok()))
         .ok_or_else(|| FindError::NotFound {
             what: what.to_string(),
             names: names.join(", "),
             install,
             flag,
         })
-}
-
-fn exe(name: &str) -> String {
-    if cfg!(windows) {
-        format!("{name}.exe")
-    } else {
-        name.to_string()
-    }
 }
 
 /// Whether this process runs as root, where Chromium refuses to start without `--no-sandbox`.
@@ -230,6 +223,22 @@ mod tests {
         let e = find(None, "--driver-path", "zzdriver", &["zz-no-such-driver"], &[], "apt-get install zz").unwrap_err();
         let s = e.to_string();
         assert!(s.contains("apt-get install zz") && s.contains("--driver-path"), "{s}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn only_executable_files_are_found() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let plain = dir.path().join("zz-plain");
+        let runnable = dir.path().join("zz-runnable");
+        for (path, mode) in [(&plain, 0o644), (&runnable, 0o755)] {
+            std::fs::write(path, "#!/bin/sh\n").unwrap();
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+        }
+        let look = |at: &Path| find(None, "--driver-path", "zz", &["zz-no-such-driver"], &[at.to_str().unwrap()], "apt-get install zz");
+        assert!(look(&plain).is_err(), "a file without the executable bit is no driver");
+        assert_eq!(look(&runnable).unwrap(), runnable);
     }
 
     #[test]
