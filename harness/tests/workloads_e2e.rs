@@ -1,6 +1,7 @@
 //! End-to-end tests of models and user kernels in real headless Chromium (SwiftShader here) and
 //! native wgpu (llvmpipe/lavapipe here): MiniLM with its real weights, a two-layer slice of the
-//! TinyLlama-shaped decoder, the example kernel manifests, and a malformed manifest.
+//! TinyLlama-shaped decoder, the example kernel manifests, and manifests refused before any browser
+//! starts.
 
 mod common;
 use common::*;
@@ -97,16 +98,108 @@ fn both_example_kernel_manifests_run_in_chromium_and_natively_and_agree() {
     assert!(all.iter().any(|(_, c)| c["kernel"] == "histogram"));
 }
 
+/// A shader and manifest that harness accepts: the refused cases below each break one thing.
+const GOOD_WGSL: &str = "@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+    y[id.x] = 2.0 * x[id.x];
+}
+";
+const GOOD_TOML: &str = "wgsl = \"k.wgsl\"
+workgroup_size = [64]
+workgroups = [1]
+
+[[buffers]]
+name = \"x\"
+binding = 0
+len = 64
+
+[[buffers]]
+name = \"y\"
+binding = 1
+len = 64
+output = true
+";
+
+/// Writes `toml` (as NAME.toml) and `wgsl` (as k.wgsl) to a fresh folder and runs
+/// `harness run --kernel` on them, with a browser and a driver that leave a mark when started.
+/// Returns the exit status, stderr, whether anything was started, and the WGSL file's path.
+fn run_kernel(name: &str, toml: &str, wgsl: &str) -> (Option<i32>, String, bool, String) {
+    let dir = out_dir(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let wgsl_path = dir.join("k.wgsl");
+    std::fs::write(&wgsl_path, wgsl).unwrap();
+    let manifest = dir.join(format!("{name}.toml"));
+    std::fs::write(&manifest, toml).unwrap();
+    let mark = dir.join("started");
+    let fake = dir.join("fake-browser");
+    std::fs::write(&fake, format!("#!/bin/sh\ntouch '{}'\n", mark.display())).unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let fake = fake.to_str().unwrap();
+    let out = harness(&["run", "--kernel", manifest.to_str().unwrap(), "--browser-path", fake, "--driver-path", fake, "--out", dir.join("out").to_str().unwrap()]);
+    (out.status.code(), text(&out.stderr), mark.exists(), wgsl_path.display().to_string())
+}
+
+/// Checks that harness refuses `toml` with `wgsl` with exit status 2 before starting anything,
+/// with a message naming the manifest and each of `expect`, where `{wgsl}` stands for the WGSL
+/// file's path.
+fn refused(name: &str, toml: &str, wgsl: &str, expect: &[&str]) {
+    let (code, stderr, started, wgsl_path) = run_kernel(name, toml, wgsl);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(!started, "a browser or driver was started: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    for want in [format!("{name}.toml")].into_iter().chain(expect.iter().map(|w| w.replace("{wgsl}", &wgsl_path))) {
+        assert!(stderr.contains(&want), "`{want}` not in: {stderr}");
+    }
+}
+
+#[test]
+fn the_refused_manifests_start_from_one_that_gets_as_far_as_the_browser() {
+    let (_, stderr, started, _) = run_kernel("good-manifest", GOOD_TOML, GOOD_WGSL);
+    assert!(started, "the fake browser or driver should have been started: {stderr}");
+}
+
 #[test]
 fn a_malformed_manifest_is_a_clear_error_naming_the_field() {
-    let dir = out_dir("bad-manifest");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("k.wgsl"), "@group(0) @binding(0) var<storage, read_write> y: array<f32>;\n@compute @workgroup_size(64) fn main() {}\n").unwrap();
-    let manifest = dir.join("bad.toml");
-    std::fs::write(&manifest, "wgsl = \"k.wgsl\"\nworkgroup_size = [64]\nworkgroups = [1]\n[[buffers]]\nbinding = 0\nlen = 0\noutput = true\n").unwrap();
-    let out = harness(&["run", "--kernel", manifest.to_str().unwrap()]);
-    let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("bad.toml") && stderr.contains("buffers[0].len"), "{stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
+    let wgsl = "@group(0) @binding(0) var<storage, read_write> y: array<f32>;\n@compute @workgroup_size(64) fn main() {}\n";
+    let toml = "wgsl = \"k.wgsl\"\nworkgroup_size = [64]\nworkgroups = [1]\n[[buffers]]\nbinding = 0\nlen = 0\noutput = true\n";
+    refused("bad", toml, wgsl, &["buffers[0].len"]);
+}
+
+#[test]
+fn a_binding_absent_from_the_shader_is_refused() {
+    let toml = GOOD_TOML.replace("binding = 1", "binding = 5");
+    refused("absent-binding", &toml, GOOD_WGSL, &["`buffers[1].binding` is 5 but {wgsl} has no @binding(5) in @group(0) (it binds @binding(0), @binding(1))"]);
+}
+
+#[test]
+fn storage_declared_as_uniform_is_refused() {
+    let toml = GOOD_TOML.replace("binding = 0", "binding = 0\nusage = \"uniform\"");
+    refused("usage-swapped", &toml, GOOD_WGSL, &["`buffers[0].usage` is \"uniform\" but {wgsl} declares @group(0) @binding(0) as `var<storage, read> x: array<f32>`"]);
+}
+
+#[test]
+fn a_u32_buffer_bound_to_an_f32_array_is_refused() {
+    let toml = GOOD_TOML.replace("binding = 0", "binding = 0\ntype = \"u32\"");
+    refused("type-mismatch", &toml, GOOD_WGSL, &["`buffers[0].type` is \"u32\" but {wgsl} declares @group(0) @binding(0) as `var<storage, read> x: array<f32>`, whose elements are f32"]);
+}
+
+#[test]
+fn an_output_bound_read_only_is_refused() {
+    let toml = GOOD_TOML.replace("binding = 0\nlen = 64", "binding = 0\nlen = 64\noutput = true");
+    refused("read-only-output", &toml, GOOD_WGSL, &["`buffers[0].output` is true but {wgsl} declares @group(0) @binding(0) as `var<storage, read> x: array<f32>`", "read_write"]);
+}
+
+#[test]
+fn a_workgroup_size_other_than_the_overrides_default_is_refused() {
+    let toml = GOOD_TOML.replace("workgroup_size = [64]", "workgroup_size = 128");
+    let wgsl = format!("override WG: u32 = 64;\n{}", GOOD_WGSL.replace("@workgroup_size(64)", "@workgroup_size(WG)"));
+    refused("override-workgroup-size", &toml, &wgsl, &["`workgroup_size` is [128, 1, 1] but `fn main` in {wgsl} has @workgroup_size(64) (its override constants at their defaults)"]);
+}
+
+#[test]
+fn a_wgsl_syntax_error_is_nagas_diagnostic_with_file_line_and_column() {
+    let wgsl = GOOD_WGSL.replacen("array<f32>;", "array<f32>", 1);
+    refused("wgsl-syntax", GOOD_TOML, &wgsl, &["field `wgsl` ({wgsl}) is not valid WGSL", "expected `;`", "{wgsl}:2:1", "2 │ @group(0) @binding(1)", "^ expected `;`"]);
 }
