@@ -5,7 +5,8 @@
 use stats::{summarize, Summary};
 use crate::baseline::BaselineComparison;
 use kernels::check::Verdict;
-use kernels::wire::{AdapterReport, CaseMeasurement, CompletionLatency, PageError, Sample, StopReason};
+use kernels::sampling::{Sample, StopReason};
+use kernels::wire::{AdapterReport, CaseMeasurement, CompletionLatency, PageError};
 use kernels::{CaseInfo, CaseSpec, SamplingMode, Shape, WarmupPolicy, WarmupStop};
 use serde::{Deserialize, Serialize};
 

@@ -2,7 +2,8 @@
 
 use crate::model::*;
 use kernels::check::{Tolerance, Verdict};
-use kernels::wire::{CaseMeasurement, Sample, StopReason};
+use kernels::sampling::{Sample, StopReason};
+use kernels::wire::CaseMeasurement;
 use kernels::model::decoder::{DecoderCase, LlamaConfig, Phase};
 use kernels::model::encoder::{BertConfig, EncoderCase};
 use kernels::user::{BufferInit, ElemType, UserBuffer, UserKernel};
