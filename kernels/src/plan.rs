@@ -162,16 +162,7 @@ pub enum PlanError {
 
 /// `*` matches any run of characters, `?` any one; everything else matches itself.
 pub fn glob_match(pattern: &str, name: &str) -> bool {
-    fn go(p: &[u8], n: &[u8]) -> bool {
-        match (p.first(), n.first()) {
-            (None, None) => true,
-            (Some(b'*'), _) => go(&p[1..], n) || (!n.is_empty() && go(p, &n[1..])),
-            (Some(b'?'), Some(_)) => go(&p[1..], &n[1..]),
-            (Some(a), Some(b)) if a == b => go(&p[1..], &n[1..]),
-            _ => false,
-        }
-    }
-    go(pattern.as_bytes(), name.as_bytes())
+    wildmatch::WildMatch::new(pattern).matches(name)
 }
 
 /// The cases of `suite` whose kernel matches any of `filters` (all kernels when empty).
