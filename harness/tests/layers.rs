@@ -372,10 +372,12 @@ fn cycles_in(src: &Path, label: &str, base: &Path) -> Vec<String> {
     out
 }
 
+/// The workspace root, whose folders hold the checked crates.
 fn workspace() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("harness lies in the workspace")
 }
 
+/// Fails with every cycle among the modules of `krate`.
 fn assert_layered(krate: &str) {
     let cycles = cycles_in(&workspace().join(krate).join("src"), krate, workspace());
     assert!(
