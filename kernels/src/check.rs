@@ -1,6 +1,5 @@
 //! Comparing a platform's output with the f64 reference.
 
-use crate::workload::CheckRule;
 use serde::{Deserialize, Serialize};
 
 /// How far an f32 result may stray: an element passes when
@@ -11,6 +10,22 @@ pub struct Tolerance {
     pub abs: f64,
     /// Relative part.
     pub rel: f64,
+}
+
+/// How a case's output is checked.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum CheckRule {
+    /// Every element within the tolerance.
+    Elementwise(Tolerance),
+    /// Every row of `row` values has cosine similarity at least `min` to the reference's row
+    /// (embeddings, hidden states); elementwise errors are still reported.
+    Cosine {
+        /// Values per row.
+        row: usize,
+        /// Least cosine similarity that passes.
+        min: f64,
+    },
 }
 
 /// One element that failed the check, kept so a report can show what went wrong.

@@ -4,8 +4,8 @@
 use crate::model::weights::Weights;
 use crate::program::Program;
 pub use crate::sampling::now_ms;
-use crate::sampling::{sample, ClockGate, Sampled, Sampling, Timed, MAX_IN_FLIGHT};
-use crate::wire::{CompletionLatency, Sample};
+use crate::sampling::{sample, ClockGate, Sample, Sampled, Sampling, Timed, MAX_IN_FLIGHT};
+use crate::wire::CompletionLatency;
 use futures_channel::oneshot;
 use std::collections::VecDeque;
 use wgpu::util::DeviceExt;

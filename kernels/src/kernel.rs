@@ -1,7 +1,7 @@
 //! What a kernel is: everything needed to run, time and check it on any platform.
 
 use crate::check::Tolerance;
-use crate::plan::Suite;
+use crate::suite::Suite;
 use crate::prng::Prng;
 use crate::shape::Shape;
 

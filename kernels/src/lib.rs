@@ -7,6 +7,7 @@
 
 pub mod catalog;
 pub mod check;
+pub mod info;
 pub mod kernel;
 pub mod model;
 pub mod plan;
@@ -15,6 +16,7 @@ pub mod program;
 pub mod real;
 pub mod sampling;
 pub mod shape;
+pub mod suite;
 pub mod user;
 pub mod wire;
 pub mod workload;
@@ -22,12 +24,14 @@ pub mod workload;
 #[cfg(feature = "gpu")]
 pub mod gpu;
 
-pub use check::{compare, Tolerance, Verdict};
+pub use check::{compare, CheckRule, Tolerance, Verdict};
+pub use info::CaseInfo;
 pub use kernel::{Fault, Kernel};
-pub use plan::{CaseSpec, Platform, PlanError, RunPlan, Suite};
+pub use plan::{CaseSpec, Platform, PlanError, RunPlan};
 pub use sampling::{Sampling, SamplingMode, WarmupPolicy, WarmupStop};
 pub use shape::Shape;
-pub use workload::{CaseInfo, CheckRule, Workload};
+pub use suite::Suite;
+pub use workload::Workload;
 
 #[cfg(test)]
 mod cpu_tests {

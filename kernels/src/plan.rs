@@ -1,58 +1,16 @@
 //! Which cases a run measures, and with what settings: the plan the page fetches.
 
 use crate::catalog;
+use crate::check::CheckRule;
+use crate::info::CaseInfo;
 use crate::kernel::Kernel;
-use crate::sampling::Sampling;
 use crate::model::{weights::Weights, ModelError};
 use crate::program::Program;
+use crate::sampling::Sampling;
 use crate::shape::Shape;
-use crate::workload::{CaseInfo, CheckRule, Workload};
+use crate::suite::Suite;
+use crate::workload::Workload;
 use serde::{Deserialize, Serialize};
-use std::fmt;
-use std::str::FromStr;
-
-/// How much to run: `quick` for smoke tests and CI, `default` for a useful picture, `full` for
-/// sizes that need a real GPU.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Suite {
-    /// Small shapes, seconds even on a software adapter.
-    Quick,
-    /// Medium shapes.
-    Default,
-    /// Large shapes.
-    Full,
-}
-
-impl Suite {
-    /// All suites, smallest first.
-    pub const ALL: [Suite; 3] = [Suite::Quick, Suite::Default, Suite::Full];
-
-    /// The suite's name as the CLI spells it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Suite::Quick => "quick",
-            Suite::Default => "default",
-            Suite::Full => "full",
-        }
-    }
-}
-
-impl fmt::Display for Suite {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Suite {
-    type Err = PlanError;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Suite::ALL
-            .into_iter()
-            .find(|x| x.as_str() == s)
-            .ok_or_else(|| PlanError::UnknownSuite(s.to_string()))
-    }
-}
 
 /// Where kernels run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -192,9 +150,6 @@ impl RunPlan {
 /// Why a plan could not be built.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum PlanError {
-    /// The suite name is not one of quick, default, full.
-    #[error("unknown suite `{0}`: choose quick, default or full")]
-    UnknownSuite(String),
     /// A filter pattern matched no kernel.
     #[error("--filter `{pattern}` matches no kernel; known kernels: {known}")]
     NoMatch {
@@ -207,16 +162,7 @@ pub enum PlanError {
 
 /// `*` matches any run of characters, `?` any one; everything else matches itself.
 pub fn glob_match(pattern: &str, name: &str) -> bool {
-    fn go(p: &[u8], n: &[u8]) -> bool {
-        match (p.first(), n.first()) {
-            (None, None) => true,
-            (Some(b'*'), _) => go(&p[1..], n) || (!n.is_empty() && go(p, &n[1..])),
-            (Some(b'?'), Some(_)) => go(&p[1..], &n[1..]),
-            (Some(a), Some(b)) if a == b => go(&p[1..], &n[1..]),
-            _ => false,
-        }
-    }
-    go(pattern.as_bytes(), name.as_bytes())
+    wildmatch::WildMatch::new(pattern).matches(name)
 }
 
 /// The cases of `suite` whose kernel matches any of `filters` (all kernels when empty).
@@ -291,11 +237,5 @@ mod tests {
         ids.sort();
         ids.dedup();
         assert_eq!(ids.len(), cases.len());
-    }
-
-    #[test]
-    fn suite_parses_its_names() {
-        assert_eq!("quick".parse::<Suite>().unwrap(), Suite::Quick);
-        assert!("huge".parse::<Suite>().is_err());
     }
 }

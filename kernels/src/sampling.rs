@@ -10,7 +10,6 @@
 //! callback, and reports the batch's time divided by N; *isolated* times one dispatch per sample
 //! with the GPU idle in between, which is what a cold, one-off call costs.
 
-use crate::wire::{Sample, StopReason};
 use serde::{Deserialize, Serialize};
 pub use stats::{WarmupPolicy, WarmupStop};
 
@@ -143,6 +142,43 @@ pub fn now_ms() -> f64 {
         use std::time::Instant;
         static START: OnceLock<Instant> = OnceLock::new();
         START.get_or_init(Instant::now).elapsed().as_secs_f64() * 1e3
+    }
+}
+
+/// One timed sample, per dispatch: a sample of a batch of N dispatches holds its times divided
+/// by N.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Sample {
+    /// Wall milliseconds, measured with `performance.now()` (or `Instant` natively): from
+    /// `queue.submit` until the queue reported the work done (`onSubmittedWorkDone`), or, with
+    /// batches queued ahead, from the previous batch's completion until this one's.
+    pub wall_ms: f64,
+    /// Milliseconds between the compute pass's begin and end GPU timestamps, when the device has
+    /// `timestamp-query`.
+    pub gpu_ms: Option<f64>,
+}
+
+/// What ended a case's sampling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum StopReason {
+    /// All requested samples were taken.
+    SampleCount,
+    /// The case's time budget (`--max-time`) was spent first.
+    MaxTime,
+    /// The median's confidence interval reached the target (`--target-ci`).
+    TargetCi,
+}
+
+impl StopReason {
+    /// What ended sampling, in words.
+    pub fn describe(self) -> &'static str {
+        match self {
+            StopReason::SampleCount => "sample count",
+            StopReason::MaxTime => "time budget",
+            StopReason::TargetCi => "target CI reached",
+        }
     }
 }
 

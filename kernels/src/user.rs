@@ -6,7 +6,7 @@
 use crate::check::Tolerance;
 use crate::prng::Prng;
 use crate::program::{Buffer, Init, Program, Shader, Step};
-use crate::workload::CaseInfo;
+use crate::info::CaseInfo;
 use serde::{Deserialize, Serialize};
 
 /// Tolerance of a user kernel whose manifest names none.

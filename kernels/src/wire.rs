@@ -1,24 +1,10 @@
 //! Messages between the page and the harness's server: results POSTed per case, progress on the
 //! WebSocket. JSON on the wire; field names in camelCase because the page's JavaScript writes some.
 
-use crate::sampling::{SamplingMode, WarmupStop};
+use crate::sampling::{Sample, SamplingMode, StopReason, WarmupStop};
 use base64::Engine;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-
-/// One timed sample, per dispatch: a sample of a batch of N dispatches holds its times divided
-/// by N.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Sample {
-    /// Wall milliseconds, measured with `performance.now()` (or `Instant` natively): from
-    /// `queue.submit` until the queue reported the work done (`onSubmittedWorkDone`), or, with
-    /// batches queued ahead, from the previous batch's completion until this one's.
-    pub wall_ms: f64,
-    /// Milliseconds between the compute pass's begin and end GPU timestamps, when the device has
-    /// `timestamp-query`.
-    pub gpu_ms: Option<f64>,
-}
 
 /// How long a platform takes to say that trivial GPU work is done: a property of the browser
 /// (Firefox resolves on a timer of about 100 ms), and the floor under every wall-clock time.
@@ -31,29 +17,6 @@ pub struct CompletionLatency {
     /// Wall ms from submitting a 4-byte copy until `mapAsync` of its destination resolved, one
     /// per round.
     pub map_async_ms: Vec<f64>,
-}
-
-/// What ended a case's sampling.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum StopReason {
-    /// All requested samples were taken.
-    SampleCount,
-    /// The case's time budget (`--max-time`) was spent first.
-    MaxTime,
-    /// The median's confidence interval reached the target (`--target-ci`).
-    TargetCi,
-}
-
-impl StopReason {
-    /// What ended sampling, in words.
-    pub fn describe(self) -> &'static str {
-        match self {
-            StopReason::SampleCount => "sample count",
-            StopReason::MaxTime => "time budget",
-            StopReason::TargetCi => "target CI reached",
-        }
-    }
 }
 
 /// Everything a platform measured for one case.

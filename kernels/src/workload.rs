@@ -3,7 +3,8 @@
 //! Every workload becomes one [`Program`], so the page, the native worker and the reference all
 //! start from the same description.
 
-use crate::check::Tolerance;
+use crate::check::CheckRule;
+use crate::info::CaseInfo;
 use crate::model::decoder::DecoderCase;
 use crate::model::encoder::EncoderCase;
 use crate::model::weights::Weights;
@@ -22,47 +23,6 @@ pub enum Workload {
     Decoder(DecoderCase),
     /// A user's WGSL kernel from a manifest.
     User(UserKernel),
-}
-
-/// A model-level rate: how many items (tokens, sentences) one run processes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Rate {
-    /// The item, singular: `token`, `sentence`.
-    pub item: String,
-    /// Items one run processes.
-    pub per_run: f64,
-}
-
-/// What a report says about a case before any measurement: derived from the spec alone.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CaseInfo {
-    /// What it computes.
-    pub summary: String,
-    /// Names of the shape's dimensions.
-    pub dims: Vec<String>,
-    /// Floating-point operations of one run.
-    pub flops: f64,
-    /// Bytes one run moves at least.
-    pub bytes: f64,
-    /// Items per run, for model rows (tokens/s, sentences/s).
-    pub rate: Option<Rate>,
-}
-
-/// How a workload's output is checked.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum CheckRule {
-    /// Every element within the tolerance.
-    Elementwise(Tolerance),
-    /// Every row of `row` values has cosine similarity at least `min` to the reference's row
-    /// (embeddings, hidden states); elementwise errors are still reported.
-    Cosine {
-        /// Values per row.
-        row: usize,
-        /// Least cosine similarity that passes.
-        min: f64,
-    },
 }
 
 impl Workload {

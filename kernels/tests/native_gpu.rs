@@ -2,10 +2,10 @@
 //! elsewhere) and checked against its f64 reference; the self-test kernel must fail the check.
 
 use kernels::gpu::Gpu;
-use kernels::sampling::{NoClock, Sampled};
+use kernels::sampling::{NoClock, Sampled, StopReason};
 use kernels::{catalog, compare, plan, Sampling, SamplingMode, Suite, WarmupPolicy, WarmupStop};
 use kernels::program::Program;
-use kernels::wire::{le_bytes_to_f32s, StopReason};
+use kernels::wire::le_bytes_to_f32s;
 
 fn gpu() -> Option<Gpu> {
     match pollster::block_on(Gpu::new()) {

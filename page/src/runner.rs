@@ -2,8 +2,8 @@
 
 use crate::api::Api;
 use kernels::gpu::Gpu;
-use kernels::sampling::{now_ms, sample, ClockGate, Timed};
-use kernels::wire::{CaseMeasurement, PageError, Progress, Sample};
+use kernels::sampling::{now_ms, sample, ClockGate, Sample, Timed};
+use kernels::wire::{CaseMeasurement, PageError, Progress};
 use kernels::{CaseSpec, Fault, Platform, RunPlan};
 use wasm_bindgen::prelude::*;
 use std::collections::HashMap;

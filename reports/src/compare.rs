@@ -3,7 +3,7 @@
 //! Cases where runs disagree on correctness, or where one run is more than [`SLOW_RATIO`]× slower
 //! than the fastest, are flagged.
 
-use crate::model::{CaseStatus, RunReport, Timer};
+use crate::model::{labels, CaseStatus, RunReport, Timer};
 use stats::Summary;
 use serde::Serialize;
 
@@ -76,22 +76,6 @@ impl Comparison {
     pub fn flagged(&self) -> impl Iterator<Item = &CaseComparison> {
         self.cases.iter().filter(|c| c.correctness_disagrees || !c.slow_runs.is_empty())
     }
-}
-
-/// Each run's label, `browser/platform`, with the host's OS added where that alone is ambiguous
-/// (a CI matrix runs the same browser on several OSes).
-pub fn labels(report: &RunReport) -> Vec<String> {
-    let base: Vec<String> = report.runs.iter().map(|r| format!("{}/{}", r.browser, r.platform)).collect();
-    base.iter()
-        .zip(&report.runs)
-        .map(|(b, r)| {
-            if base.iter().filter(|x| *x == b).count() > 1 {
-                format!("{b}@{}", r.host.os.split_whitespace().next().unwrap_or("?"))
-            } else {
-                b.clone()
-            }
-        })
-        .collect()
 }
 
 /// Compares the runs of `report`; `None` with fewer than two runs.

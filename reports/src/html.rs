@@ -216,7 +216,7 @@ fn num(v: Option<f64>) -> String {
 
 impl<'a> ReportView<'a> {
     fn new(report: &'a RunReport) -> Self {
-        let labels = crate::compare::labels(report);
+        let labels = crate::model::labels(report);
         let runs = report
             .runs
             .iter()

@@ -91,7 +91,7 @@ pub fn scan(root: &Path) -> Scan {
                     href,
                     created_at: report.created_at.clone(),
                     suite: report.settings.suite.clone(),
-                    labels: crate::compare::labels(&report),
+                    labels: crate::model::labels(&report),
                     passed,
                     not_passed: total - passed,
                     baseline,

@@ -32,7 +32,7 @@ enum Outcome {
 
 /// Renders the JUnit XML of `report`.
 pub fn render(report: &RunReport) -> String {
-    let labels = crate::compare::labels(report);
+    let labels = crate::model::labels(report);
     let regressions: Vec<(&str, &str, String)> = report
         .baseline
         .iter()

@@ -155,6 +155,39 @@ mod committed_evidence {
 }
 
 #[cfg(test)]
+mod every_report {
+    use super::*;
+    use crate::testdata::*;
+
+    #[test]
+    fn a_case_below_the_reports_clock_is_flagged_in_every_report() {
+        let mut report = report_with(vec![("firefox", vec![case("a", &[1.0, 1.1], true, true), case("b", &[1.0, 1.2], true, true)])]);
+        report.runs[0].cases[0].clock = Some(clocked(1980.0));
+        report.runs[0].cases[1].clock = Some(clocked(345.0));
+        report.runs[0].probe = Some(ProbeStatus::Attached(ProbeInfo { source: "stand-in".into(), device: None, stand_in: true, interval_ms: 50.0 }));
+        let flags = probe::clock_flags(&report);
+        assert_eq!(flags.len(), 1, "{flags:?}");
+        assert!(flags[0].id.starts_with("b") && flags[0].why.contains("345 MHz") && flags[0].why.contains("1980 MHz"), "{flags:?}");
+        let html = html::render(&report).unwrap();
+        assert!(html.contains("Measured below the clock") && html.contains("345 MHz"), "the HTML report flags it");
+        assert!(html.contains("a stand-in: scripted clocks"), "a stand-in probe is named as one");
+        let md = markdown::render(&report);
+        assert!(md.contains("## Flagged") && md.contains("below 90%"), "{md}");
+        // At 1800 MHz the second case is within 90% of the first: nothing to flag.
+        report.runs[0].cases[1].clock = Some(clocked(1800.0));
+        assert!(probe::clock_flags(&report).is_empty());
+        // The clocks validate against the schema and round-trip.
+        let json = serde_json::to_value(&report).unwrap();
+        let schema: serde_json::Value = serde_json::from_str(include_str!("../schema/results.schema.json")).unwrap();
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        assert!(validator.is_valid(&json), "{:?}", validator.iter_errors(&json).map(|e| e.to_string()).collect::<Vec<_>>());
+        let mut broken = json.clone();
+        broken["runs"][0]["cases"][1]["clock"]["smMhzMedian"] = "fast".into();
+        assert!(!validator.is_valid(&broken), "the clock is checked, not merely allowed");
+    }
+}
+
+#[cfg(test)]
 mod schema {
     use super::*;
     use crate::testdata::*;

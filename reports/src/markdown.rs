@@ -28,7 +28,7 @@ pub fn render(report: &RunReport) -> String {
     }
     let _ = writeln!(s, "| run | host | browser | adapter | passed | wrong | timed out | error | not run |");
     let _ = writeln!(s, "|---|---|---|---|---:|---:|---:|---:|---:|");
-    let labels = crate::compare::labels(report);
+    let labels = crate::model::labels(report);
     for (run, label) in report.runs.iter().zip(&labels) {
         let c = run.counts();
         let browser = run.browser_info.as_ref().map(|b| format!("{} {}", b.name, b.version)).unwrap_or_default();

@@ -1,80 +1,16 @@
-//! What the GPU clock probe adds to `results.json`: which source read the clocks, and the SM and
-//! memory clocks, power, temperature and throttle reasons seen while each case ran. A timing is
-//! only comparable with another taken at the same clocks, so a case measured while the GPU was
-//! throttled or still ramping up must be visible as such in the report.
+//! Reading the GPU clocks a report holds ([`ClockStats`] per case): a timing is only comparable
+//! with another taken at the same clocks, so a case measured while the GPU was throttled or still
+//! ramping up must be visible as such in the report.
 
-use serde::{Deserialize, Serialize};
+use crate::model::{labels, RunReport};
+use serde::Serialize;
+
+// The stored clock types belong to the results model; the probe's users find them here too.
+pub use crate::model::{ClockStats, ProbeInfo, ProbeStatus};
 
 /// A case whose median SM clock is below this fraction of the highest SM clock seen in the run
 /// was measured at a lower clock than its neighbours (see [`below_clock`]).
 pub const THROTTLE_THRESHOLD: f64 = 0.9;
-
-/// Whether a run had a clock probe, and which. On disk it is tagged by `status`:
-/// `{"status": "attached", "source": …}` or `{"status": "unavailable", "reason": …}`. An enum
-/// rather than an optional reason beside [`ProbeInfo`]'s fields, so a report cannot claim a
-/// source and say there was none at once.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "status", rename_all = "camelCase")]
-pub enum ProbeStatus {
-    /// A probe sampled the clocks alongside the run.
-    Attached(ProbeInfo),
-    /// No probe applied on this machine; the cases carry no clock statistics.
-    Unavailable {
-        /// What was tried and why each did not apply, in words.
-        reason: String,
-    },
-}
-
-/// The source a clock probe read, so a reader knows how far to trust its numbers.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ProbeInfo {
-    /// What read the clocks: NVML, nvidia-smi, AMD or Intel sysfs, or a stand-in.
-    pub source: String,
-    /// The GPU it read, as the source names it, when it names one.
-    #[serde(default)]
-    pub device: Option<String>,
-    /// True when the readings were scripted (tests), not read from a GPU: such numbers must never
-    /// be taken for a measurement.
-    pub stand_in: bool,
-    /// The time between samples asked for, in ms.
-    pub interval_ms: f64,
-}
-
-/// The clocks, power and temperature sampled while one case ran. Each value is `None` when the
-/// source does not report it (or there were no samples).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ClockStats {
-    /// Samples the statistics come from; 1 when the case was shorter than the sampling interval
-    /// and the nearest sample stands in for it.
-    pub samples: u32,
-    /// Lowest SM (graphics) clock, MHz.
-    #[serde(default)]
-    pub sm_mhz_min: Option<f64>,
-    /// Median SM clock, MHz: what [`below_clock`] judges.
-    #[serde(default)]
-    pub sm_mhz_median: Option<f64>,
-    /// Highest SM clock, MHz.
-    #[serde(default)]
-    pub sm_mhz_max: Option<f64>,
-    /// Median memory clock, MHz.
-    #[serde(default)]
-    pub mem_mhz_median: Option<f64>,
-    /// Median board power, W.
-    #[serde(default)]
-    pub power_w_median: Option<f64>,
-    /// Highest board power, W.
-    #[serde(default)]
-    pub power_w_max: Option<f64>,
-    /// Highest GPU temperature, °C.
-    #[serde(default)]
-    pub temp_c_max: Option<f64>,
-    /// Every throttle reason active in any sample (`sw_power_cap`, `hw_thermal_slowdown`, …,
-    /// `gpu_idle` too), sorted and without repeats.
-    #[serde(default)]
-    pub throttle_reasons: Vec<String>,
-}
 
 /// Whether a case ran below the run's clock: its median SM clock is below
 /// [`THROTTLE_THRESHOLD`] × `highest_sm_mhz` (nvbench's throttle threshold). Such a case is not
@@ -104,10 +40,10 @@ pub struct ClockFlag {
 
 /// Every case of `report` whose median SM clock is below [`THROTTLE_THRESHOLD`] of the highest
 /// SM clock seen anywhere in the report: its times are not comparable with the others'.
-pub fn clock_flags(report: &crate::RunReport) -> Vec<ClockFlag> {
+pub fn clock_flags(report: &RunReport) -> Vec<ClockFlag> {
     let all = report.runs.iter().flat_map(|r| &r.cases).filter_map(|c| c.clock.as_ref());
     let Some(highest) = highest_sm_mhz(all) else { return Vec::new() };
-    let labels = crate::compare::labels(report);
+    let labels = labels(report);
     let mut flags = Vec::new();
     for (run, label) in report.runs.iter().zip(labels) {
         for case in &run.cases {
@@ -221,37 +157,5 @@ mod tests {
             assert!(json.get(key).is_some(), "{key} missing from {json}");
         }
         assert_eq!(serde_json::from_value::<ClockStats>(json).unwrap(), s);
-    }
-
-    fn clocked(median: f64) -> ClockStats {
-        ClockStats { sm_mhz_min: Some(median), sm_mhz_median: Some(median), sm_mhz_max: Some(median), throttle_reasons: vec!["gpu_idle".into()], ..stats(None, None) }
-    }
-
-    #[test]
-    fn a_case_below_the_reports_clock_is_flagged_in_every_report() {
-        use crate::testdata::*;
-        let mut report = report_with(vec![("firefox", vec![case("a", &[1.0, 1.1], true, true), case("b", &[1.0, 1.2], true, true)])]);
-        report.runs[0].cases[0].clock = Some(clocked(1980.0));
-        report.runs[0].cases[1].clock = Some(clocked(345.0));
-        report.runs[0].probe = Some(ProbeStatus::Attached(ProbeInfo { source: "stand-in".into(), device: None, stand_in: true, interval_ms: 50.0 }));
-        let flags = clock_flags(&report);
-        assert_eq!(flags.len(), 1, "{flags:?}");
-        assert!(flags[0].id.starts_with("b") && flags[0].why.contains("345 MHz") && flags[0].why.contains("1980 MHz"), "{flags:?}");
-        let html = crate::html::render(&report).unwrap();
-        assert!(html.contains("Measured below the clock") && html.contains("345 MHz"), "the HTML report flags it");
-        assert!(html.contains("a stand-in: scripted clocks"), "a stand-in probe is named as one");
-        let md = crate::markdown::render(&report);
-        assert!(md.contains("## Flagged") && md.contains("below 90%"), "{md}");
-        // At 1800 MHz the second case is within 90% of the first: nothing to flag.
-        report.runs[0].cases[1].clock = Some(clocked(1800.0));
-        assert!(clock_flags(&report).is_empty());
-        // The clocks validate against the schema and round-trip.
-        let json = serde_json::to_value(&report).unwrap();
-        let schema: serde_json::Value = serde_json::from_str(include_str!("../schema/results.schema.json")).unwrap();
-        let validator = jsonschema::validator_for(&schema).unwrap();
-        assert!(validator.is_valid(&json), "{:?}", validator.iter_errors(&json).map(|e| e.to_string()).collect::<Vec<_>>());
-        let mut broken = json.clone();
-        broken["runs"][0]["cases"][1]["clock"]["smMhzMedian"] = "fast".into();
-        assert!(!validator.is_valid(&broken), "the clock is checked, not merely allowed");
     }
 }

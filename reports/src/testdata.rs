@@ -2,7 +2,8 @@
 
 use crate::model::*;
 use kernels::check::{Tolerance, Verdict};
-use kernels::wire::{CaseMeasurement, Sample, StopReason};
+use kernels::sampling::{Sample, StopReason};
+use kernels::wire::CaseMeasurement;
 use kernels::model::decoder::{DecoderCase, LlamaConfig, Phase};
 use kernels::model::encoder::{BertConfig, EncoderCase};
 use kernels::user::{BufferInit, ElemType, UserBuffer, UserKernel};
@@ -151,5 +152,20 @@ pub fn report_with(runs: Vec<(&str, Vec<CaseReport>)>) -> RunReport {
             })
             .collect(),
         baseline: None,
+    }
+}
+
+/// The clocks of a case that ran at `median` MHz throughout, idle between dispatches.
+pub fn clocked(median: f64) -> ClockStats {
+    ClockStats {
+        samples: 3,
+        sm_mhz_min: Some(median),
+        sm_mhz_median: Some(median),
+        sm_mhz_max: Some(median),
+        mem_mhz_median: Some(2619.0),
+        power_w_median: Some(310.5),
+        power_w_max: Some(402.0),
+        temp_c_max: Some(61.0),
+        throttle_reasons: vec!["gpu_idle".into()],
     }
 }

@@ -2,7 +2,7 @@
 //! interval: the page's stop decision, the report and a rebuilt report agree.
 
 use crate::rng::SplitMix64;
-use crate::summary::quantile;
+use crate::order::quantile;
 use serde::{Deserialize, Serialize};
 
 /// Resamples per bootstrap: enough that the 2.5% and 97.5% percentiles move by well under a

@@ -2,6 +2,7 @@
 //! reports (which summarise and compare runs). Pure functions of the samples and a seed, so the
 //! browser, the native runner and a report rebuilt from disk all arrive at the same numbers.
 //!
+//! - [`order`]: quantiles of sorted samples.
 //! - [`summary`]: median, quantiles, spread, and the bootstrap CI of the median.
 //! - [`bootstrap`]: percentile-bootstrap confidence intervals (seeded, reproducible).
 //! - [`outliers`]: Tukey's fences, mild and severe.
@@ -10,6 +11,7 @@
 
 pub mod bootstrap;
 pub mod change;
+pub mod order;
 pub mod outliers;
 pub mod rng;
 pub mod summary;
@@ -17,6 +19,7 @@ pub mod warmup;
 
 pub use bootstrap::Interval;
 pub use change::{Change, Class};
+pub use order::quantile;
 pub use outliers::Outliers;
-pub use summary::{quantile, summarize, Summary};
+pub use summary::{summarize, Summary};
 pub use warmup::{WarmupPolicy, WarmupStop};

@@ -2,7 +2,7 @@
 //! beyond 3 a severe one. Outliers are counted and shown, never dropped: a GPU that stalls now and
 //! then is part of what a user should see.
 
-use crate::summary::quantile;
+use crate::order::quantile;
 use serde::{Deserialize, Serialize};
 
 /// Outlier counts of one set of samples, and the fences that define them.

@@ -1,6 +1,7 @@
 //! The summary of one timer's samples.
 
 use crate::bootstrap::{self, Interval};
+use crate::order::quantile;
 use crate::outliers::Outliers;
 use serde::{Deserialize, Serialize};
 
@@ -40,13 +41,6 @@ pub struct Summary {
     /// Samples outside Tukey's fences.
     #[serde(default)]
     pub outliers: Outliers,
-}
-
-/// The `q`-quantile (0..=1) of sorted samples, interpolating linearly between closest ranks.
-pub fn quantile(sorted: &[f64], q: f64) -> f64 {
-    let pos = q.clamp(0.0, 1.0) * (sorted.len() - 1) as f64;
-    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
-    sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
 }
 
 /// Half the width of the median's bootstrap CI as a percentage of the median, as

@@ -1,7 +1,7 @@
 use super::shapes;
 use crate::check::Tolerance;
 use crate::kernel::{linear_workgroups, pad_params, Kernel};
-use crate::plan::Suite;
+use crate::suite::Suite;
 use crate::prng::Prng;
 use crate::real::Real;
 use crate::shape::Shape;

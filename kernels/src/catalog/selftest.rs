@@ -2,7 +2,7 @@ use super::elementwise::{binary_wgsl, ADD};
 use super::shapes;
 use crate::check::Tolerance;
 use crate::kernel::{Fault, Kernel};
-use crate::plan::Suite;
+use crate::suite::Suite;
 use crate::shape::Shape;
 
 /// Adds, but corrupts every 1000th element: must be reported as a correctness failure.

@@ -2,7 +2,7 @@
 //! GPU's f32 results are checked against. Linear layers (nearly all the work) use every core
 //! natively.
 
-use super::graph::Op;
+use super::op::Op;
 
 /// Applies `op` to the tensors `v`.
 pub fn eval(op: &Op, v: &mut [Vec<f64>]) {

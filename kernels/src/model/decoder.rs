@@ -7,8 +7,9 @@
 //! against a KV cache already holding `ctx` tokens (seeded, as if a prompt had filled it); `op`
 //! runs one op of layer 0 of the decode step alone, for the time per op.
 
-use super::graph::{Data, Graph, Op, T};
-use crate::workload::{CaseInfo, Rate};
+use super::graph::{Data, Graph};
+use super::op::{Op, T};
+use crate::info::{CaseInfo, Rate};
 use serde::{Deserialize, Serialize};
 
 /// The shape of a Llama-style decoder.

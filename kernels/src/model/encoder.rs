@@ -2,8 +2,9 @@
 //! embeddings, post-norm layers of multi-head self-attention and a GELU feed-forward, then mean
 //! pooling over each sentence's tokens and L2 normalisation, as sentence-transformers does.
 
-use super::graph::{Data, Graph, Op, T};
-use crate::workload::{CaseInfo, Rate};
+use super::graph::{Data, Graph};
+use super::op::{Op, T};
+use crate::info::{CaseInfo, Rate};
 use serde::{Deserialize, Serialize};
 
 /// The shape of a BERT encoder, with the field names of Hugging Face's `config.json`.

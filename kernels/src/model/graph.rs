@@ -2,14 +2,11 @@
 //! ops, one dispatch each) and evaluates on the CPU in f64 (the independent reference), so the
 //! two can never drift apart in wiring, only in arithmetic, which is what the check measures.
 
+use super::op::{Op, T};
 use super::weights::Weights;
 use super::{wgsl, ModelError};
-use crate::kernel::linear_workgroups;
 use crate::prng::Prng;
 use crate::program::{Buffer, Init, Program};
-
-/// A tensor's index in [`Graph::tensors`].
-pub type T = usize;
 
 /// What a tensor holds before the first op.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,89 +40,6 @@ pub struct Tensor {
     pub len: usize,
     /// Initial contents.
     pub data: Data,
-}
-
-/// One operation. Shapes are row-major; `Linear`'s weight is `[n, k]` (PyTorch's layout).
-#[derive(Debug, Clone, PartialEq)]
-pub enum Op {
-    /// `y[m,n] = x[m,k] · w[n,k]ᵀ (+ b[n])`.
-    Linear { x: T, w: T, b: Option<T>, y: T, m: u32, k: u32, n: u32 },
-    /// Row normalisation over `cols`: LayerNorm with a bias, RMSNorm without.
-    Norm { x: T, g: T, b: Option<T>, y: T, rows: u32, cols: u32, eps: f32 },
-    /// `y = a + b`.
-    Add { a: T, b: T, y: T, n: u32 },
-    /// `y = gelu(x)` with the exact erf form (BERT).
-    Gelu { x: T, y: T, n: u32 },
-    /// `y = silu(g) · u` (SwiGLU).
-    SiluMul { g: T, u: T, y: T, n: u32 },
-    /// Rotary embedding, rotate-half form (Llama): token `t` is at position `pos0 + t`.
-    Rope { x: T, y: T, tokens: u32, heads: u32, hd: u32, pos0: u32, base: f32 },
-    /// `cache[pos0 + t] = src[t]` for `tokens` rows of `dim`: appends to a KV cache.
-    KvWrite { src: T, cache: T, tokens: u32, dim: u32, pos0: u32 },
-    /// Scaled dot-product attention with grouped KV heads. Query row `r` is token `r % seq` of
-    /// sequence `r / seq`; it sees keys `0..lens[r / seq]`, or with `causal` keys
-    /// `0..=pos0 + r % seq`.
-    Attention {
-        q: T, k: T, v: T, lens: T, y: T,
-        rows: u32, seq: u32, heads: u32, kv_heads: u32, hd: u32, kv_len: u32, causal: bool, pos0: u32,
-    },
-    /// BERT embeddings: `word[ids[r]] + pos[r % seq] + ty[0]`.
-    Embed { ids: T, word: T, pos: T, ty: T, y: T, rows: u32, seq: u32, hidden: u32 },
-    /// Mean over each sequence's first `lens[b]` rows, then L2 normalisation.
-    Pool { x: T, lens: T, y: T, batch: u32, seq: u32, hidden: u32 },
-}
-
-impl Op {
-    /// Tensors read and written, as `(reads, writes)`.
-    fn io(&self) -> (Vec<T>, Vec<T>) {
-        use Op::*;
-        match *self {
-            Linear { x, w, b, y, .. } => ([vec![x, w], b.into_iter().collect()].concat(), vec![y]),
-            Norm { x, g, b, y, .. } => ([vec![x, g], b.into_iter().collect()].concat(), vec![y]),
-            Add { a, b, y, .. } => (vec![a, b], vec![y]),
-            Gelu { x, y, .. } => (vec![x], vec![y]),
-            SiluMul { g, u, y, .. } => (vec![g, u], vec![y]),
-            Rope { x, y, .. } => (vec![x], vec![y]),
-            KvWrite { src, cache, .. } => (vec![src, cache], vec![cache]),
-            Attention { q, k, v, lens, y, .. } => (vec![q, k, v, lens], vec![y]),
-            Embed { ids, word, pos, ty, y, .. } => (vec![ids, word, pos, ty], vec![y]),
-            Pool { x, lens, y, .. } => (vec![x, lens], vec![y]),
-        }
-    }
-
-    fn remap(&mut self, f: impl Fn(T) -> T) {
-        use Op::*;
-        let opt = |b: &mut Option<T>| *b = b.map(&f);
-        match self {
-            Linear { x, w, b, y, .. } => { *x = f(*x); *w = f(*w); opt(b); *y = f(*y) }
-            Norm { x, g, b, y, .. } => { *x = f(*x); *g = f(*g); opt(b); *y = f(*y) }
-            Add { a, b, y, .. } => { *a = f(*a); *b = f(*b); *y = f(*y) }
-            Gelu { x, y, .. } | Rope { x, y, .. } => { *x = f(*x); *y = f(*y) }
-            SiluMul { g, u, y, .. } => { *g = f(*g); *u = f(*u); *y = f(*y) }
-            KvWrite { src, cache, .. } => { *src = f(*src); *cache = f(*cache) }
-            Attention { q, k, v, lens, y, .. } => { *q = f(*q); *k = f(*k); *v = f(*v); *lens = f(*lens); *y = f(*y) }
-            Embed { ids, word, pos, ty, y, .. } => { *ids = f(*ids); *word = f(*word); *pos = f(*pos); *ty = f(*ty); *y = f(*y) }
-            Pool { x, lens, y, .. } => { *x = f(*x); *lens = f(*lens); *y = f(*y) }
-        }
-    }
-
-    /// Floating-point operations (multiply-adds count two).
-    pub fn flops(&self) -> f64 {
-        use Op::*;
-        match *self {
-            Linear { m, k, n, .. } => 2.0 * m as f64 * k as f64 * n as f64,
-            Norm { rows, cols, .. } => 5.0 * rows as f64 * cols as f64,
-            Add { n, .. } | Gelu { n, .. } => n as f64,
-            SiluMul { n, .. } => 3.0 * n as f64,
-            Rope { tokens, heads, hd, .. } => 3.0 * (tokens * heads * hd) as f64,
-            KvWrite { .. } | Embed { .. } => 0.0,
-            Attention { rows, heads, hd, kv_len, causal, pos0, seq, .. } => {
-                let keys = if causal { (pos0 + seq / 2 + 1).min(kv_len) } else { seq.min(kv_len) };
-                4.0 * rows as f64 * heads as f64 * hd as f64 * keys as f64
-            }
-            Pool { batch, seq, hidden, .. } => 2.0 * (batch * seq * hidden) as f64,
-        }
-    }
 }
 
 /// Tensors, tagged ops, and which tensors are the output.
@@ -264,9 +178,4 @@ impl Graph {
         }
         Ok(self.outputs.iter().flat_map(|&t| v[t].clone()).collect())
     }
-}
-
-/// Workgroups for `n` one-thread-per-element invocations.
-pub fn elementwise(n: u32) -> [u32; 3] {
-    linear_workgroups(n as usize)
 }

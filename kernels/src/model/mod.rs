@@ -1,12 +1,13 @@
-//! Transformer models as GPU programs: a model is a [`graph::Graph`] of ops over named tensors,
-//! lowered to WGSL dispatches ([`wgsl`]) and evaluated in f64 on the CPU ([`cpu`]) as the
-//! reference. [`encoder`] builds a BERT/MiniLM encoder over real weights ([`weights`]),
+//! Transformer models as GPU programs: a model is a [`graph::Graph`] of [`op::Op`]s over named
+//! tensors, lowered to WGSL dispatches ([`wgsl`]) and evaluated in f64 on the CPU ([`cpu`]) as
+//! the reference. [`encoder`] builds a BERT/MiniLM encoder over real weights ([`weights`]),
 //! [`decoder`] a Llama-style decoder over seeded ones.
 
 pub mod cpu;
 pub mod decoder;
 pub mod encoder;
 pub mod graph;
+pub mod op;
 pub mod weights;
 pub mod wgsl;
 

@@ -1,7 +1,8 @@
 //! The WGSL of each model op, and how an op becomes a dispatch: a uniform of its sizes, its
 //! tensors at bindings 1…n in the order the shader declares them, and its workgroup count.
 
-use super::graph::{elementwise, Op};
+use super::op::Op;
+use crate::kernel::linear_workgroups;
 use crate::program::{Buffer, Program};
 
 const LINEAR: &str = r#"
@@ -279,3 +280,8 @@ pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize) {
 
 /// Most keys one attention row may see ([`ATTENTION`] keeps its scores in workgroup memory).
 pub const MAX_KEYS: u32 = 2048;
+
+/// Workgroups for `n` one-thread-per-element invocations.
+fn elementwise(n: u32) -> [u32; 3] {
+    linear_workgroups(n as usize)
+}

@@ -2,10 +2,16 @@
 //! `reports/schema/results.schema.json` documents every field and is checked against real runs
 //! by the test suite. Bump [`SCHEMA_VERSION`] on any change that breaks readers.
 
+mod change;
+mod clock;
+
+pub use change::{BaselineComparison, CaseChange, ChangeCounts, Presence};
+pub use clock::{ClockStats, ProbeInfo, ProbeStatus};
+
 use stats::{summarize, Summary};
-use crate::baseline::BaselineComparison;
 use kernels::check::Verdict;
-use kernels::wire::{AdapterReport, CaseMeasurement, CompletionLatency, PageError, Sample, StopReason};
+use kernels::sampling::{Sample, StopReason};
+use kernels::wire::{AdapterReport, CaseMeasurement, CompletionLatency, PageError};
 use kernels::{CaseInfo, CaseSpec, SamplingMode, Shape, WarmupPolicy, WarmupStop};
 use serde::{Deserialize, Serialize};
 
@@ -149,7 +155,7 @@ pub struct PlatformRun {
     pub completion_latency: Option<Latency>,
     /// The GPU clock probe attached to the run, or why none was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub probe: Option<crate::probe::ProbeStatus>,
+    pub probe: Option<ProbeStatus>,
     /// Every planned case, measured or not.
     pub cases: Vec<CaseReport>,
     /// GPU-related lines of the browser's diagnostics page (chrome://gpu, about:support), when
@@ -386,7 +392,7 @@ pub struct CaseReport {
     pub in_flight: Option<u32>,
     /// The GPU's clocks, power and throttle reasons while the case ran, where a probe watched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub clock: Option<crate::probe::ClockStats>,
+    pub clock: Option<ClockStats>,
     /// The timer behind `median` and throughput: GPU timestamps when every sample has one.
     pub timer: Option<Timer>,
     /// Statistics of wall-clock samples.
@@ -450,13 +456,29 @@ pub fn format_check(v: &Verdict) -> String {
     }
 }
 
+/// Each run's label, `browser/platform`, with the host's OS added where that alone is ambiguous
+/// (a CI matrix runs the same browser on several OSes).
+pub fn labels(report: &RunReport) -> Vec<String> {
+    let base: Vec<String> = report.runs.iter().map(|r| format!("{}/{}", r.browser, r.platform)).collect();
+    base.iter()
+        .zip(&report.runs)
+        .map(|(b, r)| {
+            if base.iter().filter(|x| *x == b).count() > 1 {
+                format!("{b}@{}", r.host.os.split_whitespace().next().unwrap_or("?"))
+            } else {
+                b.clone()
+            }
+        })
+        .collect()
+}
+
 /// One model case (a case with a [`Throughput`]) of one run, formatted once for the Models
 /// tables of every report (HTML, Markdown, terminal) so they agree.
 #[derive(Debug, Clone, Serialize)]
 pub struct ModelRow<'a> {
     /// The case.
     pub case: &'a CaseReport,
-    /// The run's label (`chrome/webgpu`, see [`crate::compare::labels`]).
+    /// The run's label (`chrome/webgpu`, see [`labels`]).
     pub run: String,
     /// `gpu` or `wall`: the timer of `median`.
     pub timer: &'static str,
@@ -475,7 +497,7 @@ pub struct ModelRow<'a> {
 /// Every model case of every run, run by run: the rows of the Models tables. Empty when no case
 /// has a throughput (kernel-only runs), so callers leave the section out.
 pub fn model_rows(report: &RunReport) -> Vec<ModelRow<'_>> {
-    let labels = crate::compare::labels(report);
+    let labels = labels(report);
     let mut rows = Vec::new();
     for (run, label) in report.runs.iter().zip(labels) {
         for case in &run.cases {
