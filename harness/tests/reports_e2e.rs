@@ -146,6 +146,8 @@ async fn js(client: &fantoccini::Client, script: &str) -> Value {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+// The lock keeps browser tests apart for the whole test, awaits included, on purpose.
+#[allow(clippy::await_holding_lock)]
 async fn the_html_report_and_the_index_work_in_headless_chromium() {
     let _lock = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
     let root = out_dir("report-in-browser");

@@ -30,6 +30,6 @@ impl SplitMix64 {
     /// Uniform in `0..n` (`n > 0`), by Lemire's multiply-shift: the bias is below 2⁻³² for the
     /// sample counts harness sees.
     pub fn below(&mut self, n: usize) -> usize {
-        ((self.next_u64() >> 32) * n as u64 >> 32) as usize
+        (((self.next_u64() >> 32) * n as u64) >> 32) as usize
     }
 }

@@ -657,7 +657,7 @@ pub fn describe_failure(v: &Verdict) -> String {
         return format!("output has {} elements, expected {}", v.len, v.expected_len);
     }
     if let (Some(cos), Some(min)) = (v.min_cosine, v.cosine_threshold) {
-        if !(cos >= min) {
+        if cos.is_nan() || cos < min {
             return format!("cosine similarity to the reference {cos:.6} is below {min} (max abs error {:.3e})", v.max_abs_err);
         }
     }
