@@ -11,6 +11,9 @@ pub const LINEAR_WORKGROUP: u32 = 256;
 /// Largest workgroup count per dispatch dimension that WebGPU guarantees.
 pub const MAX_GROUPS_PER_DIM: u32 = 65_535;
 
+/// Input buffers are padded to a multiple of this many bytes: one `vec4<f32>`.
+pub const INPUT_ALIGN: usize = 16;
+
 /// A deliberate failure a self-test kernel injects in the page, so tests can prove that the harness
 /// notices it. Real kernels have none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,7 +28,9 @@ pub enum Fault {
 ///
 /// Binding layout, shared by every kernel so one dispatcher serves them all: `@binding(0)` is a
 /// uniform of `params()` (u32 words; floats as their bits), `@binding(1..=n)` the read-only
-/// inputs, `@binding(n+1)` the read-write output, all in `@group(0)`, entry point `main`.
+/// inputs, `@binding(n+1)` the read-write output, all in `@group(0)`, entry point `main`. Input
+/// buffers are zero-padded to a multiple of [`INPUT_ALIGN`] bytes, so a shader may bind them as
+/// `array<vec4<f32>>`.
 pub trait Kernel: Send + Sync {
     /// Stable name used in plans, filters and reports, such as `matmul_tiled`.
     fn name(&self) -> &'static str;

@@ -2,7 +2,7 @@
 //! (a catalogue kernel is one dispatch, a user's manifest one dispatch over its own buffers, a
 //! model's forward pass many), so one dispatcher, one timer and one read-back serve them all.
 
-use crate::kernel::Kernel;
+use crate::kernel::{Kernel, INPUT_ALIGN};
 use crate::shape::Shape;
 
 /// What a buffer starts with.
@@ -156,18 +156,31 @@ impl Program {
         self.steps.push(Step { shader, bindings, workgroups });
     }
 
-    /// A catalogue kernel as a program: its uniform at binding 0, `inputs` after it, the output
-    /// last, one dispatch (the layout [`Kernel`] documents).
+    /// A catalogue kernel as a program: one dispatch ([`Program::kernel_step`]) whose output is
+    /// the program's.
     pub fn of_kernel(kernel: &dyn Kernel, shape: &Shape, inputs: &[Vec<f32>]) -> Program {
         let mut p = Program::default();
-        let mut bound = vec![p.buffer(Buffer::uniform("params", kernel.params(shape)))];
-        bound.extend(inputs.iter().map(|x| p.buffer(Buffer::f32s("input", x))));
-        let output = p.buffer(Buffer::zeroed("output", kernel.output_len(shape)));
-        bound.push(output);
-        let shader = p.shader(kernel.name(), || kernel.wgsl());
-        p.step(shader, &bound, kernel.workgroups(shape));
+        let output = p.kernel_step(kernel, shape, inputs);
         p.outputs = vec![output];
         p
+    }
+
+    /// Adds a dispatch of `kernel` at `shape` in the layout [`Kernel`] documents, over buffers of
+    /// its own: the uniform at binding 0, `inputs` after it (zero-padded to whole
+    /// [`INPUT_ALIGN`]s), a zeroed output last; returns the output's index. Steps of one kernel
+    /// name share one shader, so several shapes of a kernel compile it once.
+    pub fn kernel_step(&mut self, kernel: &dyn Kernel, shape: &Shape, inputs: &[Vec<f32>]) -> usize {
+        let mut bound = vec![self.buffer(Buffer::uniform("params", kernel.params(shape)))];
+        for x in inputs {
+            let mut bytes = crate::wire::f32s_to_le_bytes(x);
+            bytes.resize(bytes.len().max(1).next_multiple_of(INPUT_ALIGN), 0);
+            bound.push(self.buffer(Buffer { label: "input".into(), uniform: false, init: Init::Bytes(bytes) }));
+        }
+        let output = self.buffer(Buffer::zeroed("output", kernel.output_len(shape)));
+        bound.push(output);
+        let shader = self.shader(kernel.name(), || kernel.wgsl());
+        self.step(shader, &bound, kernel.workgroups(shape));
+        output
     }
 }
 

@@ -3,7 +3,8 @@
 
 use kernels::gpu::Gpu;
 use kernels::sampling::{NoClock, Sampled, StopReason};
-use kernels::{catalog, compare, plan, Sampling, SamplingMode, Suite, WarmupPolicy, WarmupStop};
+use kernels::catalog::matmul;
+use kernels::{catalog, compare, Kernel, plan, Sampling, SamplingMode, Suite, WarmupPolicy, WarmupStop};
 use kernels::program::Program;
 use kernels::wire::le_bytes_to_f32s;
 
@@ -65,6 +66,38 @@ fn quick_suite_kernels_match_their_references_natively() {
             failures.push(format!("{}: {:?}", case.id, verdict));
         }
     }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// Odd shapes for every matmul variant: a single element, one row, primes, past every tile's edge,
+/// and one that every tile divides.
+const MATMUL_SHAPES: [[u32; 3]; 6] = [[1, 1, 1], [1, 37, 53], [13, 17, 19], [31, 29, 37], [65, 67, 129], [64, 64, 64]];
+
+#[test]
+fn every_matmul_variant_matches_the_reference_at_odd_shapes_natively() {
+    let Some(gpu) = gpu() else { return };
+    let t0 = std::time::Instant::now();
+    let shapes: Vec<kernels::Shape> = MATMUL_SHAPES.iter().map(|d| kernels::Shape::from(&d[..])).collect();
+    let inputs: Vec<Vec<Vec<f32>>> = shapes.iter().map(|s| matmul::BLOCKED.inputs(s, 1)).collect();
+    let references: Vec<Vec<f64>> = shapes.iter().zip(&inputs).map(|(s, x)| matmul::BLOCKED.reference(s, x)).collect();
+    let mut failures = Vec::new();
+    for params in matmul::candidates() {
+        let kernel = matmul::Matmul::blocked(params).unwrap();
+        // Every shape is a step of one program, so the variant's shader compiles once.
+        let mut program = Program::default();
+        program.outputs = shapes.iter().zip(&inputs).map(|(s, x)| program.kernel_step(&kernel, s, x)).collect();
+        let prepared = pollster::block_on(gpu.prepare(&params.to_string(), &program)).unwrap_or_else(|e| panic!("{params}: {e}"));
+        pollster::block_on(gpu.dispatch(&prepared)).unwrap();
+        let mut out = le_bytes_to_f32s(&pollster::block_on(gpu.read_output(&prepared, &program)).unwrap()).into_iter();
+        for (shape, reference) in shapes.iter().zip(&references) {
+            let got: Vec<f32> = out.by_ref().take(reference.len()).collect();
+            let verdict = compare(&got, reference, kernel.tolerance(shape));
+            if !verdict.passed {
+                failures.push(format!("{params} at {shape}: {verdict:?}"));
+            }
+        }
+    }
+    eprintln!("{} matmul variants × {} shapes in {:.1?}", matmul::candidates().len(), shapes.len(), t0.elapsed());
     assert!(failures.is_empty(), "{failures:#?}");
 }
 

@@ -2,7 +2,7 @@
 
 mod activation;
 mod elementwise;
-mod matmul;
+pub mod matmul;
 mod norm;
 mod rope;
 mod selftest;
@@ -15,6 +15,7 @@ pub fn all() -> Vec<&'static dyn Kernel> {
     vec![
         &matmul::NAIVE,
         &matmul::TILED,
+        &matmul::BLOCKED,
         &elementwise::ADD,
         &elementwise::SUB,
         &elementwise::MUL,

@@ -1,3 +1,10 @@
+//! Dense f32 matrix multiply: the naive and 16x16-tiled references, and `matmul`, the
+//! register-blocked kernel whose tile sizes are [`MatmulParams`].
+
+mod params;
+
+pub use params::{candidates, MatmulParams, ParamError, MAX_INVOCATIONS, MAX_WORKGROUP_BYTES};
+
 use super::shapes;
 use crate::check::Tolerance;
 use crate::kernel::{pad_params, Kernel};
@@ -6,16 +13,32 @@ use crate::real::Real;
 use crate::shape::Shape;
 
 /// One output element per invocation, reading A and B straight from storage.
-pub static NAIVE: Matmul = Matmul { tiled: false };
+pub static NAIVE: Matmul = Matmul { variant: Variant::Naive };
 /// 16x16 tiles of A and B staged in workgroup memory.
-pub static TILED: Matmul = Matmul { tiled: true };
+pub static TILED: Matmul = Matmul { variant: Variant::Tiled };
+/// Register-blocked, in its default variant: the one to use.
+pub static BLOCKED: Matmul = Matmul { variant: Variant::Blocked(MatmulParams::DEFAULT) };
 
-/// Dense f32 matrix multiply `C[M,N] = A[M,K] · B[K,N]`, row-major.
+/// Dense f32 matrix multiply `C[M,N] = A[M,K] · B[K,N]`, row-major. Every variant shares the
+/// shapes, inputs, reference and tolerance; only the shader differs.
 pub struct Matmul {
-    tiled: bool,
+    variant: Variant,
+}
+
+/// How a [`Matmul`] computes on the GPU.
+enum Variant {
+    Naive,
+    Tiled,
+    Blocked(MatmulParams),
 }
 
 impl Matmul {
+    /// The register-blocked `matmul` with tile sizes `params`, refused if they cannot run.
+    pub fn blocked(params: MatmulParams) -> Result<Matmul, ParamError> {
+        params.validate()?;
+        Ok(Matmul { variant: Variant::Blocked(params) })
+    }
+
     fn compute<T: Real>(&self, s: &Shape, inputs: &[Vec<f32>]) -> Vec<T> {
         let (m, k, n) = (s.dim(0) as usize, s.dim(1) as usize, s.dim(2) as usize);
         let (a, b) = (&inputs[0], &inputs[1]);
@@ -35,17 +58,17 @@ impl Matmul {
 
 impl Kernel for Matmul {
     fn name(&self) -> &'static str {
-        if self.tiled {
-            "matmul_tiled"
-        } else {
-            "matmul_naive"
+        match self.variant {
+            Variant::Naive => "matmul_naive",
+            Variant::Tiled => "matmul_tiled",
+            Variant::Blocked(_) => "matmul",
         }
     }
     fn summary(&self) -> &'static str {
-        if self.tiled {
-            "C = A·B, f32, 16x16 workgroup-memory tiles, any M×K×N"
-        } else {
-            "C = A·B, f32, one invocation per output element"
+        match self.variant {
+            Variant::Naive => "C = A·B, f32, one invocation per output element",
+            Variant::Tiled => "C = A·B, f32, 16x16 workgroup-memory tiles, any M×K×N",
+            Variant::Blocked(_) => "C = A·B, f32, register-blocked: workgroup-memory tiles, a tile of outputs per invocation, vec4 loads where aligned, any M×K×N",
         }
     }
     fn dims(&self) -> &'static [&'static str] {
@@ -69,14 +92,17 @@ impl Kernel for Matmul {
         pad_params(vec![s.dim(0), s.dim(1), s.dim(2)])
     }
     fn wgsl(&self) -> String {
-        if self.tiled {
-            include_str!("../../wgsl/matmul_tiled.wgsl").into()
-        } else {
-            include_str!("../../wgsl/matmul_naive.wgsl").into()
+        match self.variant {
+            Variant::Naive => include_str!("../../../wgsl/matmul_naive.wgsl").into(),
+            Variant::Tiled => include_str!("../../../wgsl/matmul_tiled.wgsl").into(),
+            Variant::Blocked(p) => p.wgsl(),
         }
     }
     fn workgroups(&self, s: &Shape) -> [u32; 3] {
-        [s.dim(2).div_ceil(16), s.dim(0).div_ceil(16), 1]
+        match self.variant {
+            Variant::Naive | Variant::Tiled => [s.dim(2).div_ceil(16), s.dim(0).div_ceil(16), 1],
+            Variant::Blocked(p) => p.workgroups(s.dim(0), s.dim(2)),
+        }
     }
     fn reference(&self, s: &Shape, inputs: &[Vec<f32>]) -> Vec<f64> {
         self.compute::<f64>(s, inputs)

@@ -1,0 +1,249 @@
+//! The register-blocked matmul's tuning parameters: what a variant is, which combinations can
+//! run on any WebGPU device, the search space a tuner tries, and the WGSL each one compiles to.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Invocations per workgroup that every WebGPU device allows (`maxComputeInvocationsPerWorkgroup`).
+pub const MAX_INVOCATIONS: u32 = 256;
+/// Bytes of workgroup memory that every WebGPU device allows (`maxComputeWorkgroupStorageSize`).
+pub const MAX_WORKGROUP_BYTES: u32 = 16 * 1024;
+
+/// One variant of the register-blocked matmul: a workgroup computes a `bm`×`bn` block of C from
+/// `bm`×`bk` and `bk`×`bn` tiles of A and B staged in workgroup memory, and each of its
+/// `(bn/tn) × (bm/tm)` invocations computes `tm`×`tn` of those outputs in registers. Inputs are
+/// read `vec` consecutive f32 at a time (`vec4<f32>` loads for 4) wherever the matrix's rows allow.
+///
+/// Plain and serialisable, so a tuner can store the winners and a plan can carry one to the page;
+/// whoever receives one checks it with [`MatmulParams::validate`] before compiling it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct MatmulParams {
+    /// Rows of C per workgroup.
+    pub bm: u32,
+    /// Columns of C per workgroup.
+    pub bn: u32,
+    /// Depth (along K) of the A and B tiles staged per step.
+    pub bk: u32,
+    /// Rows of C per invocation.
+    pub tm: u32,
+    /// Columns of C per invocation.
+    pub tn: u32,
+    /// f32 per load: 1 (scalar) or 4 (`vec4<f32>`).
+    pub vec: u32,
+}
+
+/// Why a [`MatmulParams`] cannot run; the message names the parameters and the rule.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParamError {
+    /// A size is zero.
+    #[error("{params}: `{name}` is 0; every tile size must be at least 1")]
+    Zero {
+        /// The parameters.
+        params: MatmulParams,
+        /// The parameter that is zero.
+        name: &'static str,
+    },
+    /// A vector width WGSL loads cannot have.
+    #[error("{params}: vector width {} is neither 1 (scalar loads) nor 4 (vec4 loads)", params.vec)]
+    VecWidth {
+        /// The parameters.
+        params: MatmulParams,
+    },
+    /// A tile that does not split evenly.
+    #[error("{params}: {what} = {of} is not a multiple of {by_name} = {by}")]
+    NotDivisible {
+        /// The parameters.
+        params: MatmulParams,
+        /// The parameter that must be a multiple.
+        what: &'static str,
+        /// Its value.
+        of: u32,
+        /// The parameter it must be a multiple of.
+        by_name: &'static str,
+        /// Its value.
+        by: u32,
+    },
+    /// More invocations than WebGPU guarantees.
+    #[error("{params}: the workgroup is (bn/tn) × (bm/tm) = {x} × {y} = {} invocations, more than the {MAX_INVOCATIONS} WebGPU guarantees", x * y)]
+    TooManyInvocations {
+        /// The parameters.
+        params: MatmulParams,
+        /// Invocations along N.
+        x: u32,
+        /// Invocations along M.
+        y: u32,
+    },
+    /// More workgroup memory than WebGPU guarantees.
+    #[error("{params}: the A and B tiles need 4 × (bm×bk + bk×bn) = {bytes} bytes of workgroup memory, more than the {MAX_WORKGROUP_BYTES} WebGPU guarantees")]
+    TooMuchMemory {
+        /// The parameters.
+        params: MatmulParams,
+        /// Bytes the tiles need.
+        bytes: u32,
+    },
+}
+
+impl MatmulParams {
+    /// The catalogue's `matmul`: 64×64 blocks, 16-deep tiles, 4×4 outputs per invocation and vec4
+    /// loads. 256 invocations each load exactly one vec4 of A and one of B per step, the tiles
+    /// take 8 KiB (half the guaranteed workgroup memory, so two workgroups fit where 16 KiB is
+    /// all there is), 16 accumulators fit the registers of any GPU, and 64-wide blocks still give
+    /// mid-sized matrices enough workgroups to fill a large GPU.
+    pub const DEFAULT: MatmulParams = MatmulParams { bm: 64, bn: 64, bk: 16, tm: 4, tn: 4, vec: 4 };
+
+    /// Workgroup size `[x, y]`: `bn/tn` invocations along N, `bm/tm` along M.
+    pub fn workgroup_size(&self) -> [u32; 2] {
+        [self.bn / self.tn.max(1), self.bm / self.tm.max(1)]
+    }
+
+    /// Bytes of workgroup memory the A and B tiles take.
+    pub fn workgroup_bytes(&self) -> u32 {
+        4 * (self.bm * self.bk + self.bk * self.bn)
+    }
+
+    /// Refuses a combination that cannot compile or run on every WebGPU device, saying which
+    /// rule it breaks.
+    pub fn validate(&self) -> Result<(), ParamError> {
+        let p = *self;
+        let sizes = [("bm", p.bm), ("bn", p.bn), ("bk", p.bk), ("tm", p.tm), ("tn", p.tn), ("vec", p.vec)];
+        if let Some(&(name, _)) = sizes.iter().find(|(_, v)| *v == 0) {
+            return Err(ParamError::Zero { params: p, name });
+        }
+        if p.vec != 1 && p.vec != 4 {
+            return Err(ParamError::VecWidth { params: p });
+        }
+        let multiples = [
+            ("bm", p.bm, "tm", p.tm),
+            ("bn", p.bn, "tn", p.tn),
+            ("tn", p.tn, "vec", p.vec),
+            ("bk", p.bk, "vec", p.vec),
+        ];
+        if let Some(&(what, of, by_name, by)) = multiples.iter().find(|m| m.1 % m.3 != 0) {
+            return Err(ParamError::NotDivisible { params: p, what, of, by_name, by });
+        }
+        let [x, y] = p.workgroup_size();
+        if x * y > MAX_INVOCATIONS {
+            return Err(ParamError::TooManyInvocations { params: p, x, y });
+        }
+        let bytes = p.workgroup_bytes();
+        if bytes > MAX_WORKGROUP_BYTES {
+            return Err(ParamError::TooMuchMemory { params: p, bytes });
+        }
+        Ok(())
+    }
+
+    /// Workgroups to cover an `m`×`n` output: one per `bm`×`bn` block.
+    pub fn workgroups(&self, m: u32, n: u32) -> [u32; 3] {
+        [n.div_ceil(self.bn).max(1), m.div_ceil(self.bm).max(1), 1]
+    }
+
+    /// The WGSL of this variant: its constants and vector type, then the shader of
+    /// `wgsl/matmul.wgsl`, which is written in terms of them.
+    pub fn wgsl(&self) -> String {
+        let (vec_type, lane, vec_of) = match self.vec {
+            1 => ("f32", "v", "x[0]"),
+            _ => ("vec4<f32>", "v[e]", "Vec(x[0], x[1], x[2], x[3])"),
+        };
+        let MatmulParams { bm, bn, bk, tm, tn, vec } = *self;
+        format!(
+            "// Variant {self}.
+const BM: u32 = {bm}u;
+const BN: u32 = {bn}u;
+const BK: u32 = {bk}u;
+const TM: u32 = {tm}u;
+const TN: u32 = {tn}u;
+const VEC: u32 = {vec}u;
+alias Vec = {vec_type};
+fn lane(v: Vec, e: u32) -> f32 {{ return {lane}; }}
+fn vec_of(x: array<f32, VEC>) -> Vec {{ return {vec_of}; }}
+
+{}",
+            include_str!("../../../wgsl/matmul.wgsl")
+        )
+    }
+}
+
+impl fmt::Display for MatmulParams {
+    /// Compact and safe in ids and file names: `bm64-bn64-bk16-tm4-tn4-v4`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let MatmulParams { bm, bn, bk, tm, tn, vec } = self;
+        write!(f, "bm{bm}-bn{bn}-bk{bk}-tm{tm}-tn{tn}-v{vec}")
+    }
+}
+
+/// The variants a tuner tries: 32- to 128-wide blocks, 4×4 to 8×8 outputs per invocation, tiles
+/// 8 to 32 deep, scalar and vec4 loads, and workgroups of 16×16, 8×8, 8×32, 32×8 and 64×4
+/// invocations. Every one validates.
+pub fn candidates() -> Vec<MatmulParams> {
+    let p = |bm, bn, bk, tm, tn, vec| MatmulParams { bm, bn, bk, tm, tn, vec };
+    let mut all = Vec::new();
+    for vec in [1, 4] {
+        // 16×16 invocations of 4×4 outputs on 64×64 blocks, at every tile depth.
+        all.extend([8, 16, 32].map(|bk| p(64, 64, bk, 4, 4, vec)));
+        // 16×16 invocations of 8×8 outputs on 128×128 blocks: 64 accumulators each.
+        all.extend([8, 16].map(|bk| p(128, 128, bk, 8, 8, vec)));
+        // Wide and tall 16×16 workgroups.
+        all.push(p(128, 64, 16, 8, 4, vec));
+        all.push(p(64, 128, 16, 4, 8, vec));
+        // 8×8 invocations: small blocks for small matrices, or 8×8 outputs each.
+        all.push(p(32, 32, 16, 4, 4, vec));
+        all.push(p(64, 64, 16, 8, 8, vec));
+    }
+    // Other workgroup shapes: 8×32, 32×8 and a long 64×4.
+    all.push(p(128, 64, 16, 4, 8, 4));
+    all.push(p(64, 128, 16, 8, 4, 4));
+    all.push(p(16, 256, 8, 4, 4, 4));
+    all
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_candidate_validates_and_they_differ() {
+        let all = candidates();
+        assert!((12..=32).contains(&all.len()), "{}", all.len());
+        for p in &all {
+            assert_eq!(p.validate(), Ok(()), "{p}");
+        }
+        assert!(all.contains(&MatmulParams::DEFAULT));
+        let mut names: Vec<String> = all.iter().map(|p| p.to_string()).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), all.len(), "duplicate candidates");
+        let shapes: Vec<[u32; 2]> = all.iter().map(|p| p.workgroup_size()).collect();
+        for shape in [[16, 16], [8, 8], [8, 32], [32, 8], [64, 4]] {
+            assert!(shapes.contains(&shape), "no {shape:?} workgroup");
+        }
+    }
+
+    #[test]
+    fn invalid_combinations_are_refused_naming_the_rule() {
+        let d = MatmulParams::DEFAULT;
+        let refused = [
+            (MatmulParams { tm: 0, ..d }, "`tm` is 0"),
+            (MatmulParams { vec: 2, ..d }, "vector width 2 is neither 1"),
+            (MatmulParams { bm: 62, ..d }, "bm = 62 is not a multiple of tm = 4"),
+            (MatmulParams { tn: 3, vec: 1, ..d }, "bn = 64 is not a multiple of tn = 3"),
+            (MatmulParams { tn: 2, bn: 32, ..d }, "tn = 2 is not a multiple of vec = 4"),
+            (MatmulParams { bk: 6, ..d }, "bk = 6 is not a multiple of vec = 4"),
+            (MatmulParams { tm: 2, ..d }, "16 × 32 = 512 invocations, more than the 256"),
+            (MatmulParams { bm: 128, bn: 128, bk: 32, tm: 8, tn: 8, vec: 4 }, "32768 bytes of workgroup memory"),
+        ];
+        for (p, needle) in refused {
+            let err = p.validate().expect_err(&p.to_string()).to_string();
+            assert!(err.contains(needle) && err.starts_with(&p.to_string()), "{p}: {err}");
+        }
+    }
+
+    #[test]
+    fn the_shader_is_the_template_under_the_variants_constants() {
+        let wgsl = MatmulParams::DEFAULT.wgsl();
+        for line in ["const BK: u32 = 16u;", "alias Vec = vec4<f32>;", "fn main("] {
+            assert!(wgsl.contains(line), "{line} missing:\n{wgsl}");
+        }
+        assert!(MatmulParams { vec: 1, ..MatmulParams::DEFAULT }.wgsl().contains("alias Vec = f32;"));
+        assert_eq!(MatmulParams::DEFAULT.workgroups(65, 129), [3, 2, 1]);
+    }
+}

@@ -1,0 +1,110 @@
+// C[M,N] = A[M,K] * B[K,N], row-major, register-blocked. A workgroup computes a BM x BN block of C
+// from BM x BK and BK x BN tiles of A and B staged in workgroup memory; each invocation computes
+// TM x TN of its outputs in registers, at rows lid.y + i*WY and columns (lid.x + j*WX)*VEC + e,
+// so neighbouring invocations touch neighbouring words of the tiles and of C.
+//
+// MatmulParams::wgsl puts above this the constants BM, BN, BK, TM, TN, VEC, the type Vec of VEC
+// consecutive f32 (f32 or vec4<f32>), lane(v, e) (its e-th f32) and vec_of(x) (a Vec from VEC f32).
+// Tiles are zero-padded past the matrices' edges, so any M, K, N work.
+struct Params { m: u32, k: u32, n: u32, pad: u32 }
+
+// Inputs are bound as arrays of Vec: harness pads every input buffer to a multiple of 16 bytes.
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> a: array<Vec>;
+@group(0) @binding(2) var<storage, read> b: array<Vec>;
+@group(0) @binding(3) var<storage, read_write> c: array<f32>;
+
+const WX: u32 = BN / TN;
+const WY: u32 = BM / TM;
+const INVOCATIONS: u32 = WX * WY;
+// Vecs in a row of the A tile, of the B tile, and of an invocation's outputs.
+const BKV: u32 = BK / VEC;
+const BNV: u32 = BN / VEC;
+const TNV: u32 = TN / VEC;
+
+var<workgroup> ta: array<array<Vec, BKV>, BM>;
+var<workgroup> tb: array<array<Vec, BNV>, BK>;
+
+// Element i of input 0 (A) or 1 (B). WGSL passes no pointers to storage into functions (without
+// an extension), so one function picks the buffer; `input` is constant where it is called.
+fn element(input: u32, i: u32) -> f32 {
+    if (input == 0u) {
+        return lane(a[i / VEC], i % VEC);
+    }
+    return lane(b[i / VEC], i % VEC);
+}
+
+// Elements (row, col .. col+VEC) of input 0 (A) or 1 (B), of `rows` x `cols`, zero past its
+// edges; `col` is a multiple of VEC. One Vec load when the row holds them all and is Vec-aligned
+// (`cols` a multiple of VEC), else one f32 at a time.
+fn load(input: u32, rows: u32, cols: u32, row: u32, col: u32) -> Vec {
+    let i = row * cols + col;
+    if (row < rows && col + VEC <= cols && cols % VEC == 0u) {
+        if (input == 0u) {
+            return a[i / VEC];
+        }
+        return b[i / VEC];
+    }
+    var x: array<f32, VEC>;
+    for (var e = 0u; e < VEC; e++) {
+        if (row < rows && col + e < cols) {
+            x[e] = element(input, i + e);
+        }
+    }
+    return vec_of(x);
+}
+
+@compute @workgroup_size(WX, WY)
+fn main(
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(local_invocation_id) lid: vec3<u32>,
+    @builtin(local_invocation_index) local_index: u32,
+) {
+    let m0 = wg.y * BM;
+    let n0 = wg.x * BN;
+    var acc: array<array<Vec, TNV>, TM>;
+    let steps = (p.k + BK - 1u) / BK;
+    // No early return: every invocation must reach the barriers (uniform control flow).
+    for (var s = 0u; s < steps; s++) {
+        let k0 = s * BK;
+        // Every invocation loads a share of both tiles, consecutive ones consecutive Vecs of a row.
+        for (var v = local_index; v < BM * BKV; v += INVOCATIONS) {
+            ta[v / BKV][v % BKV] = load(0u, p.m, p.k, m0 + v / BKV, k0 + (v % BKV) * VEC);
+        }
+        for (var v = local_index; v < BK * BNV; v += INVOCATIONS) {
+            tb[v / BNV][v % BNV] = load(1u, p.k, p.n, k0 + v / BNV, n0 + (v % BNV) * VEC);
+        }
+        workgroupBarrier();
+        for (var kv = 0u; kv < BKV; kv++) {
+            var av: array<Vec, TM>;
+            for (var i = 0u; i < TM; i++) {
+                av[i] = ta[lid.y + i * WY][kv];
+            }
+            for (var e = 0u; e < VEC; e++) {
+                var bv: array<Vec, TNV>;
+                for (var j = 0u; j < TNV; j++) {
+                    bv[j] = tb[kv * VEC + e][lid.x + j * WX];
+                }
+                for (var i = 0u; i < TM; i++) {
+                    let x = lane(av[i], e);
+                    for (var j = 0u; j < TNV; j++) {
+                        acc[i][j] += x * bv[j];
+                    }
+                }
+            }
+        }
+        // The next step overwrites the tiles: everyone must be done reading them.
+        workgroupBarrier();
+    }
+    for (var i = 0u; i < TM; i++) {
+        let row = m0 + lid.y + i * WY;
+        for (var j = 0u; j < TNV; j++) {
+            for (var e = 0u; e < VEC; e++) {
+                let col = n0 + (lid.x + j * WX) * VEC + e;
+                if (row < p.m && col < p.n) {
+                    c[row * p.n + col] = lane(acc[i][j], e);
+                }
+            }
+        }
+    }
+}
