@@ -86,6 +86,26 @@ pub trait Kernel: Send + Sync {
     }
 }
 
+/// The kernel a case runs: a catalogue entry, or a variant built for that case (what a tuner
+/// picked). Either way it is used as a `dyn Kernel`.
+pub enum KernelRef {
+    /// A catalogue kernel.
+    Static(&'static dyn Kernel),
+    /// A variant built for one case.
+    Owned(Box<dyn Kernel>),
+}
+
+impl std::ops::Deref for KernelRef {
+    type Target = dyn Kernel;
+
+    fn deref(&self) -> &(dyn Kernel + 'static) {
+        match self {
+            KernelRef::Static(k) => *k,
+            KernelRef::Owned(k) => k.as_ref(),
+        }
+    }
+}
+
 /// Workgroups for a one-dimensional kernel of `threads` invocations, split over x and y because one
 /// dimension may hold at most 65535 workgroups. Shaders recover the index as
 /// `gid.x + gid.y * num_workgroups.x * 256`.

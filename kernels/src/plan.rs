@@ -3,7 +3,7 @@
 use crate::catalog;
 use crate::check::CheckRule;
 use crate::info::CaseInfo;
-use crate::kernel::Kernel;
+use crate::kernel::KernelRef;
 use crate::model::{weights::Weights, ModelError};
 use crate::program::Program;
 use crate::sampling::Sampling;
@@ -56,6 +56,10 @@ pub struct CaseSpec {
     /// What runs, when it is not the catalogue kernel `kernel`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workload: Option<Workload>,
+    /// The catalogue kernel's variant, when not its default (`bm64-bn64-bk16-tm4-tn4-v4` for
+    /// `matmul`): what `harness tune` tries and what its cache picks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
 }
 
 impl CaseSpec {
@@ -67,6 +71,24 @@ impl CaseSpec {
             shape,
             seed,
             workload: None,
+            variant: None,
+        }
+    }
+
+    /// The same case with the kernel's `variant`, which its id names; checked by
+    /// [`catalog::variant`].
+    pub fn with_variant(self, variant: &str) -> Result<Self, catalog::VariantError> {
+        catalog::variant(&self.kernel, variant)?;
+        let id = format!("{}/{variant}", self.reference_id());
+        Ok(CaseSpec { id, variant: Some(variant.to_string()), ..self })
+    }
+
+    /// The id of the case whose output this one must equal: its own, or for a variant, the
+    /// default variant's (every variant computes the same thing).
+    pub fn reference_id(&self) -> String {
+        match self.variant {
+            Some(_) => format!("{}/{}/seed={}", self.kernel, self.shape, self.seed),
+            None => self.id.clone(),
         }
     }
 
@@ -77,10 +99,11 @@ impl CaseSpec {
 
     /// The catalogue kernel this case runs; `None` for a workload, or a kernel from another
     /// harness version.
-    pub fn kernel(&self) -> Option<&'static dyn Kernel> {
-        match self.workload {
-            Some(_) => None,
-            None => catalog::find(&self.kernel),
+    pub fn kernel(&self) -> Option<KernelRef> {
+        match (&self.workload, &self.variant) {
+            (Some(_), _) => None,
+            (None, None) => catalog::find(&self.kernel).map(KernelRef::Static),
+            (None, Some(v)) => catalog::variant(&self.kernel, v).ok().map(KernelRef::Owned),
         }
     }
 
@@ -104,7 +127,7 @@ impl CaseSpec {
     pub fn program(&self, weights: Option<&Weights>) -> Result<Program, ModelError> {
         match (&self.workload, self.kernel()) {
             (Some(w), _) => w.program(self.seed, weights),
-            (None, Some(k)) => Ok(Program::of_kernel(k, &self.shape, &k.inputs(&self.shape, self.seed))),
+            (None, Some(k)) => Ok(Program::of_kernel(&*k, &self.shape, &k.inputs(&self.shape, self.seed))),
             (None, None) => Err(ModelError::UnknownKernel(self.kernel.clone())),
         }
     }

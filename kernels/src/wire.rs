@@ -136,6 +136,23 @@ pub struct AdapterReport {
     pub cross_origin_isolated: bool,
 }
 
+impl AdapterReport {
+    /// The adapter's vendor, architecture, device and description, those it gives, in one
+    /// line; `unnamed adapter` where the browser hides them all (Firefox does).
+    pub fn label(&self) -> String {
+        let parts: Vec<&str> = [&self.vendor, &self.architecture, &self.device, &self.description]
+            .into_iter()
+            .map(|s| s.trim())
+            .filter(|s| !s.is_empty())
+            .collect();
+        if parts.is_empty() {
+            "unnamed adapter".to_string()
+        } else {
+            parts.join(" ")
+        }
+    }
+}
+
 /// An exception or failure in the page.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

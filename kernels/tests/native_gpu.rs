@@ -52,7 +52,7 @@ fn quick_suite_kernels_match_their_references_natively() {
     eprintln!("adapter: {} ({:?})", gpu.info.name, gpu.info.device_type);
     let mut failures = Vec::new();
     for case in plan::build_cases(Suite::Quick, &[], 1).unwrap() {
-        let (m, verdict) = measure_and_check(&gpu, case.kernel().unwrap(), &case.shape, 3, 1e9);
+        let (m, verdict) = measure_and_check(&gpu, &*case.kernel().unwrap(), &case.shape, 3, 1e9);
         assert!(m.first_ms > 0.0);
         assert_eq!(m.samples.len(), 3);
         assert!(m.samples.iter().all(|s| s.wall_ms > 0.0), "{}: {:?}", case.id, m.samples);

@@ -132,7 +132,7 @@ async fn run_case(
         None => {}
     }
     let Some(gpu) = gpu else {
-        let mut cpu = CpuKernel { kernel, shape: &case.shape, inputs: kernel.inputs(&case.shape, case.seed), output: Vec::new() };
+        let mut cpu = CpuKernel { kernel: &*kernel, shape: &case.shape, inputs: kernel.inputs(&case.shape, case.seed), output: Vec::new() };
         let sampled = sample(&plan.sampling, &mut cpu, &mut kernels::sampling::NoClock, on_sample).await.map_err(|e| match e {})?;
         return Ok(CaseMeasurement {
             case_id: case.id.clone(),

@@ -22,6 +22,9 @@ pub struct Entry {
     pub stats: Option<Summary>,
     /// median / fastest median.
     pub ratio: Option<f64>,
+    /// The kernel variant that run used, where not the default (runs may have tuned apart).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
 }
 
 /// One case across all runs.
@@ -113,6 +116,7 @@ pub fn compare_runs(report: &RunReport) -> Option<Comparison> {
                     status: c.map(|c| c.status),
                     stats: *s,
                     ratio: s.filter(|_| fastest.is_finite()).map(|s| s.median / fastest),
+                    variant: c.and_then(|c| c.variant.clone()),
                 })
                 .collect();
             let verdicts: Vec<bool> = found

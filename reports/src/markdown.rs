@@ -172,6 +172,11 @@ fn comparison(s: &mut String, cmp: &Comparison, clock_flags: &[ClockFlag]) {
                 (_, _, Some(status)) => status.as_str().to_string(),
                 _ => "–".into(),
             })
+            .zip(&c.entries)
+            .map(|(cell, e)| match &e.variant {
+                Some(v) if !c.id.ends_with(v.as_str()) => format!("{cell} [{v}]"),
+                _ => cell,
+            })
             .collect();
         let _ = writeln!(s, "| `{}` | {} | {} |", c.id, c.timer.short(), cells.join(" | "));
     }
@@ -187,7 +192,7 @@ fn single(s: &mut String, report: &RunReport) {
         let _ = writeln!(
             s,
             "| `{}` | {} | {} | {} | {} | {} | {} | {} |",
-            c.id,
+            c.label(),
             c.status.as_str(),
             c.timer.map(Timer::short).unwrap_or("–"),
             h.map(|h| ms(h.median)).unwrap_or_else(|| "–".into()),

@@ -404,6 +404,17 @@ pub struct RunArgs {
     /// Seed of the inputs: a case is reproducible from (kernel, shape, seed).
     #[arg(long, default_value_t = 1, conflicts_with = "replay")]
     pub seed: u64,
+    /// Tune: run every variant of the tunable kernels selected (`matmul`'s tile sizes, workgroup
+    /// shapes and vector widths) instead of their default, check each, rank the correct ones per
+    /// browser and shape, and keep the fastest in --tune-cache for later runs. A wrong variant
+    /// is reported and never picked. Other kernels are left out.
+    #[arg(long, conflicts_with = "replay")]
+    pub tune: bool,
+    /// The winners of --tune: later runs take each tunable kernel's variant from here (the one
+    /// tuned in the same browser, or natively, at the nearest shape). A cache that cannot be
+    /// read is ignored with a warning.
+    #[arg(long, value_name = "FILE", default_value = "runs/tune.json")]
+    pub tune_cache: PathBuf,
     /// Run the plan (cases, seeds, browsers, platforms, sampling settings) recorded in a
     /// results.json (or its folder) again.
     #[arg(long, value_name = "RESULTS")]

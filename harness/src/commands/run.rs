@@ -7,6 +7,8 @@ use crate::measure::browser::BrowserKind;
 use crate::measure::controller::{self, BrowserRunRequest};
 use crate::measure::{discovery, host, native, probe};
 use crate::output::progress::TerminalReporter;
+use crate::output::summary;
+use crate::plan::tuning::{self, TuneCache};
 use crate::plan::{baseline, reference, workload};
 use anyhow::{Context, Result};
 use reports::{RunReport, Settings, SCHEMA_VERSION};
@@ -46,6 +48,19 @@ pub async fn exec(mut args: RunArgs) -> Result<ExitCode> {
             (replayed, weights)
         }
     };
+    let cases = match args.tune {
+        true => tuning::expand(&cases).map_err(anyhow::Error::msg)?,
+        false => cases,
+    };
+    let (mut tune_cache, warning) = TuneCache::load(&args.tune_cache);
+    if let Some(w) = warning {
+        eprintln!("warning: {w}");
+    }
+    // Tuning runs every variant; other runs take each browser's cached winner.
+    let variants_for = |target: &str, cases: &[kernels::CaseSpec]| match args.tune {
+        true => cases.to_vec(),
+        false => tune_cache.apply(target, cases),
+    };
     let references = Arc::new(reference::References::new(weights.clone()));
     let plan = kernels::RunPlan {
         platform: kernels::Platform::Webgpu,
@@ -82,6 +97,11 @@ pub async fn exec(mut args: RunArgs) -> Result<ExitCode> {
     for (&browser, &platform) in browsers.iter().flat_map(|b| page_platforms.iter().map(move |p| (b, p))) {
         // The WASM CPU baseline has the catalogue kernels only.
         let cases: Vec<kernels::CaseSpec> = plan.cases.iter().filter(|c| platform != kernels::Platform::Wasm || c.workload.is_none()).cloned().collect();
+        let cases = variants_for(browser.spec().key, &cases);
+        if args.tune && platform == kernels::Platform::Wasm {
+            eprintln!("--platform wasm: skipped with --tune, every variant is the same code on the CPU");
+            continue;
+        }
         if cases.is_empty() {
             eprintln!("--platform wasm: skipped, it runs catalogue kernels only (models and user kernels run on webgpu and native)");
             continue;
@@ -141,7 +161,8 @@ pub async fn exec(mut args: RunArgs) -> Result<ExitCode> {
         }
     }
     if platforms.contains(&kernels::Platform::Native) && !*interrupted.borrow() {
-        runs.push(native::run_native(&plan, Duration::from_secs_f64(args.timeout), &references, &probe, &mut reporter, &mut interrupted).await);
+        let native_plan = kernels::RunPlan { cases: variants_for("native", &plan.cases), ..plan.clone() };
+        runs.push(native::run_native(&native_plan, Duration::from_secs_f64(args.timeout), &references, &probe, &mut reporter, &mut interrupted).await);
     }
     drop(reporter);
 
@@ -176,6 +197,16 @@ pub async fn exec(mut args: RunArgs) -> Result<ExitCode> {
         report.baseline = Some(args.gate.compare(name, old, &report));
     }
     write_reports(&report, &out_dir, args.json)?;
+    if args.tune {
+        let rankings = tuning::rank(&report);
+        let winners: Vec<tuning::Winner> = rankings.iter().filter_map(|r| r.winner.clone()).collect();
+        tune_cache.record(&winners);
+        tune_cache.save(&args.tune_cache).with_context(|| format!("writing the tune cache {}", args.tune_cache.display()))?;
+        if !args.json {
+            print!("{}", summary::tuning(&rankings));
+            println!("kept {} winner(s) in {}", winners.len(), args.tune_cache.display());
+        }
+    }
     if let Some(name) = &args.save_baseline {
         let folder = baseline::save(&report, &args.gate.baseline_dir, name)?;
         if !args.json {

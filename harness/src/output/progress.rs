@@ -115,7 +115,7 @@ impl Reporter for TerminalReporter {
                     CaseStatus::Error => "ERROR  ",
                     CaseStatus::NotRun => "NOT RUN",
                 };
-                let mut line = format!("{tag} {}  {}", case.id, timing_phrase(case));
+                let mut line = format!("{tag} {}  {}", case.label(), timing_phrase(case));
                 if let Some(m) = &case.message {
                     line += &format!("\n        {m}");
                 }

@@ -19,7 +19,7 @@ pub fn table(report: &RunReport) -> String {
             let h = c.headline();
             let timer = c.timer.map(reports::Timer::short).unwrap_or("–");
             t.add_row(vec![
-                Cell::new(&c.id),
+                Cell::new(c.label()),
                 Cell::new(c.status.as_str()),
                 Cell::new(timer),
                 Cell::new(c.sampling_label()).set_alignment(CellAlignment::Right),
@@ -180,4 +180,30 @@ pub fn phases(run: &PlatformRun) -> String {
         );
     }
     s
+}
+
+/// The variants `harness run --tune` measured: per browser and case, the correct ones fastest
+/// first with the winner marked, then the ones excluded and why.
+pub fn tuning(rankings: &[crate::plan::tuning::Ranking]) -> String {
+    let mut out = String::new();
+    for r in rankings {
+        let mut t = Table::new();
+        t.load_preset(UTF8_FULL_CONDENSED);
+        t.set_header(["", "variant", "median ms", "GFLOP/s", "vs winner"]);
+        let best = r.passed.first().map(|p| p.1);
+        for (i, (variant, median, gflops)) in r.passed.iter().enumerate() {
+            t.add_row(vec![
+                Cell::new(if i == 0 { "winner" } else { "" }),
+                Cell::new(variant),
+                Cell::new(format!("{median:.4}")).set_alignment(CellAlignment::Right),
+                Cell::new(opt(*gflops, 1)).set_alignment(CellAlignment::Right),
+                Cell::new(best.map(|b| format!("×{:.2}", median / b)).unwrap_or_default()).set_alignment(CellAlignment::Right),
+            ]);
+        }
+        for (variant, status) in &r.excluded {
+            t.add_row(vec![Cell::new("excluded"), Cell::new(variant), Cell::new(status.as_str()), Cell::new("–"), Cell::new("–")]);
+        }
+        let _ = writeln!(out, "tuning {} on {}\n{t}", r.case, r.title);
+    }
+    out
 }

@@ -5,6 +5,7 @@
 pub mod baseline;
 pub mod manifest;
 pub mod reference;
+pub mod tuning;
 pub mod workload;
 
 use std::path::{Path, PathBuf};

@@ -58,12 +58,14 @@ impl References {
     /// `m` and `run` are this measurement and where it ran: a user kernel with no native adapter
     /// is compared with the first output reported.
     pub fn get(&self, spec: &CaseSpec, m: &CaseMeasurement, run: &str) -> Result<Arc<Reference>, String> {
-        if let Some(r) = self.computed.lock().unwrap_or_else(|e| e.into_inner()).get(&spec.id) {
+        // Variants of a kernel share one reference: they compute the same thing.
+        let key = spec.reference_id();
+        if let Some(r) = self.computed.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
             return Ok(r.clone());
         }
         let reference = Arc::new(self.compute(spec, m, run)?);
         let mut cache = self.computed.lock().unwrap_or_else(|e| e.into_inner());
-        Ok(cache.entry(spec.id.clone()).or_insert(reference).clone())
+        Ok(cache.entry(key).or_insert(reference).clone())
     }
 
     fn compute(&self, spec: &CaseSpec, m: &CaseMeasurement, run: &str) -> Result<Reference, String> {

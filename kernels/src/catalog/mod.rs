@@ -39,6 +39,39 @@ pub fn find(name: &str) -> Option<&'static dyn Kernel> {
     all().into_iter().find(|k| k.name() == name)
 }
 
+/// Kernels with variants a tuner chooses from.
+pub const TUNABLE: &[&str] = &["matmul"];
+
+/// Why a kernel cannot be built as a named variant.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum VariantError {
+    /// The kernel has no variants.
+    #[error("kernel `{0}` has no variants; the kernels that have are: {list}", list = TUNABLE.join(", "))]
+    NotTunable(String),
+    /// The variant's name cannot be read, or its parameters cannot run.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// The names of the variants of kernel `name` a tuner tries; empty for a kernel without any.
+pub fn variants(name: &str) -> Vec<String> {
+    match name {
+        "matmul" => matmul::candidates().iter().map(ToString::to_string).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The kernel `name` built as `variant` (a name from [`variants`], or any valid one).
+pub fn variant(name: &str, variant: &str) -> Result<Box<dyn Kernel>, VariantError> {
+    match name {
+        "matmul" => {
+            let params: matmul::MatmulParams = variant.parse().map_err(VariantError::Invalid)?;
+            Ok(Box::new(matmul::Matmul::blocked(params).map_err(|e| VariantError::Invalid(e.to_string()))?))
+        }
+        _ => Err(VariantError::NotTunable(name.to_string())),
+    }
+}
+
 /// Shapes from literal dimension lists.
 fn shapes(list: &[&[u32]]) -> Vec<crate::Shape> {
     list.iter().map(|d| crate::Shape::from(*d)).collect()

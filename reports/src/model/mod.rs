@@ -352,6 +352,10 @@ pub struct CaseReport {
     pub id: String,
     /// Kernel name.
     pub kernel: String,
+    /// The kernel's variant when not its default (what `harness tune` tried or its cache
+    /// picked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
     /// What the kernel computes.
     pub summary: String,
     /// Dimensions.
@@ -519,11 +523,21 @@ pub fn model_rows(report: &RunReport) -> Vec<ModelRow<'_>> {
 }
 
 impl CaseReport {
+    /// The case as tables name it: its id, and the variant where the id does not say it (a
+    /// variant a tune cache picked keeps the default's id, so browsers line up).
+    pub fn label(&self) -> String {
+        match &self.variant {
+            Some(v) if !self.id.ends_with(v.as_str()) => format!("{} [{v}]", self.id),
+            _ => self.id.clone(),
+        }
+    }
+
     /// A case with no measurement (timed out, error, not run).
     pub fn unmeasured(spec: &CaseSpec, info: &CaseInfo, status: CaseStatus, message: Option<String>) -> Self {
         CaseReport {
             id: spec.id.clone(),
             kernel: spec.kernel.clone(),
+            variant: spec.variant.clone(),
             summary: info.summary.clone(),
             shape: spec.shape.clone(),
             dims: info.dims.clone(),

@@ -171,6 +171,25 @@ impl fmt::Display for MatmulParams {
     }
 }
 
+impl std::str::FromStr for MatmulParams {
+    type Err = String;
+
+    /// Reads the [`Display`](fmt::Display) form back; the result is not yet validated.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || format!("`{s}` is not a matmul variant; variants are written like `{}`", MatmulParams::DEFAULT);
+        let mut values = [0u32; 6];
+        let parts: Vec<&str> = s.split('-').collect();
+        if parts.len() != values.len() {
+            return Err(bad());
+        }
+        for ((part, prefix), value) in parts.iter().zip(["bm", "bn", "bk", "tm", "tn", "v"]).zip(&mut values) {
+            *value = part.strip_prefix(prefix).and_then(|n| n.parse().ok()).ok_or_else(bad)?;
+        }
+        let [bm, bn, bk, tm, tn, vec] = values;
+        Ok(MatmulParams { bm, bn, bk, tm, tn, vec })
+    }
+}
+
 /// The variants a tuner tries: 32- to 128-wide blocks, 4×4 to 8×8 outputs per invocation, tiles
 /// 8 to 32 deep, scalar and vec4 loads, and workgroups of 16×16, 8×8, 8×32, 32×8 and 64×4
 /// invocations. Every one validates.
@@ -199,6 +218,16 @@ pub fn candidates() -> Vec<MatmulParams> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_read_back() {
+        for c in candidates() {
+            assert_eq!(c.to_string().parse::<MatmulParams>(), Ok(c));
+        }
+        for bad in ["", "bm64", "bm64-bn64-bk16-tm4-tn4", "bm64-bn64-bk16-tm4-tn4-vx", "bn64-bm64-bk16-tm4-tn4-v4"] {
+            assert!(bad.parse::<MatmulParams>().unwrap_err().contains("not a matmul variant"), "{bad}");
+        }
+    }
 
     #[test]
     fn every_candidate_validates_and_they_differ() {

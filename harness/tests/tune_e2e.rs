@@ -1,0 +1,106 @@
+//! End-to-end tests of `harness run --tune`: every variant of `matmul` checked in real headless
+//! Chromium (SwiftShader here) and natively (llvmpipe here), the winners kept in the tune cache,
+//! and later runs taking each platform's winner from it; a cache that cannot be read is ignored.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+
+/// Runs `harness run ARGS --json --out DIR --tune-cache CACHE` and returns the exit status,
+/// results (checked against the schema) and stderr.
+fn run(name: &str, cache: &Path, args: &[&str]) -> (Option<i32>, Value, String) {
+    let _lock = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = out_dir(name);
+    let mut all = vec!["run", "--json", "--out", dir.to_str().unwrap(), "--tune-cache", cache.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let out = harness(&all);
+    let results = read_json(&dir.join("results.json"));
+    let errors = schema_errors(&results);
+    assert!(errors.is_empty(), "results.json violates its schema:\n{}", errors.join("\n"));
+    assert_eq!(count_processes("chromedriver"), 0, "chromedriver left running");
+    (out.status.code(), results, text(&out.stderr))
+}
+
+/// `(target, case)` for every case: the browser key, or `native`.
+fn cases(results: &Value) -> Vec<(String, Value)> {
+    let mut out = Vec::new();
+    for run in results["runs"].as_array().unwrap() {
+        let target = match run["platform"].as_str().unwrap() {
+            "native" => "native".to_string(),
+            _ => run["browser"].as_str().unwrap().to_string(),
+        };
+        out.extend(run["cases"].as_array().unwrap().iter().map(|c| (target.clone(), c.clone())));
+    }
+    out
+}
+
+const QUICK_MATMUL: [&str; 8] = ["--suite", "quick", "--filter", "matmul", "--samples", "3", "--warmup", "1"];
+
+#[test]
+fn every_matmul_variant_passes_in_chromium_and_natively_and_later_runs_use_the_winners() {
+    let cache = out_dir("tune-cache").join("tune.json");
+    let mut args = vec!["--tune", "--platform", "webgpu,native"];
+    args.extend(QUICK_MATMUL);
+    let (code, results, stderr) = run("tune", &cache, &args);
+    assert_eq!(code, Some(0), "{stderr}");
+    let tuned = cases(&results);
+    // Two quick shapes, every variant, in Chromium and natively.
+    let variants = kernels::catalog::variants("matmul").len();
+    assert_eq!(tuned.len(), 2 * 2 * variants, "{stderr}");
+    for (target, c) in &tuned {
+        assert_eq!(c["status"], "passed", "{target}: {} is wrong: {}", c["id"], c["message"]);
+        let variant = c["variant"].as_str().expect("every tuned case names its variant");
+        assert!(c["id"].as_str().unwrap().ends_with(variant), "{}", c["id"]);
+    }
+
+    let cache_json = read_json(&cache);
+    let winners = cache_json["winners"].as_array().unwrap();
+    assert_eq!(winners.len(), 4, "a winner per target and shape: {cache_json}");
+    let winner = |target: &str, shape: &Value| -> String {
+        let w = winners.iter().find(|w| w["target"] == target && &w["shape"] == shape).unwrap_or_else(|| panic!("no {target} winner at {shape}"));
+        w["variant"].as_str().unwrap().to_string()
+    };
+
+    let mut args = vec!["--platform", "webgpu,native"];
+    args.extend(QUICK_MATMUL);
+    let (code, results, stderr) = run("tuned", &cache, &args);
+    assert_eq!(code, Some(0), "{stderr}");
+    let used = cases(&results);
+    assert_eq!(used.len(), 2 * 2);
+    for (target, c) in &used {
+        assert_eq!(c["variant"].as_str(), Some(winner(target, &c["shape"]).as_str()), "{target}: {c}");
+        assert!(!c["id"].as_str().unwrap().contains("-bm"), "a cached variant keeps the default's id: {}", c["id"]);
+    }
+    // The reports say which variant ran.
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("tuned");
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    let markdown = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    let native = winner("native", &serde_json::json!([64, 64, 64]));
+    assert!(html.contains(&format!("variant <code>{native}</code>")), "report.html names the variant");
+    assert!(markdown.contains(&format!("[{native}]")), "summary.md names the variant:\n{markdown}");
+}
+
+#[test]
+fn a_corrupted_tune_cache_is_ignored_with_a_warning() {
+    let dir = out_dir("tune-corrupt");
+    std::fs::create_dir_all(&dir).unwrap();
+    let cache = dir.join("tune.json");
+    std::fs::write(&cache, "{\"version\": 1, \"winners\": [garbage").unwrap();
+    let mut args = vec!["--platform", "native"];
+    args.extend(QUICK_MATMUL);
+    let (code, results, stderr) = run("tune-corrupt-run", &cache, &args);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.contains("tune.json") && stderr.contains("ignored"), "{stderr}");
+    for (_, c) in cases(&results) {
+        assert!(c.get("variant").is_none(), "the default runs: {c}");
+    }
+}
+
+#[test]
+fn tuning_only_kernels_without_variants_is_a_clear_error() {
+    let out = harness(&["run", "--tune", "--platform", "native", "--suite", "quick", "--filter", "add"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("--tune") && err.contains("matmul"), "{err}");
+}
