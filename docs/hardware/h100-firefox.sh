@@ -15,6 +15,8 @@
 #     4. minilm.tar.ab                                            bash docs/hardware/h100-firefox.sh stash-model &&
 #                                                                  bash docs/hardware/h100-firefox.sh models
 #   (all under target/gpu-pack/). Each leaves $OUT/<step>.tar.gz: results, logs, nvidia-smi's clocks.
+#   matmul (issue 14): after step 2, `tune-native`, then `tune-firefox`, then `matmul` (the tuned
+#   kernel beside matmul_tiled); each step leaves the cache in its tarball as tune.json.
 #   Chromium (an attempt; see h100-firefox.md): here `bash docs/hardware/h100-firefox.sh pack-chromium`,
 #   there `stash-chromium` once per part carried (chromium.tar.xz.aa, .ab, …), then `chromium`, and
 #   `chrome` for the suites in Chromium with the flags that got the GPU.
@@ -60,7 +62,7 @@ stash-model)
   fi
   exit 0
   ;;
-suite | models | chromium | chrome) ;;
+suite | models | chromium | chrome | tune-native | tune-firefox | matmul) ;;
 *) sed -n 2,23p "$0"; exit 2 ;;
 esac
 
@@ -118,6 +120,21 @@ chrome)
   run chrome-default harness run "${c[@]}" --platform webgpu,native --suite default --out "$dir/default"
   run chrome-models harness run "${c[@]}" --platform webgpu --model minilm,tinyllama --context 128 \
     --weights /tmp/gpu/all-MiniLM-L6-v2 --timeout 300 --out "$dir/models"
+  ;;
+tune-native | tune-firefox)
+  # Every matmul variant at the full suite's shapes (1024³, 2048³, 4096³); the winners go to the
+  # cache that the matmul step then uses (take tune.json back there as target/gpu-pack/tune.json).
+  where=(--platform native); [ "$step" = tune-firefox ] && where=("${ff[@]}" --platform webgpu)
+  cache=/tmp/gpu/tune.json; [ -f "$pack/tune.json" ] && [ ! -f "$cache" ] && cp "$pack/tune.json" "$cache"
+  run "$step" harness run --tune "${where[@]}" --filter matmul --suite full --samples 10 --warmup 5 --max-time 3 \
+    --timeout 120 --tune-cache "$cache" --out "$dir/tune"
+  cp "$cache" "$dir/tune.json"
+  ;;
+matmul)
+  # The tuned matmul beside the references it replaces, natively and in Firefox.
+  cache=/tmp/gpu/tune.json; [ -f "$pack/tune.json" ] && [ ! -f "$cache" ] && cp "$pack/tune.json" "$cache"
+  run matmul harness run "${ff[@]}" --platform webgpu,native --filter matmul,matmul_tiled --suite full \
+    --timeout 120 --tune-cache "$cache" --out "$dir/matmul"
   ;;
 esac
 kill "$smi" 2>/dev/null
