@@ -62,7 +62,10 @@ fn main(
 ) {
     let m0 = wg.y * BM;
     let n0 = wg.x * BN;
-    var acc: array<array<Vec, TNV>, TM>;
+    // The accumulators acc_I_J (TM x TNV Vecs) and the unrolled products below are generated
+    // (MatmulParams::wgsl): as plain variables, not arrays indexed in loops, they stay in
+    // registers whatever the driver's unroller does.
+{{declare}}
     let steps = (p.k + BK - 1u) / BK;
     // No early return: every invocation must reach the barriers (uniform control flow).
     for (var s = 0u; s < steps; s++) {
@@ -76,35 +79,10 @@ fn main(
         }
         workgroupBarrier();
         for (var kv = 0u; kv < BKV; kv++) {
-            var av: array<Vec, TM>;
-            for (var i = 0u; i < TM; i++) {
-                av[i] = ta[lid.y + i * WY][kv];
-            }
-            for (var e = 0u; e < VEC; e++) {
-                var bv: array<Vec, TNV>;
-                for (var j = 0u; j < TNV; j++) {
-                    bv[j] = tb[kv * VEC + e][lid.x + j * WX];
-                }
-                for (var i = 0u; i < TM; i++) {
-                    let x = lane(av[i], e);
-                    for (var j = 0u; j < TNV; j++) {
-                        acc[i][j] += x * bv[j];
-                    }
-                }
-            }
+{{multiply}}
         }
         // The next step overwrites the tiles: everyone must be done reading them.
         workgroupBarrier();
     }
-    for (var i = 0u; i < TM; i++) {
-        let row = m0 + lid.y + i * WY;
-        for (var j = 0u; j < TNV; j++) {
-            for (var e = 0u; e < VEC; e++) {
-                let col = n0 + (lid.x + j * WX) * VEC + e;
-                if (row < p.m && col < p.n) {
-                    c[row * p.n + col] = lane(acc[i][j], e);
-                }
-            }
-        }
-    }
+{{store}}
 }

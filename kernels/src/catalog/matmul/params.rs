@@ -138,8 +138,41 @@ impl MatmulParams {
     }
 
     /// The WGSL of this variant: its constants and vector type, then the shader of
-    /// `wgsl/matmul.wgsl`, which is written in terms of them.
+    /// `wgsl/matmul.wgsl`, which is written in terms of them, with its accumulators, products
+    /// and stores unrolled.
     pub fn wgsl(&self) -> String {
+        let (tm, tnv, vec) = (self.tm, self.tn / self.vec, self.vec);
+        let lane = |name: String, e: u32| if vec == 1 { name } else { format!("{name}[{e}]") };
+        let cells = || (0..tm).flat_map(move |i| (0..tnv).map(move |j| (i, j)));
+        let mut declare = String::new();
+        let mut multiply = String::new();
+        let mut store = String::new();
+        for (i, j) in cells() {
+            declare += &format!("    var acc_{i}_{j}: Vec;\n");
+        }
+        for i in 0..tm {
+            multiply += &format!("            let a_{i} = ta[lid.y + {i}u * WY][kv];\n");
+        }
+        for e in 0..vec {
+            for j in 0..tnv {
+                multiply += &format!("            let b_{e}_{j} = tb[kv * VEC + {e}u][lid.x + {j}u * WX];\n");
+            }
+            for (i, j) in cells() {
+                multiply += &format!("            acc_{i}_{j} += {} * b_{e}_{j};\n", lane(format!("a_{i}"), e));
+            }
+        }
+        for (i, j) in cells() {
+            for e in 0..vec {
+                store += &format!(
+                    "    {{ let row = m0 + lid.y + {i}u * WY; let col = n0 + (lid.x + {j}u * WX) * VEC + {e}u; if (row < p.m && col < p.n) {{ c[row * p.n + col] = {}; }} }}\n",
+                    lane(format!("acc_{i}_{j}"), e)
+                );
+            }
+        }
+        let body = include_str!("../../../wgsl/matmul.wgsl")
+            .replace("{{declare}}", declare.trim_end())
+            .replace("{{multiply}}", multiply.trim_end())
+            .replace("{{store}}", store.trim_end());
         let (vec_type, lane, vec_of) = match self.vec {
             1 => ("f32", "v", "x[0]"),
             _ => ("vec4<f32>", "v[e]", "Vec(x[0], x[1], x[2], x[3])"),
@@ -157,8 +190,7 @@ alias Vec = {vec_type};
 fn lane(v: Vec, e: u32) -> f32 {{ return {lane}; }}
 fn vec_of(x: array<f32, VEC>) -> Vec {{ return {vec_of}; }}
 
-{}",
-            include_str!("../../../wgsl/matmul.wgsl")
+{body}"
         )
     }
 }
