@@ -274,20 +274,27 @@ mod schema {
         }
     }
 
-    /// The committed H100 evidence in Firefox (and natively, and in Chromium) validates, every
-    /// case passed, and it holds what docs/hardware/h100-firefox.md claims: firefox/webgpu within
-    /// 10% of wgpu/native for every default-suite case whose native median is at least 0.02 ms,
-    /// with no case below the run's clock.
-    #[test]
-    fn the_h100_firefox_evidence_validates_and_holds_its_claims() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/hardware/h100-firefox");
-        for f in ["default-results.json", "isolated-results.json", "models-results.json", "chrome-default-results.json", "chrome-models-results.json"] {
+    /// The folder `docs/hardware/NAME`, after checking that each of its `results` files
+    /// validates against the schema and that every case in it passed its check.
+    fn evidence(name: &str, results: &[&str]) -> std::path::PathBuf {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/hardware").join(name);
+        for f in results {
             let json: Value = serde_json::from_str(&std::fs::read_to_string(dir.join(f)).unwrap()).unwrap();
             let errors = schema_errors(&json);
             assert!(errors.is_empty(), "{f}: {}", errors.join("\n"));
             let report = read_results(&dir.join(f)).unwrap();
             assert!(report.runs.iter().all(|r| r.counts().all_passed()), "{f}: every case passed its check");
         }
+        dir
+    }
+
+    /// The committed H100 evidence in Firefox (and natively, and in Chromium) validates, every
+    /// case passed, and it holds what docs/hardware/h100-firefox.md claims: firefox/webgpu within
+    /// 10% of wgpu/native for every default-suite case whose native median is at least 0.02 ms,
+    /// with no case below the run's clock.
+    #[test]
+    fn the_h100_firefox_evidence_validates_and_holds_its_claims() {
+        let dir = evidence("h100-firefox", &["default-results.json", "isolated-results.json", "models-results.json", "chrome-default-results.json", "chrome-models-results.json"]);
         let report = read_results(&dir.join("default-results.json")).unwrap();
         assert_eq!(report.settings.sampling, kernels::SamplingMode::Steady);
         let (firefox, native) = (&report.runs[0], &report.runs[1]);
@@ -317,14 +324,7 @@ mod schema {
     /// 4096³, after it 8.7× faster, with Firefox within 1% of native.
     #[test]
     fn the_h100_matmul_evidence_validates_and_holds_its_claims() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/hardware/h100-matmul");
-        for f in ["tune-native-results.json", "tune-firefox-results.json", "matmul-results.json", "matmul-untuned-firefox-results.json", "before-unroll-matmul-results.json"] {
-            let json: Value = serde_json::from_str(&std::fs::read_to_string(dir.join(f)).unwrap()).unwrap();
-            let errors = schema_errors(&json);
-            assert!(errors.is_empty(), "{f}: {}", errors.join("\n"));
-            let report = read_results(&dir.join(f)).unwrap();
-            assert!(report.runs.iter().all(|r| r.counts().all_passed()), "{f}");
-        }
+        let dir = evidence("h100-matmul", &["tune-native-results.json", "tune-firefox-results.json", "matmul-results.json", "matmul-untuned-firefox-results.json", "before-unroll-matmul-results.json"]);
         let tuned = read_results(&dir.join("tune-native-results.json")).unwrap();
         assert_eq!(tuned.runs[0].cases.len(), 63);
         let cache: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("tune.json")).unwrap()).unwrap();
