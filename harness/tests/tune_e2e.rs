@@ -98,9 +98,13 @@ fn a_corrupted_tune_cache_is_ignored_with_a_warning() {
 }
 
 #[test]
-fn tuning_only_kernels_without_variants_is_a_clear_error() {
+fn tuning_nothing_tunable_or_only_the_cpu_is_a_clear_error() {
     let out = harness(&["run", "--tune", "--platform", "native", "--suite", "quick", "--filter", "add"]);
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out.stderr);
     assert!(err.contains("--tune") && err.contains("matmul"), "{err}");
+    let out = harness(&["run", "--tune", "--platform", "wasm", "--suite", "quick", "--filter", "matmul"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("--tune") && err.contains("--platform webgpu or native"), "{err}");
 }

@@ -80,6 +80,10 @@ pub async fn exec(mut args: RunArgs) -> Result<ExitCode> {
             platforms.push((*p).into());
         }
     }
+    anyhow::ensure!(
+        !args.tune || platforms.iter().any(|p| *p != kernels::Platform::Wasm),
+        "--tune measures GPU variants: add --platform webgpu or native (on the WASM CPU every variant is the same code)"
+    );
     let page_platforms: Vec<kernels::Platform> = platforms.iter().copied().filter(|p| p.in_browser()).collect();
     let browsers = if page_platforms.is_empty() { Vec::new() } else { args.browsers(discovery::installed) };
     if !page_platforms.is_empty() && args.browser.contains(&cli::BrowserChoice::All) {
