@@ -7,19 +7,11 @@ use common::*;
 use serde_json::Value;
 use std::path::Path;
 
-/// Runs `harness run ARGS --json --out DIR --tune-cache CACHE` and returns the exit status,
-/// results (checked against the schema) and stderr.
+/// `harness run --tune-cache CACHE ARGS`, through [`run_checked`].
 fn run(name: &str, cache: &Path, args: &[&str]) -> (Option<i32>, Value, String) {
-    let _lock = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = out_dir(name);
-    let mut all = vec!["run", "--json", "--out", dir.to_str().unwrap(), "--tune-cache", cache.to_str().unwrap()];
+    let mut all = vec!["--tune-cache", cache.to_str().unwrap()];
     all.extend_from_slice(args);
-    let out = harness(&all);
-    let results = read_json(&dir.join("results.json"));
-    let errors = schema_errors(&results);
-    assert!(errors.is_empty(), "results.json violates its schema:\n{}", errors.join("\n"));
-    assert_eq!(count_processes("chromedriver"), 0, "chromedriver left running");
-    (out.status.code(), results, text(&out.stderr))
+    run_checked(name, &all)
 }
 
 /// `(target, case)` for every case: the browser key, or `native`.

@@ -7,21 +7,6 @@ mod common;
 use common::*;
 use serde_json::Value;
 
-/// Runs `harness run ARGS --json --out DIR` and returns the results, after checking the schema.
-fn run(name: &str, args: &[&str]) -> (Option<i32>, Value, String) {
-    let _lock = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = out_dir(name);
-    let mut all = vec!["run", "--json", "--out", dir.to_str().unwrap()];
-    all.extend_from_slice(args);
-    let out = harness(&all);
-    let stderr = text(&out.stderr);
-    let results = read_json(&dir.join("results.json"));
-    let errors = schema_errors(&results);
-    assert!(errors.is_empty(), "results.json violates its schema:\n{}", errors.join("\n"));
-    assert_eq!(count_processes("chromedriver"), 0, "chromedriver left running");
-    (out.status.code(), results, stderr)
-}
-
 /// Every case of every run, as `(run label, case)`.
 fn cases(results: &Value) -> Vec<(String, Value)> {
     let mut out = Vec::new();
@@ -37,7 +22,7 @@ fn cases(results: &Value) -> Vec<(String, Value)> {
 #[test]
 fn minilm_embeddings_in_headless_chromium_match_the_native_reference() {
     let (code, results, stderr) =
-        run("minilm", &["--model", "minilm", "--batch", "5", "--seq", "16", "--samples", "1", "--warmup", "0", "--timeout", "600"]);
+        run_checked("minilm", &["--model", "minilm", "--batch", "5", "--seq", "16", "--samples", "1", "--warmup", "0", "--timeout", "600"]);
     assert_eq!(code, Some(0), "stderr:\n{stderr}");
     let all = cases(&results);
     assert_eq!(all.len(), 1);
@@ -54,7 +39,7 @@ fn minilm_embeddings_in_headless_chromium_match_the_native_reference() {
 
 #[test]
 fn a_two_layer_tinyllama_slice_runs_prefill_and_decode_in_chromium_and_agrees_with_native() {
-    let (code, results, stderr) = run(
+    let (code, results, stderr) = run_checked(
         "tinyllama",
         &["--model", "tinyllama", "--layers", "2", "--context", "4", "--platform", "webgpu,native", "--samples", "1", "--warmup", "0", "--timeout", "600"],
     );
@@ -85,7 +70,7 @@ fn both_example_kernel_manifests_run_in_chromium_and_natively_and_agree() {
     let saxpy = format!("{root}/saxpy.toml");
     let histogram = format!("{root}/histogram.toml");
     let (code, results, stderr) =
-        run("user-kernels", &["--kernel", &saxpy, "--kernel", &histogram, "--platform", "webgpu,native", "--samples", "3", "--warmup", "1"]);
+        run_checked("user-kernels", &["--kernel", &saxpy, "--kernel", &histogram, "--platform", "webgpu,native", "--samples", "3", "--warmup", "1"]);
     assert_eq!(code, Some(0), "stderr:\n{stderr}");
     let all = cases(&results);
     assert_eq!(all.len(), 4);

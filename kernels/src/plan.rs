@@ -66,7 +66,7 @@ impl CaseSpec {
     /// The case of `kernel` at `shape` with `seed`.
     pub fn new(kernel: &str, shape: Shape, seed: u64) -> Self {
         CaseSpec {
-            id: format!("{kernel}/{shape}/seed={seed}"),
+            id: default_id(kernel, &shape, seed),
             kernel: kernel.to_string(),
             shape,
             seed,
@@ -87,7 +87,7 @@ impl CaseSpec {
     /// default variant's (every variant computes the same thing).
     pub fn reference_id(&self) -> String {
         match self.variant {
-            Some(_) => format!("{}/{}/seed={}", self.kernel, self.shape, self.seed),
+            Some(_) => default_id(&self.kernel, &self.shape, self.seed),
             None => self.id.clone(),
         }
     }
@@ -148,6 +148,11 @@ impl CaseSpec {
             _ => crate::wire::le_bytes_to_f32s(bytes).into_iter().map(f64::from).collect(),
         }
     }
+}
+
+/// `kernel/shape/seed=N`: the id of a case that runs its kernel's default.
+fn default_id(kernel: &str, shape: &Shape, seed: u64) -> String {
+    format!("{kernel}/{shape}/seed={seed}")
 }
 
 /// What the page fetches: the cases still to run and how to time them.

@@ -17,10 +17,9 @@ struct Params { m: u32, k: u32, n: u32, pad: u32 }
 const WX: u32 = BN / TN;
 const WY: u32 = BM / TM;
 const INVOCATIONS: u32 = WX * WY;
-// Vecs in a row of the A tile, of the B tile, and of an invocation's outputs.
+// Vecs in a row of the A tile and of the B tile.
 const BKV: u32 = BK / VEC;
 const BNV: u32 = BN / VEC;
-const TNV: u32 = TN / VEC;
 
 var<workgroup> ta: array<array<Vec, BKV>, BM>;
 var<workgroup> tb: array<array<Vec, BNV>, BK>;
@@ -62,7 +61,7 @@ fn main(
 ) {
     let m0 = wg.y * BM;
     let n0 = wg.x * BN;
-    // The accumulators acc_I_J (TM x TNV Vecs) and the unrolled products below are generated
+    // The accumulators acc_I_J (TM x TN/VEC Vecs) and the unrolled products below are generated
     // (MatmulParams::wgsl): as plain variables, not arrays indexed in loops, they stay in
     // registers whatever the driver's unroller does.
 {{declare}}

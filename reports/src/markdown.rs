@@ -173,9 +173,9 @@ fn comparison(s: &mut String, cmp: &Comparison, clock_flags: &[ClockFlag]) {
                 _ => "–".into(),
             })
             .zip(&c.entries)
-            .map(|(cell, e)| match &e.variant {
-                Some(v) if !c.id.ends_with(v.as_str()) => format!("{cell} [{v}]"),
-                _ => cell,
+            .map(|(cell, e)| match crate::model::untold_variant(&c.id, e.variant.as_deref()) {
+                Some(v) => format!("{cell} [{v}]"),
+                None => cell,
             })
             .collect();
         let _ = writeln!(s, "| `{}` | {} | {} |", c.id, c.timer.short(), cells.join(" | "));

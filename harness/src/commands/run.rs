@@ -99,13 +99,13 @@ pub async fn exec(mut args: RunArgs) -> Result<ExitCode> {
     let probe = probe::RunProbe::detect();
     let mut requests = Vec::new();
     for (&browser, &platform) in browsers.iter().flat_map(|b| page_platforms.iter().map(move |p| (b, p))) {
-        // The WASM CPU baseline has the catalogue kernels only.
-        let cases: Vec<kernels::CaseSpec> = plan.cases.iter().filter(|c| platform != kernels::Platform::Wasm || c.workload.is_none()).cloned().collect();
-        let cases = variants_for(browser.spec().key, &cases);
         if args.tune && platform == kernels::Platform::Wasm {
             eprintln!("--platform wasm: skipped with --tune, every variant is the same code on the CPU");
             continue;
         }
+        // The WASM CPU baseline has the catalogue kernels only.
+        let cases: Vec<kernels::CaseSpec> = plan.cases.iter().filter(|c| platform != kernels::Platform::Wasm || c.workload.is_none()).cloned().collect();
+        let cases = variants_for(browser.spec().key, &cases);
         if cases.is_empty() {
             eprintln!("--platform wasm: skipped, it runs catalogue kernels only (models and user kernels run on webgpu and native)");
             continue;

@@ -153,31 +153,26 @@ pub fn rank(report: &RunReport) -> Vec<Ranking> {
             }
         }
         for ((kernel, shape), cases) in groups {
-            let mut passed: Vec<(String, f64, Option<f64>, &str)> = Vec::new();
-            let mut excluded = Vec::new();
-            for c in cases {
-                let variant = c.variant.clone().unwrap_or_default();
-                match (c.status, c.headline()) {
-                    (CaseStatus::Passed, Some(h)) => passed.push((variant, h.median, c.gflops, c.timer.map(|t| t.short()).unwrap_or("wall"))),
-                    (status, _) => excluded.push((variant, status)),
-                }
-            }
-            passed.sort_by(|a, b| a.1.total_cmp(&b.1));
-            let winner = passed.first().map(|(variant, median, _, timer)| Winner {
+            let median = |c: &reports::CaseReport| c.headline().map(|h| h.median);
+            let variant = |c: &reports::CaseReport| c.variant.clone().unwrap_or_default();
+            let (mut passed, excluded): (Vec<_>, Vec<_>) =
+                cases.into_iter().partition(|c| c.status == CaseStatus::Passed && median(c).is_some());
+            passed.sort_by(|a, b| median(a).unwrap_or(f64::INFINITY).total_cmp(&median(b).unwrap_or(f64::INFINITY)));
+            let winner = passed.first().map(|c| Winner {
                 target: target.clone(),
                 adapter: adapter.clone(),
                 kernel: kernel.to_string(),
                 shape: shape.clone(),
-                variant: variant.clone(),
-                median_ms: *median,
-                timer: timer.to_string(),
+                variant: variant(c),
+                median_ms: median(c).unwrap_or_default(),
+                timer: c.timer.map(|t| t.short()).unwrap_or("wall").to_string(),
                 tuned_at: report.created_at.clone(),
             });
             out.push(Ranking {
                 title: format!("{}/{}", run.browser, run.platform),
                 case: format!("{kernel}/{shape}"),
-                passed: passed.into_iter().map(|(v, m, g, _)| (v, m, g)).collect(),
-                excluded,
+                passed: passed.iter().map(|c| (variant(c), median(c).unwrap_or_default(), c.gflops)).collect(),
+                excluded: excluded.iter().map(|c| (variant(c), c.status)).collect(),
                 winner,
             });
         }

@@ -32,6 +32,22 @@ pub fn read_json(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).expect("results.json exists")).expect("valid JSON")
 }
 
+/// Runs `harness run --json --out DIR ARGS` (DIR a fresh folder called `name`) with the browser
+/// lock held, checks its results.json against the schema and that no chromedriver is left, and
+/// returns the exit status, the results and stderr.
+pub fn run_checked(name: &str, args: &[&str]) -> (Option<i32>, Value, String) {
+    let _lock = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = out_dir(name);
+    let mut all = vec!["run", "--json", "--out", dir.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let out = harness(&all);
+    let results = read_json(&dir.join("results.json"));
+    let errors = schema_errors(&results);
+    assert!(errors.is_empty(), "results.json violates its schema:\n{}", errors.join("\n"));
+    assert_eq!(count_processes("chromedriver"), 0, "chromedriver left running");
+    (out.status.code(), results, text(&out.stderr))
+}
+
 /// Violations of the results.json schema.
 pub fn schema_errors(results: &Value) -> Vec<String> {
     let schema_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports/schema/results.schema.json");

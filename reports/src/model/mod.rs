@@ -522,13 +522,18 @@ pub fn model_rows(report: &RunReport) -> Vec<ModelRow<'_>> {
     rows
 }
 
+/// The `variant` a case ran that its `id` does not already end with: what a table must add.
+pub fn untold_variant<'a>(id: &str, variant: Option<&'a str>) -> Option<&'a str> {
+    variant.filter(|v| !id.ends_with(v))
+}
+
 impl CaseReport {
     /// The case as tables name it: its id, and the variant where the id does not say it (a
     /// variant a tune cache picked keeps the default's id, so browsers line up).
     pub fn label(&self) -> String {
-        match &self.variant {
-            Some(v) if !self.id.ends_with(v.as_str()) => format!("{} [{v}]", self.id),
-            _ => self.id.clone(),
+        match untold_variant(&self.id, self.variant.as_deref()) {
+            Some(v) => format!("{} [{v}]", self.id),
+            None => self.id.clone(),
         }
     }
 

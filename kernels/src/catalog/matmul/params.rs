@@ -141,8 +141,10 @@ impl MatmulParams {
     /// `wgsl/matmul.wgsl`, which is written in terms of them, with its accumulators, products
     /// and stores unrolled.
     pub fn wgsl(&self) -> String {
-        let (tm, tnv, vec) = (self.tm, self.tn / self.vec, self.vec);
-        let lane = |name: String, e: u32| if vec == 1 { name } else { format!("{name}[{e}]") };
+        let MatmulParams { bm, bn, bk, tm, tn, vec } = *self;
+        let tnv = tn / vec;
+        // The e-th f32 of a Vec-typed variable.
+        let component = |name: String, e: u32| if vec == 1 { name } else { format!("{name}[{e}]") };
         let cells = || (0..tm).flat_map(move |i| (0..tnv).map(move |j| (i, j)));
         let mut declare = String::new();
         let mut multiply = String::new();
@@ -158,14 +160,14 @@ impl MatmulParams {
                 multiply += &format!("            let b_{e}_{j} = tb[kv * VEC + {e}u][lid.x + {j}u * WX];\n");
             }
             for (i, j) in cells() {
-                multiply += &format!("            acc_{i}_{j} += {} * b_{e}_{j};\n", lane(format!("a_{i}"), e));
+                multiply += &format!("            acc_{i}_{j} += {} * b_{e}_{j};\n", component(format!("a_{i}"), e));
             }
         }
         for (i, j) in cells() {
             for e in 0..vec {
                 store += &format!(
                     "    {{ let row = m0 + lid.y + {i}u * WY; let col = n0 + (lid.x + {j}u * WX) * VEC + {e}u; if (row < p.m && col < p.n) {{ c[row * p.n + col] = {}; }} }}\n",
-                    lane(format!("acc_{i}_{j}"), e)
+                    component(format!("acc_{i}_{j}"), e)
                 );
             }
         }
@@ -173,11 +175,10 @@ impl MatmulParams {
             .replace("{{declare}}", declare.trim_end())
             .replace("{{multiply}}", multiply.trim_end())
             .replace("{{store}}", store.trim_end());
-        let (vec_type, lane, vec_of) = match self.vec {
+        let (vec_type, lane, vec_of) = match vec {
             1 => ("f32", "v", "x[0]"),
             _ => ("vec4<f32>", "v[e]", "Vec(x[0], x[1], x[2], x[3])"),
         };
-        let MatmulParams { bm, bn, bk, tm, tn, vec } = *self;
         format!(
             "// Variant {self}.
 const BM: u32 = {bm}u;
