@@ -101,6 +101,25 @@ fn every_matmul_variant_matches_the_reference_at_odd_shapes_natively() {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
+/// The roofline probes at their quick shapes and at odd ones (a copy that is no whole number of
+/// vec4s, chains that are no whole number of unrolled loop trips) match their references, and
+/// are timed with the throughput the reports divide by.
+#[test]
+fn the_roofline_probes_match_their_references_natively() {
+    let Some(gpu) = gpu() else { return };
+    for (name, odd) in [("stream_copy", vec![4099]), ("fma_chain", vec![300, 37])] {
+        let kernel = catalog::find(name).unwrap();
+        let mut shapes = kernel.shapes(Suite::Quick);
+        shapes.push(kernels::Shape(odd));
+        for shape in shapes {
+            let (m, verdict) = measure_and_check(&gpu, kernel, &shape, 2, 1e9);
+            assert!(verdict.passed, "{name} {shape}: {verdict:?}");
+            assert!(m.samples.iter().all(|s| s.wall_ms > 0.0));
+            assert!(kernel.bytes(&shape) > 0.0 && (name == "stream_copy") == (kernel.flops(&shape) == 0.0), "{name} {shape}");
+        }
+    }
+}
+
 #[test]
 fn the_wrong_selftest_kernel_fails_its_check_natively() {
     let Some(gpu) = gpu() else { return };

@@ -4,6 +4,7 @@ mod activation;
 mod elementwise;
 pub mod matmul;
 mod norm;
+mod roofline;
 mod rope;
 mod selftest;
 mod softmax;
@@ -28,6 +29,8 @@ pub fn all() -> Vec<&'static dyn Kernel> {
         &norm::RMSNORM,
         &norm::LAYERNORM,
         &rope::ROPE,
+        &roofline::STREAM_COPY,
+        &roofline::FMA_CHAIN,
         &selftest::WRONG,
         &selftest::HANG,
         &selftest::THROW,
