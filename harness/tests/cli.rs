@@ -11,7 +11,7 @@ fn harness(args: &[&str]) -> (Option<i32>, String, String) {
 fn help_teaches_the_main_command_and_exit_codes() {
     let (code, out, _) = harness(&["run", "--help"]);
     assert_eq!(code, Some(0));
-    for needle in ["--suite", "--filter", "--samples", "--browser-path", "--driver-path", "--browser-arg", "--browser-pref", "chrome=--enable-features=Vulkan", "Exit status", "runs/"] {
+    for needle in ["--suite", "--filter", "--samples", "--browser-path", "--driver-path", "--browser-arg", "--browser-pref", "chrome=--enable-features=Vulkan", "Exit status", "runs/", "--roofline", "% mem"] {
         assert!(out.contains(needle), "`{needle}` missing from help:\n{out}");
     }
 }
@@ -20,7 +20,7 @@ fn help_teaches_the_main_command_and_exit_codes() {
 fn list_names_every_kernel_and_suites_list_cases() {
     let (code, out, _) = harness(&["list"]);
     assert_eq!(code, Some(0));
-    for k in ["matmul", "matmul_naive", "matmul_tiled", "add", "sub", "mul", "div", "relu", "gelu", "tanh", "silu", "softmax", "rmsnorm", "layernorm", "rope"] {
+    for k in ["matmul", "matmul_naive", "matmul_tiled", "add", "sub", "mul", "div", "relu", "gelu", "tanh", "silu", "softmax", "rmsnorm", "layernorm", "rope", "stream_copy", "fma_chain"] {
         assert!(out.lines().any(|l| l.split_whitespace().next() == Some(k)), "{k} missing:\n{out}");
     }
     let (_, cases, _) = harness(&["list", "--suite", "quick", "--filter", "matmul*"]);

@@ -222,6 +222,19 @@ pub fn build_cases(suite: Suite, filters: &[String], seed: u64) -> Result<Vec<Ca
         .collect())
 }
 
+/// `cases` with the roofline probes (`stream_copy`, `fma_chain`) at `suite`'s shapes run first:
+/// every target measures its peaks before the cases the reports divide by them. A probe case
+/// already in `cases` moves to the front rather than running twice.
+pub fn roofline_first(suite: Suite, seed: u64, cases: Vec<CaseSpec>) -> Vec<CaseSpec> {
+    let mut plan: Vec<CaseSpec> = catalog::ROOFLINE_PROBES
+        .iter()
+        .flat_map(|k| k.shapes(suite).into_iter().map(move |s| CaseSpec::new(k.name(), s, seed)))
+        .collect();
+    let rest: Vec<CaseSpec> = cases.into_iter().filter(|c| !plan.iter().any(|p| p.id == c.id)).collect();
+    plan.extend(rest);
+    plan
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -256,6 +269,14 @@ mod tests {
     fn filter_matching_nothing_is_an_error_naming_the_kernels() {
         let err = build_cases(Suite::Quick, &["nope".into()], 1).unwrap_err();
         assert!(err.to_string().contains("matmul_tiled"), "{err}");
+    }
+
+    #[test]
+    fn roofline_probes_run_first_and_once() {
+        let cases = build_cases(Suite::Quick, &["add".into(), "stream_copy".into()], 1).unwrap();
+        let plan = roofline_first(Suite::Quick, 1, cases);
+        let kernels: Vec<&str> = plan.iter().map(|c| c.kernel.as_str()).collect();
+        assert_eq!(kernels, ["stream_copy", "stream_copy", "fma_chain", "add", "add"]);
     }
 
     #[test]

@@ -25,6 +25,9 @@ pub struct Entry {
     /// The kernel variant that run used, where not the default (runs may have tuned apart).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub variant: Option<String>,
+    /// The case's fraction of that run's binding peak, where it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub roofline: Option<crate::model::CaseRoofline>,
 }
 
 /// One case across all runs.
@@ -117,6 +120,7 @@ pub fn compare_runs(report: &RunReport) -> Option<Comparison> {
                     stats: *s,
                     ratio: s.filter(|_| fastest.is_finite()).map(|s| s.median / fastest),
                     variant: c.and_then(|c| c.variant.clone()),
+                    roofline: c.and_then(|c| c.roofline.clone()),
                 })
                 .collect();
             let verdicts: Vec<bool> = found

@@ -40,6 +40,8 @@ struct ReportView<'a> {
     /// Cases measured below the report's clock (nvbench's throttle threshold).
     clock_flags: Vec<crate::probe::ClockFlag>,
     baseline: Option<BaselineView>,
+    /// Some case has a roofline fraction: the case tables get their *Of peak* column.
+    roofline: bool,
 }
 
 #[derive(Serialize)]
@@ -132,6 +134,8 @@ struct RunView<'a> {
     counts: crate::model::Counts,
     /// The completion latency in words, where measured.
     latency: Option<String>,
+    /// The peaks its roofline probes reached, in words, where it ran them.
+    peaks: Option<String>,
     rows: Vec<RowView<'a>>,
     distributions: Vec<Distribution>,
 }
@@ -160,6 +164,9 @@ struct RowView<'a> {
     wall_median: String,
     gflops: String,
     gbps: String,
+    roofline: String,
+    roofline_sort: f64,
+    roofline_how: String,
     pipeline: String,
     error: String,
 }
@@ -246,6 +253,7 @@ impl<'a> ReportView<'a> {
             comparison: comparison(report, &clock_flags),
             clock_flags,
             baseline: report.baseline.as_ref().map(baseline),
+            roofline: crate::model::roofline::any_roofline(report),
         }
     }
 }
@@ -369,6 +377,7 @@ impl<'a> RunView<'a> {
             title,
             counts: run.counts(),
             latency: run.completion_latency.as_ref().map(|l| l.describe()),
+            peaks: run.roofline.as_ref().map(|p| p.describe()),
             rows,
             distributions: run.cases.iter().filter_map(distribution).collect(),
         }
@@ -404,6 +413,9 @@ fn row<'a>(c: &'a CaseReport, latency: Option<&crate::model::Latency>) -> RowVie
         wall_median: ms(c.wall.map(|s| s.median)),
         gflops: num(c.gflops),
         gbps: num(c.gbps),
+        roofline: crate::model::roofline::format_roofline(c),
+        roofline_sort: c.roofline.as_ref().map_or(-1.0, |r| r.fraction),
+        roofline_how: c.roofline.as_ref().map(|r| r.explain()).unwrap_or_default(),
         pipeline: ms(c.pipeline_ms),
         error: c.correctness.as_ref().map(|v| format!("{:.2e}", v.max_abs_err)).unwrap_or_else(|| "–".into()),
     }

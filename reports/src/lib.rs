@@ -188,6 +188,59 @@ mod every_report {
 }
 
 #[cfg(test)]
+mod roofline_in_every_report {
+    use super::*;
+    use crate::testdata::*;
+    use serde_json::Value;
+
+    #[test]
+    fn peaks_and_fractions_reach_results_json_the_html_and_the_markdown_and_validate() {
+        let mut report = probed_report(vec![costed("add", 1, 5e8, 5e8), costed("matmul", 1, 2.5e9, 2.5e7)]);
+        let plain = probed_report(vec![costed("add", 1, 5e8, 5e8)]);
+        assert!(!html::render(&plain).unwrap().contains("Of peak") && !markdown::render(&plain).contains("of peak"), "no column without peaks");
+        model::roofline::apply(&mut report);
+
+        let dir = tempfile::tempdir().unwrap();
+        write_all(&report, dir.path()).unwrap();
+        let read = read_results(&dir.path().join(RESULTS_JSON)).unwrap();
+        assert_eq!(read, report);
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(json["runs"][0]["roofline"]["memory"]["value"], 1000.0);
+        assert_eq!(json["runs"][0]["roofline"]["compute"]["case"], "fma_chain/1");
+        assert_eq!(json["runs"][0]["cases"][3]["roofline"]["bound"], "memory");
+        assert_eq!(json["runs"][0]["cases"][4]["roofline"]["fraction"], 0.25);
+        let schema: Value = serde_json::from_str(include_str!("../schema/results.schema.json")).unwrap();
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        assert!(validator.is_valid(&json), "{:?}", validator.iter_errors(&json).map(|e| e.to_string()).collect::<Vec<_>>());
+        for (pointer, bad) in [
+            ("/runs/0/cases/3/roofline/bound", Value::from("cache")),
+            ("/runs/0/cases/3/roofline/fraction", Value::from(-0.5)),
+            ("/runs/0/roofline/memory/value", Value::from("fast")),
+            ("/runs/0/roofline/compute/timer", Value::from("sundial")),
+        ] {
+            let mut broken = json.clone();
+            *broken.pointer_mut(pointer).unwrap() = bad;
+            assert!(!validator.is_valid(&broken), "{pointer} must be checked");
+        }
+
+        // Tera escapes `/` in text as `&#x2F;`; browsers show it as `/`.
+        let page = html::render(&report).unwrap().replace("&#x2F;", "/");
+        assert!(page.contains("<th>Of peak</th>") && page.contains(">50% mem</td>") && page.contains(">25% FMA</td>"), "the case table");
+        assert!(page.contains("<dt>Roofline</dt><dd>1.00 TB/s copy, 10.0 TFLOP/s FMA (GPU timestamps)"), "the run's peaks");
+        assert!(page.contains("25.0% of 10.0 TFLOP/s; compute-bound"), "the hover says why");
+        let md = markdown::render(&report);
+        assert!(md.contains("- chrome/webgpu roofline: 1.00 TB/s copy, 10.0 TFLOP/s FMA (GPU timestamps)"), "{md}");
+        assert!(md.contains("| GB/s | of peak |") && md.contains("| 500.00 | 50% mem |") && md.contains("| 25% FMA |"), "{md}");
+
+        // Across runs, each cell carries its run's fraction.
+        let mut two = report.clone();
+        two.runs.push(two.runs[0].clone());
+        two.runs[1].browser = "firefox".into();
+        assert!(markdown::render(&two).contains("| `add/1` | gpu | 1.000 (×1.00, cv 0%, 50% mem) | 1.000 (×1.00, cv 0%, 50% mem) |"), "{}", markdown::render(&two));
+    }
+}
+
+#[cfg(test)]
 mod schema {
     use super::*;
     use crate::testdata::*;

@@ -4,6 +4,7 @@ use crate::baseline::BaselineComparison;
 use crate::compare::{compare_runs, Comparison};
 use crate::probe::ClockFlag;
 use stats::Class;
+use crate::model::roofline::{any_roofline, format_roofline};
 use crate::model::{format_ms as ms, model_rows, RunReport, Timer};
 use std::fmt::Write;
 
@@ -55,6 +56,9 @@ pub fn render(report: &RunReport) -> String {
     for (run, label) in report.runs.iter().zip(&labels) {
         if let Some(l) = &run.completion_latency {
             let _ = writeln!(s, "- {label} completion latency: {}", l.describe());
+        }
+        if let Some(p) = &run.roofline {
+            let _ = writeln!(s, "- {label} roofline: {}", p.describe());
         }
     }
     for (run, label) in report.runs.iter().zip(&labels) {
@@ -167,7 +171,8 @@ fn comparison(s: &mut String, cmp: &Comparison, clock_flags: &[ClockFlag]) {
             .map(|e| match (e.stats, e.ratio, e.status) {
                 (Some(st), Some(r), Some(status)) => {
                     let mark = if status.as_str() == "passed" { String::new() } else { format!(" **{}**", status.as_str()) };
-                    format!("{} (×{r:.2}, cv {:.0}%){mark}", ms(st.median), st.cv * 100.0)
+                    let peak = e.roofline.as_ref().map(|f| format!(", {}", f.label())).unwrap_or_default();
+                    format!("{} (×{r:.2}, cv {:.0}%{peak}){mark}", ms(st.median), st.cv * 100.0)
                 }
                 (_, _, Some(status)) => status.as_str().to_string(),
                 _ => "–".into(),
@@ -184,14 +189,17 @@ fn comparison(s: &mut String, cmp: &Comparison, clock_flags: &[ClockFlag]) {
 
 fn single(s: &mut String, report: &RunReport) {
     let Some(run) = report.runs.first() else { return };
+    let roofline = any_roofline(report);
+    let (peak_head, peak_rule) = if roofline { (" of peak |", "---:|") } else { ("", "") };
     let _ = writeln!(s, "\n## Cases\n");
-    let _ = writeln!(s, "| case | status | timer | median ms | ±95% CI | cv | n (stop) | GFLOP/s |");
-    let _ = writeln!(s, "|---|---|---|---:|---:|---:|---:|---:|");
+    let _ = writeln!(s, "| case | status | timer | median ms | ±95% CI | cv | n (stop) | GFLOP/s | GB/s |{peak_head}");
+    let _ = writeln!(s, "|---|---|---|---:|---:|---:|---:|---:|---:|{peak_rule}");
     for c in &run.cases {
         let h = c.headline();
+        let peak = if roofline { format!(" {} |", format_roofline(c)) } else { String::new() };
         let _ = writeln!(
             s,
-            "| `{}` | {} | {} | {} | {} | {} | {} | {} |",
+            "| `{}` | {} | {} | {} | {} | {} | {} | {} | {} |{peak}",
             c.label(),
             c.status.as_str(),
             c.timer.map(Timer::short).unwrap_or("–"),
@@ -203,6 +211,7 @@ fn single(s: &mut String, report: &RunReport) {
                 _ => "–".into(),
             },
             c.gflops.map(|g| format!("{g:.2}")).unwrap_or_else(|| "–".into()),
+            c.gbps.map(|g| format!("{g:.2}")).unwrap_or_else(|| "–".into()),
         );
     }
 }

@@ -147,12 +147,36 @@ pub fn report_with(runs: Vec<(&str, Vec<CaseReport>)>) -> RunReport {
                 phases: Phases::default(),
                 completion_latency: None,
                 probe: None,
+                roofline: None,
                 cases,
                 diagnostics: vec![],
             })
             .collect(),
         baseline: None,
     }
+}
+
+/// A measured passing case of `kernel` (id `kernel/tag`) with `flops` and `bytes` at a 1 ms GPU
+/// median, so its GFLOP/s is flops / 1e6 and its GB/s bytes / 1e6.
+pub fn costed(kernel: &str, tag: u32, flops: f64, bytes: f64) -> CaseReport {
+    let mut c = case(&format!("{kernel}/{tag}"), &[1.0, 1.0, 1.0], true, true);
+    c.kernel = kernel.into();
+    c.flops = flops;
+    c.bytes = bytes;
+    c.gflops = Some(flops / 1e6);
+    c.gbps = Some(bytes / 1e6);
+    c
+}
+
+/// A chrome run whose roofline probes come first: a copy that reached 1000 GB/s at its largest
+/// shape (`stream_copy/1`) and 2000 GB/s at a small one that stayed in cache (`stream_copy/2`),
+/// and FMA chains at 10 000 GFLOP/s (`fma_chain/1`); then `cases`. The roofline is not applied.
+pub fn probed_report(cases: Vec<CaseReport>) -> RunReport {
+    let mut cached = costed("stream_copy", 2, 0.0, 1e8);
+    cached.gbps = Some(2000.0);
+    let mut all = vec![cached, costed("stream_copy", 1, 0.0, 1e9), costed("fma_chain", 1, 1e10, 1e3)];
+    all.extend(cases);
+    report_with(vec![("chrome", all)])
 }
 
 /// The clocks of a case that ran at `median` MHz throughout, idle between dispatches.

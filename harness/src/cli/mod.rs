@@ -415,6 +415,14 @@ pub struct RunArgs {
     /// read is ignored with a warning.
     #[arg(long, value_name = "FILE", default_value = "runs/tune.json")]
     pub tune_cache: PathBuf,
+    /// Measure each browser's (and native's) roofline first: run the probes `stream_copy` (a vec4
+    /// copy: memory bandwidth) and `fma_chain` (chains of f32 FMAs: compute throughput) at the
+    /// suite's shapes ahead of the other cases. The largest shape of each is the peak; every case
+    /// of the same browser and platform then shows its fraction of the peak that binds it
+    /// (`62% mem`, `41% FMA`: bytes / peak GB/s against FLOPs / peak GFLOP/s, whichever takes
+    /// longer). Selecting the probes with --filter counts too.
+    #[arg(long, conflicts_with = "replay")]
+    pub roofline: bool,
     /// Run the plan (cases, seeds, browsers, platforms, sampling settings) recorded in a
     /// results.json (or its folder) again.
     #[arg(long, value_name = "RESULTS")]

@@ -80,8 +80,10 @@ pub async fn serve_page(
     Ok((server, bundle_ms, server_ms))
 }
 
-/// Writes the report files, then prints the summary (or, with `json`, results.json) to stdout.
-pub fn write_reports(report: &RunReport, out_dir: &std::path::Path, json: bool) -> Result<()> {
+/// Derives the roofline (each run's peaks, each case's fraction of them), writes the report
+/// files, then prints the summary (or, with `json`, results.json) to stdout.
+pub fn write_reports(report: &mut RunReport, out_dir: &std::path::Path, json: bool) -> Result<()> {
+    reports::roofline::apply(report);
     let t = Instant::now();
     let written = reports::write_all(report, out_dir)
         .with_context(|| format!("writing the reports to {}", out_dir.display()))?;

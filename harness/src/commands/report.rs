@@ -14,7 +14,7 @@ pub fn exec(command: ReportCommand) -> Result<ExitCode> {
 }
 
 fn merge(args: MergeArgs) -> Result<ExitCode> {
-    let report = reports::merge(&args.inputs)?;
-    write_reports(&report, &args.out, false)?;
+    let mut report = reports::merge(&args.inputs)?;
+    write_reports(&mut report, &args.out, false)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -52,6 +52,10 @@ pub async fn exec(mut args: RunArgs) -> Result<ExitCode> {
         true => tuning::expand(&cases).map_err(anyhow::Error::msg)?,
         false => cases,
     };
+    let cases = match args.roofline {
+        true => kernels::plan::roofline_first(suite, args.seed, cases),
+        false => cases,
+    };
     let (mut tune_cache, warning) = TuneCache::load(&args.tune_cache);
     if let Some(w) = warning {
         eprintln!("warning: {w}");
@@ -200,7 +204,7 @@ pub async fn exec(mut args: RunArgs) -> Result<ExitCode> {
     if let (Some(old), Some(name)) = (&baseline, &args.baseline) {
         report.baseline = Some(args.gate.compare(name, old, &report));
     }
-    write_reports(&report, &out_dir, args.json)?;
+    write_reports(&mut report, &out_dir, args.json)?;
     if args.tune {
         let rankings = tuning::rank(&report);
         let winners: Vec<tuning::Winner> = rankings.iter().filter_map(|r| r.winner.clone()).collect();

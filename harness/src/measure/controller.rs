@@ -84,6 +84,7 @@ pub fn new_run(browser: &str, platform: Platform) -> PlatformRun {
         phases: Phases::default(),
         completion_latency: None,
         probe: None,
+        roofline: None,
         cases: Vec::new(),
         diagnostics: Vec::new(),
     }

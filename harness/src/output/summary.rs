@@ -11,14 +11,19 @@ fn opt(v: Option<f64>, digits: usize) -> String {
 /// The cases of every run as a table.
 pub fn table(report: &RunReport) -> String {
     let mut out = String::new();
+    let roofline = reports::roofline::any_roofline(report);
     for run in &report.runs {
         let mut t = Table::new();
         t.load_preset(UTF8_FULL_CONDENSED);
-        t.set_header(["case", "status", "timer", "sampling", "median ms", "±95% CI", "p95 ms", "cv", "n (stop)", "outliers", "GFLOP/s", "GB/s", "max abs err"]);
+        let mut header = vec!["case", "status", "timer", "sampling", "median ms", "±95% CI", "p95 ms", "cv", "n (stop)", "outliers", "GFLOP/s", "GB/s", "max abs err"];
+        if roofline {
+            header.insert(12, "of peak");
+        }
+        t.set_header(header);
         for c in &run.cases {
             let h = c.headline();
             let timer = c.timer.map(reports::Timer::short).unwrap_or("–");
-            t.add_row(vec![
+            let mut row = vec![
                 Cell::new(c.label()),
                 Cell::new(c.status.as_str()),
                 Cell::new(timer),
@@ -39,7 +44,11 @@ pub fn table(report: &RunReport) -> String {
                 Cell::new(opt(c.gbps, 2)).set_alignment(CellAlignment::Right),
                 Cell::new(c.correctness.as_ref().map(|v| format!("{:.1e}", v.max_abs_err)).unwrap_or_else(|| "–".into()))
                     .set_alignment(CellAlignment::Right),
-            ]);
+            ];
+            if roofline {
+                row.insert(12, Cell::new(reports::roofline::format_roofline(c)).set_alignment(CellAlignment::Right));
+            }
+            t.add_row(row);
         }
         let title = match &run.browser_info {
             Some(b) => format!("{} {} ({})", b.name, b.version, run.platform),
@@ -47,6 +56,9 @@ pub fn table(report: &RunReport) -> String {
         };
         let _ = writeln!(out, "{title}\n{t}");
         let _ = writeln!(out, "{}", totals(run));
+        if let Some(p) = &run.roofline {
+            let _ = writeln!(out, "roofline: {}", p.describe());
+        }
         if let Some(l) = &run.completion_latency {
             let _ = writeln!(out, "completion latency: {}", l.describe());
         }

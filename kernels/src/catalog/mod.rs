@@ -42,6 +42,10 @@ pub fn find(name: &str) -> Option<&'static dyn Kernel> {
     all().into_iter().find(|k| k.name() == name)
 }
 
+/// The kernels that measure a target's roofline (`harness run --roofline`): memory bandwidth, then
+/// f32 throughput.
+pub const ROOFLINE_PROBES: [&dyn Kernel; 2] = [&roofline::STREAM_COPY, &roofline::FMA_CHAIN];
+
 /// Kernels with variants a tuner chooses from.
 pub const TUNABLE: &[&str] = &["matmul"];
 

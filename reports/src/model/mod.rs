@@ -4,9 +4,11 @@
 
 mod change;
 mod clock;
+pub mod roofline;
 
 pub use change::{BaselineComparison, CaseChange, ChangeCounts, Presence};
 pub use clock::{ClockStats, ProbeInfo, ProbeStatus};
+pub use roofline::{Bound, CaseRoofline, Peak, Peaks};
 
 use stats::{summarize, Summary};
 use kernels::check::Verdict;
@@ -156,6 +158,10 @@ pub struct PlatformRun {
     /// The GPU clock probe attached to the run, or why none was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe: Option<ProbeStatus>,
+    /// The peaks its roofline probes measured (`stream_copy`, `fma_chain`), when it ran any:
+    /// derived from `cases` by [`roofline::apply`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub roofline: Option<Peaks>,
     /// Every planned case, measured or not.
     pub cases: Vec<CaseReport>,
     /// GPU-related lines of the browser's diagnostics page (chrome://gpu, about:support), when
@@ -417,6 +423,10 @@ pub struct CaseReport {
     /// gives.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub throughput: Option<Throughput>,
+    /// Its fraction of the run's peak that binds it, where the run measured both peaks with the
+    /// same timer: derived by [`roofline::apply`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub roofline: Option<CaseRoofline>,
 }
 
 /// A model-level rate: tokens/s or sentences/s, and milliseconds per item.
@@ -569,6 +579,7 @@ impl CaseReport {
             gbps: None,
             correctness: None,
             throughput: info.rate.as_ref().map(|r| Throughput { item: r.item.clone(), per_run: r.per_run, per_second: None, ms_per_item: None }),
+            roofline: None,
         }
     }
 
