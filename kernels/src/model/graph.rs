@@ -5,6 +5,7 @@
 use super::op::{Op, T};
 use super::weights::Weights;
 use super::{wgsl, ModelError};
+use crate::dtype::Dtype;
 use crate::prng::Prng;
 use crate::program::{Buffer, Init, Program};
 
@@ -149,7 +150,7 @@ impl Graph {
                 Data::Computed => Buffer::zeroed(label, tensor.len),
                 Data::U32(v) => Buffer::u32s(label, v),
                 &Data::Seeded { stream, lo, hi } => {
-                    let init = Init::Seeded { seed: self.seed, stream, lo, hi, elems: tensor.len as u64 };
+                    let init = Init::Seeded { seed: self.seed, stream, lo, hi, elems: tensor.len as u64, dtype: Dtype::F32 };
                     Buffer { label, uniform: false, init }
                 }
                 _ => Buffer::f32s(label, &self.values(t, weights)?),
