@@ -71,9 +71,9 @@ pub struct Buffer {
 }
 
 impl Buffer {
-    /// A storage buffer of `values`.
-    pub fn f32s(label: impl Into<String>, values: &[f32]) -> Self {
-        Buffer { label: label.into(), uniform: false, init: Init::Bytes(crate::wire::f32s_to_le_bytes(values)) }
+    /// A storage buffer of `values` stored as `dtype`.
+    pub fn values(label: impl Into<String>, values: &[f32], dtype: Dtype) -> Self {
+        Buffer { label: label.into(), uniform: false, init: Init::Bytes(dtype.encode(values)) }
     }
 
     /// A storage buffer of `values`.
