@@ -18,6 +18,14 @@ const RESOLVE_STRIDE: u64 = 256;
 /// Rounds of each completion-latency measurement.
 pub const LATENCY_ROUNDS: usize = 10;
 
+/// The optional WebGPU features harness asks for, by their WebGPU names: GPU timestamps, f16
+/// kernels and subgroup kernels each use one where the adapter has it.
+const FEATURES: [(&str, wgpu::Features); 3] = [
+    ("timestamp-query", wgpu::Features::TIMESTAMP_QUERY),
+    ("shader-f16", wgpu::Features::SHADER_F16),
+    ("subgroups", wgpu::Features::SUBGROUP),
+];
+
 /// Why the GPU could not run a case.
 #[derive(Debug, thiserror::Error)]
 pub enum GpuError {
@@ -38,6 +46,16 @@ pub enum GpuError {
     /// Reading a buffer back failed.
     #[error("reading a GPU buffer back failed: {0}")]
     Map(String),
+    /// The program needs a WebGPU feature the device does not have.
+    #[error("{label} needs the WebGPU feature `{feature}`, which this adapter does not offer{hint}")]
+    MissingFeature {
+        /// The program.
+        label: String,
+        /// The feature, by its WebGPU name.
+        feature: String,
+        /// What offers it.
+        hint: &'static str,
+    },
     /// Waiting for submitted work failed (device lost, timeout).
     #[error("waiting for the GPU failed: {0}")]
     Wait(String),
@@ -58,7 +76,7 @@ pub struct Gpu {
 
 impl Gpu {
     /// Requests the high-performance adapter and a device with its full limits, plus
-    /// `timestamp-query` where the adapter offers it.
+    /// `timestamp-query`, `shader-f16` and `subgroups` where the adapter offers them.
     pub async fn new() -> Result<Gpu, GpuError> {
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
         let adapter = instance
@@ -69,11 +87,8 @@ impl Gpu {
             .await
             .map_err(|e| GpuError::NoAdapter(e.to_string()))?;
         let timestamps = adapter.features().contains(wgpu::Features::TIMESTAMP_QUERY);
-        let required_features = if timestamps {
-            wgpu::Features::TIMESTAMP_QUERY
-        } else {
-            wgpu::Features::empty()
-        };
+        let wanted = FEATURES.iter().fold(wgpu::Features::empty(), |all, (_, f)| all | *f);
+        let required_features = adapter.features() & wanted;
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("harness"),
@@ -92,6 +107,12 @@ impl Gpu {
         })
     }
 
+    /// Whether the device has the WebGPU feature `name` (`shader-f16`, `subgroups`,
+    /// `timestamp-query`).
+    pub fn has(&self, name: &str) -> bool {
+        FEATURES.iter().any(|(n, f)| *n == name && self.device.features().contains(*f))
+    }
+
     /// The adapter as a report: what wgpu says of it, its features, and a fallback flag that is
     /// true when wgpu classes the device as a CPU.
     pub fn report(&self) -> crate::wire::AdapterReport {
@@ -105,7 +126,7 @@ impl Gpu {
             device: i.name.clone(),
             description: format!("{} ({:?}; driver: {} {})", i.name, i.backend, i.driver, i.driver_info).trim().to_string(),
             is_fallback_adapter: Some(i.device_type == wgpu::DeviceType::Cpu),
-            features: self.device.features().iter_names().map(|(n, _)| n.to_lowercase().replace('_', "-")).collect(),
+            features: FEATURES.iter().filter(|(n, _)| self.has(n)).map(|(n, _)| n.to_string()).collect(),
             limits: [
                 ("maxStorageBufferBindingSize", limits.max_storage_buffer_binding_size as f64),
                 ("maxComputeWorkgroupStorageSize", limits.max_compute_workgroup_storage_size as f64),
@@ -165,6 +186,13 @@ impl Gpu {
     /// Creates the program's buffers, compiles its pipelines (timed) and bind groups, and readies
     /// GPU timestamps for the batches in flight.
     pub async fn prepare(&self, label: &str, program: &Program) -> Result<Prepared, GpuError> {
+        if let Some(feature) = program.features.iter().find(|f| !self.has(f)) {
+            let hint = match feature.as_str() {
+                "shader-f16" => " (f16 kernels store their inputs in f16; most GPUs have it, software adapters often do not)",
+                _ => "",
+            };
+            return Err(GpuError::MissingFeature { label: label.to_string(), feature: feature.clone(), hint });
+        }
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let buffers: Vec<wgpu::Buffer> = program
             .buffers

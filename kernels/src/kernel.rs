@@ -1,6 +1,7 @@
 //! What a kernel is: everything needed to run, time and check it on any platform.
 
 use crate::check::Tolerance;
+use crate::dtype::Dtype;
 use crate::suite::Suite;
 use crate::prng::Prng;
 use crate::shape::Shape;
@@ -40,7 +41,7 @@ pub trait Kernel: Send + Sync {
     fn dims(&self) -> &'static [&'static str];
     /// The shapes this kernel runs at in a suite.
     fn shapes(&self, suite: Suite) -> Vec<Shape>;
-    /// Length in f32 elements of every input buffer.
+    /// Elements of every input buffer (of the [`input_dtype`](Kernel::input_dtype)).
     fn input_lens(&self, shape: &Shape) -> Vec<usize>;
     /// Length in f32 elements of the output buffer.
     fn output_len(&self, shape: &Shape) -> usize;
@@ -60,18 +61,26 @@ pub trait Kernel: Send + Sync {
     /// Floating-point operations of one dispatch (for GFLOP/s).
     fn flops(&self, shape: &Shape) -> f64;
 
-    /// Bytes one dispatch must move at least: every input read once, the output written once.
-    fn bytes(&self, shape: &Shape) -> f64 {
-        let elems: usize = self.input_lens(shape).iter().sum::<usize>() + self.output_len(shape);
-        4.0 * elems as f64
+    /// How the input buffers store their values: f32 unless the kernel is an f16 form, which
+    /// needs the adapter's `shader-f16` ([`Dtype::feature`]).
+    fn input_dtype(&self) -> Dtype {
+        Dtype::F32
     }
 
-    /// Seeded inputs; by default uniform in `[-1, 1)`.
+    /// Bytes one dispatch must move at least: every input read once, the output (f32) written once.
+    fn bytes(&self, shape: &Shape) -> f64 {
+        let inputs: usize = self.input_lens(shape).iter().sum();
+        (self.input_dtype().size() * inputs + 4 * self.output_len(shape)) as f64
+    }
+
+    /// Seeded inputs; by default uniform in `[-1, 1)`, rounded to the
+    /// [`input_dtype`](Kernel::input_dtype) so the reference sees exactly what the GPU reads.
     fn inputs(&self, shape: &Shape, seed: u64) -> Vec<Vec<f32>> {
+        let dtype = self.input_dtype();
         self.input_lens(shape)
             .into_iter()
             .enumerate()
-            .map(|(i, len)| Prng::new(seed, i as u64).fill(len, -1.0, 1.0))
+            .map(|(i, len)| Prng::new(seed, i as u64).fill(len, -1.0, 1.0).into_iter().map(|v| dtype.round(v)).collect())
             .collect()
     }
 

@@ -7,6 +7,7 @@
 
 pub mod catalog;
 pub mod check;
+pub mod dtype;
 pub mod info;
 pub mod kernel;
 pub mod model;
@@ -25,6 +26,7 @@ pub mod workload;
 pub mod gpu;
 
 pub use check::{compare, CheckRule, Tolerance, Verdict};
+pub use dtype::Dtype;
 pub use info::CaseInfo;
 pub use kernel::{Fault, Kernel};
 pub use plan::{CaseSpec, Platform, PlanError, RunPlan};

@@ -2,6 +2,7 @@
 //! (a catalogue kernel is one dispatch, a user's manifest one dispatch over its own buffers, a
 //! model's forward pass many), so one dispatcher, one timer and one read-back serve them all.
 
+use crate::dtype::Dtype;
 use crate::kernel::{Kernel, INPUT_ALIGN};
 use crate::shape::Shape;
 
@@ -12,8 +13,8 @@ pub enum Init {
     Bytes(Vec<u8>),
     /// This many zero bytes.
     Zeroed(u64),
-    /// `elems` f32 values uniform in `[lo, hi)` from stream `stream` of `seed`: generated as the
-    /// buffer is created, so a large seeded model never sits whole in memory twice.
+    /// `elems` values uniform in `[lo, hi)` from stream `stream` of `seed`, stored as `dtype`:
+    /// generated as the buffer is created, so a large seeded model never sits whole in memory twice.
     Seeded {
         /// Seed.
         seed: u64,
@@ -25,6 +26,8 @@ pub enum Init {
         hi: f32,
         /// Values.
         elems: u64,
+        /// How they are stored.
+        dtype: Dtype,
     },
 }
 
@@ -34,7 +37,7 @@ impl Init {
         match self {
             Init::Bytes(b) => b.len() as u64,
             Init::Zeroed(n) => *n,
-            Init::Seeded { elems, .. } => 4 * elems,
+            Init::Seeded { elems, dtype, .. } => dtype.size() as u64 * elems,
         }
     }
 
@@ -43,9 +46,9 @@ impl Init {
         match self {
             Init::Bytes(b) => Some(std::borrow::Cow::Borrowed(b)),
             Init::Zeroed(_) => None,
-            Init::Seeded { seed, stream, lo, hi, elems } => {
+            Init::Seeded { seed, stream, lo, hi, elems, dtype } => {
                 let values = crate::prng::Prng::new(*seed, *stream).fill(*elems as usize, *lo, *hi);
-                Some(std::borrow::Cow::Owned(crate::wire::f32s_to_le_bytes(&values)))
+                Some(std::borrow::Cow::Owned(dtype.encode(&values)))
             }
         }
     }
@@ -68,9 +71,9 @@ pub struct Buffer {
 }
 
 impl Buffer {
-    /// A storage buffer of `values`.
-    pub fn f32s(label: impl Into<String>, values: &[f32]) -> Self {
-        Buffer { label: label.into(), uniform: false, init: Init::Bytes(crate::wire::f32s_to_le_bytes(values)) }
+    /// A storage buffer of `values` stored as `dtype`.
+    pub fn values(label: impl Into<String>, values: &[f32], dtype: Dtype) -> Self {
+        Buffer { label: label.into(), uniform: false, init: Init::Bytes(dtype.encode(values)) }
     }
 
     /// A storage buffer of `values`.
@@ -129,6 +132,9 @@ pub struct Program {
     /// Buffers read back after the last run; their bytes, concatenated in this order, are the
     /// case's output.
     pub outputs: Vec<usize>,
+    /// WebGPU features its shaders need (`shader-f16`), by their WebGPU names: a device without
+    /// one refuses the program with a clear error before compiling anything.
+    pub features: Vec<String>,
     /// Read the outputs from one run over freshly initialised buffers rather than after the
     /// last timed run: for programs that are not idempotent (a user kernel may accumulate).
     pub fresh_output: bool,
@@ -156,6 +162,13 @@ impl Program {
         self.steps.push(Step { shader, bindings, workgroups });
     }
 
+    /// Records that the program needs `feature`, once.
+    pub fn require(&mut self, feature: Option<&str>) {
+        if let Some(f) = feature.filter(|f| !self.features.iter().any(|g| g == f)) {
+            self.features.push(f.to_string());
+        }
+    }
+
     /// A catalogue kernel as a program: one dispatch ([`Program::kernel_step`]) whose output is
     /// the program's.
     pub fn of_kernel(kernel: &dyn Kernel, shape: &Shape, inputs: &[Vec<f32>]) -> Program {
@@ -167,12 +180,12 @@ impl Program {
 
     /// Adds a dispatch of `kernel` at `shape` in the layout [`Kernel`] documents, over buffers of
     /// its own: the uniform at binding 0, `inputs` after it (zero-padded to whole
-    /// [`INPUT_ALIGN`]s), a zeroed output last; returns the output's index. Steps of one kernel
+    /// [`INPUT_ALIGN`]s, stored as its [`input_dtype`](Kernel::input_dtype)), a zeroed output last; returns the output's index. Steps of one kernel
     /// name share one shader, so several shapes of a kernel compile it once.
     pub fn kernel_step(&mut self, kernel: &dyn Kernel, shape: &Shape, inputs: &[Vec<f32>]) -> usize {
         let mut bound = vec![self.buffer(Buffer::uniform("params", kernel.params(shape)))];
         for x in inputs {
-            let mut bytes = crate::wire::f32s_to_le_bytes(x);
+            let mut bytes = kernel.input_dtype().encode(x);
             bytes.resize(bytes.len().max(1).next_multiple_of(INPUT_ALIGN), 0);
             bound.push(self.buffer(Buffer { label: "input".into(), uniform: false, init: Init::Bytes(bytes) }));
         }
@@ -180,6 +193,7 @@ impl Program {
         bound.push(output);
         let shader = self.shader(kernel.name(), || kernel.wgsl());
         self.step(shader, &bound, kernel.workgroups(shape));
+        self.require(kernel.input_dtype().feature());
         output
     }
 }

@@ -152,6 +152,7 @@ impl UserKernel {
             }],
             outputs: self.buffers.iter().enumerate().filter(|(_, b)| b.output).map(|(i, _)| i).collect(),
             fresh_output: true,
+            ..Program::default()
         }
     }
 

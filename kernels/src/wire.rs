@@ -78,11 +78,13 @@ impl CaseMeasurement {
     /// The timed samples' span moved onto a receiver's clock, given when the measurement arrived
     /// there (`arrived_ms`); `None` for a measurement that carries no times.
     pub fn timed_span_at(&self, arrived_ms: f64) -> Option<(f64, f64)> {
+        (self.sent_ms > 0.0).then(|| arrived_ms - self.sent_ms).and_then(|offset| self.timed_span_on(offset))
+    }
+
+    /// The timed span on the receiver's clock, given the receiver's clock minus the platform's.
+    pub fn timed_span_on(&self, offset_ms: f64) -> Option<(f64, f64)> {
         let (from, to) = self.timed_span_ms;
-        (self.sent_ms > 0.0 && to >= from).then(|| {
-            let offset = arrived_ms - self.sent_ms;
-            (from + offset, to + offset)
-        })
+        (to >= from && to > 0.0).then_some((from + offset_ms, to + offset_ms))
     }
 
     /// Encodes an output buffer of f32 values for the wire.
@@ -179,6 +181,11 @@ pub enum Progress {
     CaseStarted {
         /// The case.
         case_id: String,
+        /// When, on the platform's clock (`performance.now()`, or `Instant` natively); 0 where
+        /// unknown. A small message sent at once, so its delay is a good measure of the offset
+        /// between the platform's clock and the receiver's.
+        #[serde(default)]
+        at_ms: f64,
     },
     /// A timed sample finished.
     #[serde(rename_all = "camelCase")]
@@ -222,6 +229,6 @@ mod tests {
     #[test]
     fn progress_uses_a_type_tag() {
         let p: Progress = serde_json::from_str(r#"{"type":"caseStarted","caseId":"a"}"#).unwrap();
-        assert_eq!(p, Progress::CaseStarted { case_id: "a".into() });
+        assert_eq!(p, Progress::CaseStarted { case_id: "a".into(), at_ms: 0.0 });
     }
 }

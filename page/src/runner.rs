@@ -33,7 +33,7 @@ pub async fn run(token: String, progress: js_sys::Function) -> Result<(), JsValu
     };
     let mut weights = Weights::default();
     for case in &plan.cases {
-        emit(Progress::CaseStarted { case_id: case.id.clone() });
+        emit(Progress::CaseStarted { case_id: case.id.clone(), at_ms: now_ms() });
         match run_case(gpu.as_ref(), &plan, case, &api, &mut weights, &emit).await {
             Ok(mut measurement) => {
                 measurement.sent_ms = now_ms();

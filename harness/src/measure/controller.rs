@@ -10,7 +10,7 @@ use crate::measure::events::{Reporter, RunEvent};
 use crate::measure::server::{PageEvent, Server};
 use anyhow::{anyhow, bail, Context, Result};
 use kernels::wire::{CaseMeasurement, Progress};
-use crate::measure::probe::{ClockProbe, RunProbe};
+use crate::measure::probe::{ClockProbe, PageClock, RunProbe};
 use crate::plan::reference::References;
 use kernels::check::check;
 use kernels::{CaseSpec, Platform, RunPlan};
@@ -249,6 +249,7 @@ pub async fn run_cases(
     let mut current: Option<(String, Instant)> = None;
     // When the current case started, on the probe's clock.
     let mut started_ms = 0.0;
+    let mut page_clock = PageClock::default();
     let mut idle_since = Instant::now();
     let mut reloads = 0usize;
 
@@ -276,10 +277,11 @@ pub async fn run_cases(
                         reporter.event(RunEvent::Latency(&latency));
                         run.completion_latency = Some(latency);
                     }
-                    PageEvent::Progress(Progress::CaseStarted { case_id }) => {
+                    PageEvent::Progress(Progress::CaseStarted { case_id, at_ms }) => {
                         reporter.event(RunEvent::CaseStarted(&case_id));
                         current = Some((case_id, Instant::now()));
                         started_ms = probe.map(ClockProbe::now_ms).unwrap_or_default();
+                        page_clock.observe(at_ms, started_ms);
                     }
                     PageEvent::Progress(Progress::SampleDone { case_id, done }) => {
                         reporter.event(RunEvent::SampleDone { case_id: &case_id, done });
@@ -291,7 +293,7 @@ pub async fn run_cases(
                             // platform did not say when that was.
                             let clock = probe.and_then(|p| {
                                 let arrived = p.now_ms();
-                                let (from, to) = m.timed_span_at(arrived).unwrap_or((started_ms, arrived));
+                                let (from, to) = page_clock.timed_span(&m, arrived).unwrap_or((started_ms, arrived));
                                 p.window(from, to)
                             });
                             let mut case = analyze(spec, *m, references.clone(), label).await?;

@@ -84,7 +84,7 @@ async fn worker(plan: RunPlan, references: Arc<References>, probe: RunProbe, tx:
         Err(e) => tracing::warn!("native wgpu: the completion latency could not be measured: {e}"),
     }
     for case in &plan.cases {
-        let _ = tx.send(PageEvent::Progress(Progress::CaseStarted { case_id: case.id.clone() }));
+        let _ = tx.send(PageEvent::Progress(Progress::CaseStarted { case_id: case.id.clone(), at_ms: kernels::sampling::now_ms() }));
         let event = match measure(&gpu, &plan, case, &references, &probe, &tx).await {
             Ok(mut m) => {
                 m.sent_ms = kernels::sampling::now_ms();

@@ -6,7 +6,7 @@ use crate::plan::manifest;
 use clap::Args;
 use kernels::model::decoder::{DecoderCase, LlamaConfig, Phase, OPS, TINYLLAMA};
 use kernels::model::encoder::{pack, BertConfig, EncoderCase};
-use kernels::{CaseSpec, Shape, Workload};
+use kernels::{CaseSpec, Dtype, Shape, Workload};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -42,6 +42,12 @@ pub struct WorkloadArgs {
     /// Encoder sequence lengths (tokens per sentence, padded), comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "16,128", value_parser = clap::value_parser!(u32).range(2..=512), conflicts_with = "replay")]
     pub seq: Vec<u32>,
+    /// How the models' linear-layer weights are stored, comma-separated: `f32`, or `f16` (half
+    /// the bytes, f32 arithmetic; needs the adapter's `shader-f16`). Each model runs once per
+    /// dtype; f16 cases are named `MODEL-f16` and checked against a reference that reads the
+    /// same f16-rounded weights.
+    #[arg(long, value_delimiter = ',', default_value = "f32", conflicts_with = "replay")]
+    pub dtype: Vec<Dtype>,
     /// A user kernel manifest (TOML; see README, "Your own kernel"); repeatable.
     #[arg(long, value_name = "MANIFEST", conflicts_with = "replay")]
     pub kernel: Vec<PathBuf>,
@@ -102,13 +108,15 @@ impl Workloads {
     pub fn build(args: &WorkloadArgs, seed: u64) -> Result<Workloads, WorkloadError> {
         let mut w = Workloads::default();
         for model in &model_names(&args.model) {
-            if model == MINILM {
-                let dir = weights_dir(args.weights.as_deref())?;
-                w.cases.extend(encoder_cases(&dir, &args.batch, &args.seq, seed)?);
-                w.weights.insert(MINILM.into(), dir.join("model.safetensors"));
-            } else {
-                let (name, config) = decoder_config(model, args.layers)?;
-                w.cases.extend(decoder_cases(&name, config, &args.context, seed));
+            for &dtype in &dtypes(&args.dtype) {
+                if model == MINILM {
+                    let dir = weights_dir(args.weights.as_deref())?;
+                    w.cases.extend(encoder_cases(&dir, &args.batch, &args.seq, seed, dtype)?);
+                    w.weights.insert(MINILM.into(), dir.join("model.safetensors"));
+                } else {
+                    let (name, config) = decoder_config(model, args.layers)?;
+                    w.cases.extend(decoder_cases(&name, config, &args.context, seed, dtype));
+                }
             }
         }
         for path in &args.kernel {
@@ -126,6 +134,28 @@ impl Workloads {
             out.insert(MINILM.to_string(), weights_dir(weights)?.join("model.safetensors"));
         }
         Ok(out)
+    }
+}
+
+/// `--dtype` values in order, each once; f32 when none.
+fn dtypes(asked: &[Dtype]) -> Vec<Dtype> {
+    let mut out: Vec<Dtype> = Vec::new();
+    for &d in asked {
+        if !out.contains(&d) {
+            out.push(d);
+        }
+    }
+    if out.is_empty() {
+        out.push(Dtype::F32);
+    }
+    out
+}
+
+/// A model's name in case ids: `minilm` in f32, `minilm-f16` otherwise.
+fn model_label(name: &str, dtype: Dtype) -> String {
+    match dtype {
+        Dtype::F32 => name.to_string(),
+        _ => format!("{name}-{dtype}"),
     }
 }
 
@@ -167,7 +197,7 @@ fn weights_dir(explicit: Option<&Path>) -> Result<PathBuf, WorkloadError> {
 }
 
 /// One encoder case per batch size and sequence length.
-fn encoder_cases(dir: &Path, batches: &[u32], seqs: &[u32], seed: u64) -> Result<Vec<CaseSpec>, WorkloadError> {
+fn encoder_cases(dir: &Path, batches: &[u32], seqs: &[u32], seed: u64, dtype: Dtype) -> Result<Vec<CaseSpec>, WorkloadError> {
     let bad = |what: &str, e: &dyn std::fmt::Display| WorkloadError::Weights(format!("{}: {e}", dir.join(what).display()));
     let text = std::fs::read_to_string(dir.join("config.json")).map_err(|e| bad("config.json", &e))?;
     let config: BertConfig = serde_json::from_str(&text).map_err(|e| bad("config.json", &e))?;
@@ -181,8 +211,9 @@ fn encoder_cases(dir: &Path, batches: &[u32], seqs: &[u32], seed: u64) -> Result
             let seq = seq.min(config.max_position_embeddings);
             let chosen: Vec<Vec<u32>> = sentences.iter().cycle().take(batch as usize).cloned().collect();
             let (ids, lens) = pack(&chosen, seq);
-            let case = EncoderCase { model: MINILM.into(), config, weights: MINILM.into(), prefix: String::new(), batch, seq, ids, lens };
-            cases.push(CaseSpec::of_workload(MINILM, Shape(vec![batch, seq]), seed, Workload::Encoder(case)));
+            let model = model_label(MINILM, dtype);
+            let case = EncoderCase { model: model.clone(), config, weights: MINILM.into(), prefix: String::new(), batch, seq, ids, lens, dtype };
+            cases.push(CaseSpec::of_workload(&model, Shape(vec![batch, seq]), seed, Workload::Encoder(case)));
         }
     }
     Ok(cases)
@@ -231,9 +262,10 @@ fn decoder_config(model: &str, layers: Option<u32>) -> Result<(String, LlamaConf
 }
 
 /// Prefill and decode at each context length, then each op of one layer at the longest.
-fn decoder_cases(name: &str, config: LlamaConfig, contexts: &[u32], seed: u64) -> Vec<CaseSpec> {
+fn decoder_cases(name: &str, config: LlamaConfig, contexts: &[u32], seed: u64, dtype: Dtype) -> Vec<CaseSpec> {
+    let name = &model_label(name, dtype);
     let case = |phase: Phase, ctx: u32, label: String| {
-        let d = DecoderCase { model: name.to_string(), config, phase, ctx };
+        let d = DecoderCase { model: name.to_string(), config, phase, ctx, dtype };
         CaseSpec::of_workload(&label, Shape(vec![config.layers, ctx]), seed, Workload::Decoder(d))
     };
     let mut cases = Vec::new();
@@ -244,7 +276,7 @@ fn decoder_cases(name: &str, config: LlamaConfig, contexts: &[u32], seed: u64) -
     if let Some(&ctx) = contexts.iter().max() {
         let one_layer = LlamaConfig { layers: 1, ..config };
         for op in OPS {
-            let d = DecoderCase { model: name.to_string(), config: one_layer, phase: Phase::Op(op.into()), ctx };
+            let d = DecoderCase { model: name.to_string(), config: one_layer, phase: Phase::Op(op.into()), ctx, dtype };
             cases.push(CaseSpec::of_workload(&format!("{name}.op.{op}"), Shape(vec![1, ctx]), seed, Workload::Decoder(d)));
         }
     }
@@ -273,8 +305,17 @@ mod tests {
     }
 
     #[test]
+    fn each_dtype_gets_its_own_cases_and_f32_keeps_its_names() {
+        let args = WorkloadArgs { model: vec!["llama:hidden=64,heads=8,kv_heads=2,ffn=96,layers=1".into()], dtype: vec![Dtype::F32, Dtype::F16, Dtype::F32], context: vec![4], ..WorkloadArgs::default() };
+        let w = Workloads::build(&args, 1).unwrap();
+        let ids: Vec<&str> = w.cases.iter().map(|c| c.id.as_str()).filter(|id| !id.contains(".op.")).collect();
+        assert_eq!(ids, ["llama.prefill/1x4/seed=1", "llama.decode/1x4/seed=1", "llama-f16.prefill/1x4/seed=1", "llama-f16.decode/1x4/seed=1"]);
+        assert_eq!(dtypes(&[]), [Dtype::F32]);
+    }
+
+    #[test]
     fn decoder_cases_cover_prefill_decode_and_every_op() {
-        let cases = decoder_cases("tinyllama", TINYLLAMA, &[16, 128], 1);
+        let cases = decoder_cases("tinyllama", TINYLLAMA, &[16, 128], 1, Dtype::F32);
         assert_eq!(cases.len(), 4 + OPS.len());
         assert_eq!(cases[0].id, "tinyllama.prefill/22x16/seed=1");
         assert!(cases.iter().any(|c| c.id == "tinyllama.op.attention/1x128/seed=1"));
@@ -297,7 +338,7 @@ mod tests {
         let config: BertConfig = serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap()).unwrap();
         let (packed, lens) = pack(&ids, seq);
         let batch = ids.len() as u32;
-        let case = EncoderCase { model: MINILM.into(), config, weights: MINILM.into(), prefix: String::new(), batch, seq, ids: packed, lens };
+        let case = EncoderCase { model: MINILM.into(), config, weights: MINILM.into(), prefix: String::new(), batch, seq, ids: packed, lens, dtype: Dtype::F32 };
         let weights = kernels::model::weights::Weights::parse(std::fs::read(dir.join("model.safetensors")).unwrap()).unwrap();
         let got = case.graph().evaluate(Some(&weights)).unwrap();
         let expected: Vec<Vec<f64>> = serde_json::from_value(fixture["embeddings"].clone()).unwrap();

@@ -9,6 +9,7 @@
 
 use super::graph::{Data, Graph};
 use super::op::{Op, T};
+use crate::dtype::Dtype;
 use crate::info::{CaseInfo, Rate};
 use serde::{Deserialize, Serialize};
 
@@ -85,6 +86,9 @@ pub struct DecoderCase {
     pub phase: Phase,
     /// Prefill: prompt tokens. Decode and op: tokens already in the KV cache.
     pub ctx: u32,
+    /// How the linear layers' weights are stored (activations stay f32).
+    #[serde(default)]
+    pub dtype: Dtype,
 }
 
 impl DecoderCase {
@@ -129,7 +133,8 @@ impl DecoderCase {
         // Weights uniform in ±1/√fan_in keep activations near unit scale, as trained ones are.
         let weight = |g: &mut Graph, name: String, out: u32, k: u32| {
             let a = 1.0 / (k as f32).sqrt();
-            g.seeded(name, (out * k) as usize, -a, a)
+            let w = g.seeded(name, (out * k) as usize, -a, a);
+            g.store_as(w, self.dtype)
         };
         let gain = |g: &mut Graph, name: String| g.seeded(name, h as usize, 0.8, 1.2);
         let linear = |g: &mut Graph, tag: &'static str, x: T, w: T, k: u32, n: u32, name: String| {
@@ -194,7 +199,7 @@ impl DecoderCase {
     pub fn info(&self) -> CaseInfo {
         let c = self.config;
         let g = self.graph(0);
-        let shape = format!("hidden {}, {} heads, {} KV heads, FFN {}", c.hidden, c.heads, c.kv_heads, c.ffn);
+        let shape = format!("hidden {}, {} heads, {} KV heads, FFN {}, {} weights", c.hidden, c.heads, c.kv_heads, c.ffn, self.dtype);
         let (summary, rate) = match &self.phase {
             Phase::Prefill => (format!("{} prefill of {} tokens through {} layers ({shape})", self.model, self.ctx, c.layers), true),
             Phase::Decode => (format!("{} decode of 1 token after {} cached, {} layers ({shape})", self.model, self.ctx, c.layers), true),
@@ -216,7 +221,7 @@ mod tests {
 
     fn tiny(phase: Phase, ctx: u32) -> DecoderCase {
         let config = LlamaConfig { hidden: 64, heads: 8, kv_heads: 2, ffn: 96, layers: 2 };
-        DecoderCase { model: "test".into(), config, phase, ctx }
+        DecoderCase { model: "test".into(), config, phase, ctx, dtype: Dtype::F32 }
     }
 
     #[test]
@@ -242,6 +247,24 @@ mod tests {
             let out = g.evaluate(None).unwrap();
             assert!(!out.is_empty() && out.iter().all(|v| v.is_finite()), "{op}");
         }
+    }
+
+    #[test]
+    fn f16_weights_are_stored_in_half_the_bytes_and_the_reference_reads_them_rounded() {
+        let f32_case = tiny(Phase::Decode, 4);
+        let f16_case = DecoderCase { dtype: Dtype::F16, ..f32_case.clone() };
+        let (g32, g16) = (f32_case.graph(3), f16_case.graph(3));
+        let weights: Vec<usize> = (0..g16.tensors.len()).filter(|&t| g16.tensors[t].dtype == Dtype::F16).collect();
+        // Seven linear weights a layer (q, k, v, o, gate, up, down), two layers.
+        assert_eq!(weights.len(), 14);
+        let saved: usize = weights.iter().map(|&t| 2 * g16.tensors[t].len).sum();
+        assert_eq!(g32.bytes() - g16.bytes(), saved as f64);
+        let program = g16.lower(None).unwrap();
+        assert_eq!(program.features, vec!["shader-f16".to_string()]);
+        assert!(g32.lower(None).unwrap().features.is_empty());
+        let (a, b) = (g32.evaluate(None).unwrap(), g16.evaluate(None).unwrap());
+        assert_ne!(a, b, "the f16 reference must read rounded weights");
+        assert!(crate::check::cosine(&a, &b) > 0.999, "f16 weights stay close to f32's");
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 use super::graph::{Data, Graph};
 use super::op::{Op, T};
+use crate::dtype::Dtype;
 use crate::info::{CaseInfo, Rate};
 use serde::{Deserialize, Serialize};
 
@@ -71,6 +72,9 @@ pub struct EncoderCase {
     pub ids: Vec<u32>,
     /// Real tokens of each sentence; attention and pooling see only these.
     pub lens: Vec<u32>,
+    /// How the linear layers' weights are stored (embeddings, norms and activations stay f32).
+    #[serde(default)]
+    pub dtype: Dtype,
 }
 
 impl EncoderCase {
@@ -94,6 +98,7 @@ impl EncoderCase {
             let p = |s: &str| format!("encoder.layer.{l}.{s}");
             let linear = |g: &mut Graph, name: &str, x: T, k: u32, out: u32, tag: &'static str| {
                 let wt = w(g, &format!("{name}.weight"), out * k);
+                let wt = g.store_as(wt, self.dtype);
                 let b = w(g, &format!("{name}.bias"), out);
                 let y = g.computed(format!("{name}.out"), (rows * out) as usize);
                 g.op(tag, Op::Linear { x, w: wt, b: Some(b), y, m: rows, k, n: out });
@@ -130,8 +135,8 @@ impl EncoderCase {
         let c = &self.config;
         CaseInfo {
             summary: format!(
-                "{} sentence encoder ({} layers, hidden {}, {} heads), {} sentence(s) padded to {} tokens, mean-pooled and L2-normalised",
-                self.model, c.num_hidden_layers, c.hidden_size, c.num_attention_heads, self.batch, self.seq
+                "{} sentence encoder ({} layers, hidden {}, {} heads, {} weights), {} sentence(s) padded to {} tokens, mean-pooled and L2-normalised",
+                self.model, c.num_hidden_layers, c.hidden_size, c.num_attention_heads, self.dtype, self.batch, self.seq
             ),
             dims: vec!["batch".into(), "seq".into()],
             flops: g.flops(),

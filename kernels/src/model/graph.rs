@@ -5,6 +5,7 @@
 use super::op::{Op, T};
 use super::weights::Weights;
 use super::{wgsl, ModelError};
+use crate::dtype::Dtype;
 use crate::prng::Prng;
 use crate::program::{Buffer, Init, Program};
 
@@ -40,6 +41,9 @@ pub struct Tensor {
     pub len: usize,
     /// Initial contents.
     pub data: Data,
+    /// How the GPU stores it: f16 for the linear weights of a model run in f16, else f32. The
+    /// reference reads the same rounded values.
+    pub dtype: Dtype,
 }
 
 /// Tensors, tagged ops, and which tensors are the output.
@@ -58,8 +62,14 @@ pub struct Graph {
 impl Graph {
     /// Adds a tensor and returns its index.
     pub fn tensor(&mut self, name: impl Into<String>, len: usize, data: Data) -> T {
-        self.tensors.push(Tensor { name: name.into(), len, data });
+        self.tensors.push(Tensor { name: name.into(), len, data, dtype: Dtype::F32 });
         self.tensors.len() - 1
+    }
+
+    /// Stores tensor `t` as `dtype` on the GPU (its values rounded to it everywhere).
+    pub fn store_as(&mut self, t: T, dtype: Dtype) -> T {
+        self.tensors[t].dtype = dtype;
+        t
     }
 
     /// Adds a computed tensor.
@@ -83,9 +93,9 @@ impl Graph {
         self.ops.iter().map(|(_, op)| op.flops()).sum()
     }
 
-    /// Bytes of every tensor: what one run must at least touch.
+    /// Bytes of every tensor as stored: what one run must at least touch.
     pub fn bytes(&self) -> f64 {
-        4.0 * self.tensors.iter().map(|t| t.len as f64).sum::<f64>()
+        self.tensors.iter().map(|t| (t.dtype.size() * t.len) as f64).sum()
     }
 
     /// The ops tagged `tag` alone (the first run of them), with the tensors they touch. Inputs
@@ -129,15 +139,20 @@ impl Graph {
         g
     }
 
+    /// Tensor `t`'s initial values, rounded to its dtype.
     fn values(&self, t: T, weights: Option<&Weights>) -> Result<Vec<f32>, ModelError> {
         let tensor = &self.tensors[t];
-        Ok(match &tensor.data {
+        let mut values = match &tensor.data {
             Data::Computed => vec![0.0; tensor.len],
             Data::F32(v) => v.clone(),
-            Data::U32(v) => v.iter().map(|&x| f32::from_bits(x)).collect(),
+            Data::U32(v) => return Ok(v.iter().map(|&x| f32::from_bits(x)).collect()),
             Data::Named(name) => weights.ok_or(ModelError::NoWeights)?.f32s(name, tensor.len)?,
             Data::Seeded { stream, lo, hi } => Prng::new(self.seed, *stream).fill(tensor.len, *lo, *hi),
-        })
+        };
+        if tensor.dtype != Dtype::F32 {
+            values.iter_mut().for_each(|v| *v = tensor.dtype.round(*v));
+        }
+        Ok(values)
     }
 
     /// The GPU program: one buffer per tensor, one dispatch per op.
@@ -149,12 +164,13 @@ impl Graph {
                 Data::Computed => Buffer::zeroed(label, tensor.len),
                 Data::U32(v) => Buffer::u32s(label, v),
                 &Data::Seeded { stream, lo, hi } => {
-                    let init = Init::Seeded { seed: self.seed, stream, lo, hi, elems: tensor.len as u64 };
+                    let init = Init::Seeded { seed: self.seed, stream, lo, hi, elems: tensor.len as u64, dtype: tensor.dtype };
                     Buffer { label, uniform: false, init }
                 }
-                _ => Buffer::f32s(label, &self.values(t, weights)?),
+                _ => Buffer::values(label, &self.values(t, weights)?, tensor.dtype),
             };
             p.buffer(buffer);
+            p.require(tensor.dtype.feature());
         }
         let dummy = p.buffer(Buffer { label: "unused".into(), uniform: false, init: Init::Zeroed(16) });
         for (tag, op) in &self.ops {

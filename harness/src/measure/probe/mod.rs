@@ -108,6 +108,35 @@ pub enum ProbeError {
     Thread(std::io::Error),
 }
 
+/// Lines the page's clock up with the probe's, so a case's timed samples are matched with the
+/// clocks read while they ran.
+///
+/// Each case-started message carries the page's time; the smallest delay seen between that and
+/// its arrival is the best estimate of the offset, since delays only add. A result's own send
+/// time is no good for this: it is taken before a large output (64 MB for a 4096² matmul) is
+/// encoded and uploaded, which takes seconds, and would slide the window into the idle time after
+/// the case.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PageClock {
+    offset_ms: Option<f64>,
+}
+
+impl PageClock {
+    /// A message sent at `page_ms` on the page's clock arrived at `probe_ms` on the probe's.
+    pub fn observe(&mut self, page_ms: f64, probe_ms: f64) {
+        if page_ms > 0.0 && page_ms.is_finite() {
+            let offset = probe_ms - page_ms;
+            self.offset_ms = Some(self.offset_ms.map_or(offset, |o| o.min(offset)));
+        }
+    }
+
+    /// When `m`'s timed samples ran, on the probe's clock; for a platform that sent no start
+    /// times, by its result's send time and `arrived_ms`.
+    pub fn timed_span(&self, m: &kernels::wire::CaseMeasurement, arrived_ms: f64) -> Option<(f64, f64)> {
+        self.offset_ms.and_then(|o| m.timed_span_on(o)).or_else(|| m.timed_span_at(arrived_ms))
+    }
+}
+
 /// No clock source applies on this machine. Its message says which were tried and why each did
 /// not apply, for the report's "no probe" line.
 #[derive(Debug, thiserror::Error)]

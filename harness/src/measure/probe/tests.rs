@@ -176,3 +176,22 @@ fn detect_names_what_it_tried() {
         }
     }
 }
+
+#[test]
+fn the_page_clock_is_lined_up_by_its_quickest_message_not_by_a_slow_upload() {
+    let mut clock = PageClock::default();
+    let mut m: kernels::wire::CaseMeasurement = serde_json::from_value(serde_json::json!({
+        "caseId": "x", "pipelineMs": 0.0, "firstDispatchMs": 0.0, "warmup": [], "warmupStop": "fixed", "samples": [],
+        "stoppedBy": "sampleCount", "output": "", "timedSpanMs": [1_000.0, 1_500.0], "sentMs": 1_600.0,
+    }))
+    .unwrap();
+    // Before any start message: the result's own send time (3 s of upload slides it).
+    assert_eq!(clock.timed_span(&m, 5_100.0), Some((4_500.0, 5_000.0)));
+    // Start messages arrive 500 + a few ms later on the probe's clock; the quickest counts.
+    clock.observe(900.0, 1_410.0);
+    clock.observe(950.0, 1_450.0);
+    clock.observe(0.0, 9_999.0);
+    assert_eq!(clock.timed_span(&m, 5_100.0), Some((1_500.0, 2_000.0)));
+    m.timed_span_ms = (0.0, 0.0);
+    assert_eq!(clock.timed_span(&m, 5_100.0), None, "no span from a platform that did not say");
+}
