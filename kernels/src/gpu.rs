@@ -329,17 +329,7 @@ impl Gpu {
         // Batches queued ahead of the last sample are waited for, so their timestamp buffers
         // are free and the output read next sees a quiet queue.
         batches.drain().await?;
-        if sampled.in_flight > 1 {
-            // The timed samples are the last ones `run` returned.
-            let done = &batches.returned[batches.returned.len() - sampled.samples.len() - 1..];
-            // A tick of no length (everything already done when first looked at, as on a CPU
-            // adapter that runs work at submit) says nothing: those keep the time they were seen.
-            for (s, wall) in sampled.samples.iter_mut().zip(spread_ticks(done, sampled.batch)) {
-                if wall > 0.0 {
-                    s.wall_ms = wall;
-                }
-            }
-        }
+        share_ticks(&mut sampled, &batches.returned);
         Ok(sampled)
     }
 
@@ -621,6 +611,23 @@ pub fn spread_ticks(done: &[f64], batch: u32) -> Vec<f64> {
         start = end + 1;
     }
     walls
+}
+
+/// Gives the timed samples of `sampled`, taken with batches in flight, their share of the
+/// completion ticks ([`spread_ticks`]); `returned` holds when each batch that the sampling ran
+/// was seen complete, in order, the timed samples last.
+pub fn share_ticks(sampled: &mut Sampled, returned: &[f64]) {
+    if sampled.in_flight <= 1 || returned.len() <= sampled.samples.len() {
+        return;
+    }
+    let done = &returned[returned.len() - sampled.samples.len() - 1..];
+    // A tick of no length (everything already done when first looked at, as on a CPU adapter
+    // that runs work at submit) says nothing: those keep the time they were seen.
+    for (s, wall) in sampled.samples.iter_mut().zip(spread_ticks(done, sampled.batch)) {
+        if wall > 0.0 {
+            s.wall_ms = wall;
+        }
+    }
 }
 
 struct Queries {

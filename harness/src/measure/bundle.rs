@@ -8,7 +8,7 @@ use std::process::Command;
 use std::time::SystemTime;
 
 /// The page's static files, copied into every bundle.
-const STATIC_FILES: [&str; 2] = ["index.html", "main.js"];
+const STATIC_FILES: [&str; 3] = ["index.html", "main.js", "tfjs.js"];
 
 /// A folder the server can serve as the page.
 #[derive(Debug, Clone)]

@@ -16,7 +16,7 @@ use kernels::{CaseInfo, CaseSpec, SamplingMode, Shape, WarmupPolicy, WarmupStop}
 use serde::{Deserialize, Serialize};
 
 /// Version of the `results.json` layout.
-pub const SCHEMA_VERSION: u32 = 4;
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// One invocation of harness: its settings, where it ran, and one [`PlatformRun`] per browser
 /// and platform measured.
@@ -131,7 +131,7 @@ pub enum RunStatus {
 pub struct PlatformRun {
     /// Browser key: chrome, firefox, edge.
     pub browser: String,
-    /// Platform: webgpu.
+    /// Platform: webgpu, wasm, native or tfjs.
     pub platform: String,
     /// The machine this run happened on (runs merged from a CI matrix differ).
     pub host: HostInfo,
@@ -175,6 +175,7 @@ impl PlatformRun {
                 CaseStatus::TimedOut => c.timed_out += 1,
                 CaseStatus::Error => c.error += 1,
                 CaseStatus::NotRun => c.not_run += 1,
+                CaseStatus::Unsupported => c.unsupported += 1,
             }
         }
         c
@@ -225,10 +226,14 @@ pub struct Counts {
     pub error: usize,
     /// Never reached.
     pub not_run: usize,
+    /// Not supported on the platform (no TensorFlow.js op for the kernel): neither passed nor
+    /// failed.
+    #[serde(default)]
+    pub unsupported: usize,
 }
 
 impl Counts {
-    /// True when every case passed.
+    /// True when every case the platform supports passed.
     pub fn all_passed(&self) -> bool {
         self.failed + self.timed_out + self.error + self.not_run == 0
     }
@@ -293,6 +298,9 @@ pub enum CaseStatus {
     Error,
     /// Never reached.
     NotRun,
+    /// The platform has no way to run it (TensorFlow.js has no op for the kernel); `message`
+    /// says why. Not a failure.
+    Unsupported,
 }
 
 impl CaseStatus {
@@ -304,6 +312,7 @@ impl CaseStatus {
             CaseStatus::TimedOut => "timedOut",
             CaseStatus::Error => "error",
             CaseStatus::NotRun => "notRun",
+            CaseStatus::Unsupported => "unsupported",
         }
     }
 }
