@@ -348,21 +348,8 @@ impl Gpu {
         let prepared = self.prepare(&case.kernel, &program).await?;
         let measured = self.measure(&prepared, &plan.sampling, clock, on_sample).await?;
         let output = self.read_output(&prepared, &program).await?;
-        Ok(crate::wire::CaseMeasurement {
-            case_id: case.id.clone(),
-            pipeline_ms: prepared.pipeline_ms,
-            first_dispatch_ms: measured.first_ms,
-            warmup: measured.warmup,
-            warmup_stop: measured.warmup_stop,
-            samples: measured.samples,
-            output: crate::wire::CaseMeasurement::encode_bytes(&output),
-            stopped_by: measured.stopped_by,
-            sampling: measured.mode,
-            batch: measured.batch,
-            in_flight: measured.in_flight,
-            timed_span_ms: measured.timed_span,
-            sent_ms: 0.0,
-        })
+        let output = crate::wire::CaseMeasurement::encode_bytes(&output);
+        Ok(crate::wire::CaseMeasurement::of_sampled(case.id.clone(), prepared.pipeline_ms, measured, output))
     }
 
     /// Refuses a program with a buffer larger than the device allows, naming it, before WebGPU

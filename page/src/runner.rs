@@ -147,21 +147,7 @@ async fn run_case(
     let Some(gpu) = gpu else {
         let mut cpu = CpuKernel { kernel: &*kernel, shape: &case.shape, inputs: kernel.inputs(&case.shape, case.seed), output: Vec::new() };
         let sampled = sample(&plan.sampling, &mut cpu, &mut kernels::sampling::NoClock, on_sample).await.map_err(|e| match e {})?;
-        return Ok(CaseMeasurement {
-            case_id: case.id.clone(),
-            pipeline_ms: 0.0,
-            first_dispatch_ms: sampled.first_ms,
-            warmup: sampled.warmup,
-            warmup_stop: sampled.warmup_stop,
-            samples: sampled.samples,
-            output: CaseMeasurement::encode_output(&cpu.output),
-            stopped_by: sampled.stopped_by,
-            sampling: sampled.mode,
-            batch: sampled.batch,
-            in_flight: sampled.in_flight,
-            timed_span_ms: sampled.timed_span,
-            sent_ms: 0.0,
-        });
+        return Ok(CaseMeasurement::of_sampled(case.id.clone(), 0.0, sampled, CaseMeasurement::encode_output(&cpu.output)));
     };
     gpu.run_case(plan, case, None, &mut ServerClock(api), on_sample).await.map_err(|e| CaseError::Gpu(e.to_string()))
 }

@@ -68,22 +68,8 @@ impl Tfjs {
         .await;
         dispose();
         let (sampled, values) = result.map_err(describe)?;
-        Ok(CaseMeasurement {
-            case_id: case.id.clone(),
-            // TensorFlow.js compiles its pipelines in the first run.
-            pipeline_ms: 0.0,
-            first_dispatch_ms: sampled.first_ms,
-            warmup: sampled.warmup,
-            warmup_stop: sampled.warmup_stop,
-            samples: sampled.samples,
-            output: CaseMeasurement::encode_output(&values),
-            stopped_by: sampled.stopped_by,
-            sampling: sampled.mode,
-            batch: sampled.batch,
-            in_flight: sampled.in_flight,
-            timed_span_ms: sampled.timed_span,
-            sent_ms: 0.0,
-        })
+        // TensorFlow.js compiles its pipelines in the first run: no pipeline time of its own.
+        Ok(CaseMeasurement::of_sampled(case.id.clone(), 0.0, sampled, CaseMeasurement::encode_output(&values)))
     }
 }
 
