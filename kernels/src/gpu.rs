@@ -357,17 +357,7 @@ impl Gpu {
         // Batches queued ahead of the last sample are waited for, so their timestamp buffers
         // are free and the output read next sees a quiet queue.
         batches.drain().await?;
-        if sampled.in_flight > 1 {
-            // The timed samples are the last ones `run` returned.
-            let done = &batches.returned[batches.returned.len() - sampled.samples.len() - 1..];
-            // A tick of no length (everything already done when first looked at, as on a CPU
-            // adapter that runs work at submit) says nothing: those keep the time they were seen.
-            for (s, wall) in sampled.samples.iter_mut().zip(spread_ticks(done, sampled.batch)) {
-                if wall > 0.0 {
-                    s.wall_ms = wall;
-                }
-            }
-        }
+        share_ticks(&mut sampled, &batches.returned);
         Ok(sampled)
     }
 
@@ -386,21 +376,8 @@ impl Gpu {
         let prepared = self.prepare(&case.kernel, &program).await?;
         let measured = self.measure(&prepared, &plan.sampling, clock, on_sample).await?;
         let output = self.read_output(&prepared, &program).await?;
-        Ok(crate::wire::CaseMeasurement {
-            case_id: case.id.clone(),
-            pipeline_ms: prepared.pipeline_ms,
-            first_dispatch_ms: measured.first_ms,
-            warmup: measured.warmup,
-            warmup_stop: measured.warmup_stop,
-            samples: measured.samples,
-            output: crate::wire::CaseMeasurement::encode_bytes(&output),
-            stopped_by: measured.stopped_by,
-            sampling: measured.mode,
-            batch: measured.batch,
-            in_flight: measured.in_flight,
-            timed_span_ms: measured.timed_span,
-            sent_ms: 0.0,
-        })
+        let output = crate::wire::CaseMeasurement::encode_bytes(&output);
+        Ok(crate::wire::CaseMeasurement::of_sampled(case.id.clone(), prepared.pipeline_ms, measured, output))
     }
 
     /// Refuses a program with a buffer larger than the device allows, naming it, before WebGPU
@@ -649,6 +626,23 @@ pub fn spread_ticks(done: &[f64], batch: u32) -> Vec<f64> {
         start = end + 1;
     }
     walls
+}
+
+/// Gives the timed samples of `sampled`, taken with batches in flight, their share of the
+/// completion ticks ([`spread_ticks`]); `returned` holds when each batch that the sampling ran
+/// was seen complete, in order, the timed samples last.
+pub fn share_ticks(sampled: &mut Sampled, returned: &[f64]) {
+    if sampled.in_flight <= 1 || returned.len() <= sampled.samples.len() {
+        return;
+    }
+    let done = &returned[returned.len() - sampled.samples.len() - 1..];
+    // A tick of no length (everything already done when first looked at, as on a CPU adapter
+    // that runs work at submit) says nothing: those keep the time they were seen.
+    for (s, wall) in sampled.samples.iter_mut().zip(spread_ticks(done, sampled.batch)) {
+        if wall > 0.0 {
+            s.wall_ms = wall;
+        }
+    }
 }
 
 struct Queries {

@@ -18,6 +18,7 @@ pub mod real;
 pub mod sampling;
 pub mod shape;
 pub mod suite;
+pub mod tfjs;
 pub mod user;
 pub mod wire;
 pub mod workload;

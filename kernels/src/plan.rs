@@ -23,6 +23,9 @@ pub enum Platform {
     Wasm,
     /// WGSL through wgpu on the machine's Vulkan, Metal or DX12 driver, no browser.
     Native,
+    /// TensorFlow.js's WebGPU backend ([`crate::tfjs::VERSION`]) in the same page: its own ops
+    /// on the same inputs, for kernels it has an op for ([`crate::tfjs::call`]).
+    Tfjs,
 }
 
 impl Platform {
@@ -32,6 +35,25 @@ impl Platform {
             Platform::Webgpu => "webgpu",
             Platform::Wasm => "wasm",
             Platform::Native => "native",
+            Platform::Tfjs => "tfjs",
+        }
+    }
+
+    /// Why `case` cannot run here, or `None` when it can: the WASM CPU runs catalogue kernels
+    /// only, TensorFlow.js only the kernels it has an op for, at their default variant.
+    pub fn unsupported(self, case: &CaseSpec) -> Option<String> {
+        let workload_reason = || format!("{}: models and user kernels run on webgpu and native only", case.kernel);
+        match self {
+            Platform::Webgpu | Platform::Native => None,
+            Platform::Wasm => case.workload.as_ref().map(|_| workload_reason()),
+            Platform::Tfjs if case.workload.is_some() => Some(workload_reason()),
+            Platform::Tfjs if case.variant.is_some() => {
+                Some(format!("{}: variants are harness's own WGSL; TensorFlow.js picks its own kernel", case.kernel))
+            }
+            Platform::Tfjs => match crate::tfjs::call(&case.kernel, &case.shape) {
+                Some(_) => None,
+                None => Some(format!("not supported on tfjs: TensorFlow.js {} has no op for `{}`", crate::tfjs::VERSION, case.kernel)),
+            },
         }
     }
 
@@ -277,6 +299,19 @@ mod tests {
         let plan = roofline_first(Suite::Quick, 1, cases);
         let kernels: Vec<&str> = plan.iter().map(|c| c.kernel.as_str()).collect();
         assert_eq!(kernels, ["stream_copy", "stream_copy", "fma_chain", "add", "add"]);
+    }
+
+    #[test]
+    fn tfjs_runs_the_kernels_it_has_an_op_for() {
+        let case = |k: &str, dims: Vec<u32>| CaseSpec::new(k, Shape(dims), 1);
+        assert_eq!(Platform::Tfjs.unsupported(&case("matmul", vec![4, 4, 4])), None);
+        assert_eq!(Platform::Tfjs.unsupported(&case("softmax", vec![2, 8])), None);
+        let why = Platform::Tfjs.unsupported(&case("rmsnorm", vec![2, 8])).unwrap();
+        assert!(why.contains("not supported on tfjs") && why.contains("rmsnorm"), "{why}");
+        let variant = case("matmul", vec![4, 4, 4]).with_variant("bm64-bn64-bk16-tm4-tn4-v4").unwrap();
+        assert!(Platform::Tfjs.unsupported(&variant).unwrap().contains("variants"));
+        assert_eq!(Platform::Webgpu.unsupported(&case("rmsnorm", vec![2, 8])), None);
+        assert_eq!(serde_json::to_string(&Platform::Tfjs).unwrap(), "\"tfjs\"");
     }
 
     #[test]

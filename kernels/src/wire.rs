@@ -1,7 +1,7 @@
 //! Messages between the page and the harness's server: results POSTed per case, progress on the
 //! WebSocket. JSON on the wire; field names in camelCase because the page's JavaScript writes some.
 
-use crate::sampling::{Sample, SamplingMode, StopReason, WarmupStop};
+use crate::sampling::{Sample, Sampled, SamplingMode, StopReason, WarmupStop};
 use base64::Engine;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -75,6 +75,26 @@ pub fn le_bytes_to_f32s(bytes: &[u8]) -> Vec<f32> {
 }
 
 impl CaseMeasurement {
+    /// What a platform sends for case `case_id`: how it was `sampled`, the time its pipelines
+    /// took to build, and its `output` ([`CaseMeasurement::encode_output`]).
+    pub fn of_sampled(case_id: String, pipeline_ms: f64, sampled: Sampled, output: String) -> Self {
+        CaseMeasurement {
+            case_id,
+            pipeline_ms,
+            first_dispatch_ms: sampled.first_ms,
+            warmup: sampled.warmup,
+            warmup_stop: sampled.warmup_stop,
+            samples: sampled.samples,
+            output,
+            stopped_by: sampled.stopped_by,
+            sampling: sampled.mode,
+            batch: sampled.batch,
+            in_flight: sampled.in_flight,
+            timed_span_ms: sampled.timed_span,
+            sent_ms: 0.0,
+        }
+    }
+
     /// The timed samples' span moved onto a receiver's clock, given when the measurement arrived
     /// there (`arrived_ms`); `None` for a measurement that carries no times.
     pub fn timed_span_at(&self, arrived_ms: f64) -> Option<(f64, f64)> {

@@ -7,6 +7,8 @@
 mod api;
 #[cfg(target_arch = "wasm32")]
 mod runner;
+#[cfg(target_arch = "wasm32")]
+mod tfjs;
 
 #[cfg(target_arch = "wasm32")]
 pub use runner::run;

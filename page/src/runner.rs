@@ -1,6 +1,7 @@
-//! Runs the plan's cases one after another, on WebGPU or on the CPU in WASM.
+//! Runs the plan's cases one after another, on WebGPU, on the CPU in WASM, or with TensorFlow.js.
 
 use crate::api::Api;
+use crate::tfjs::Tfjs;
 use kernels::gpu::Gpu;
 use kernels::sampling::{now_ms, sample, ClockGate, Sample, Timed};
 use kernels::wire::{CaseMeasurement, PageError, Progress};
@@ -17,7 +18,7 @@ pub async fn run(token: String, progress: js_sys::Function) -> Result<(), JsValu
     let plan: RunPlan = api.get("plan").await?;
     let js_error = |e: kernels::gpu::GpuError| JsValue::from(js_sys::Error::new(&e.to_string()));
     let gpu = match plan.platform {
-        Platform::Webgpu => {
+        Platform::Webgpu | Platform::Tfjs => {
             let mut gpu = Gpu::new().await.map_err(js_error)?;
             // Measured before the cases: it is a fact about the browser, and it sizes the batches.
             let latency = gpu.measure_latency().await.map_err(js_error)?;
@@ -25,6 +26,11 @@ pub async fn run(token: String, progress: js_sys::Function) -> Result<(), JsValu
             Some(gpu)
         }
         _ => None,
+    };
+    // TensorFlow.js has a device of its own: harness's is only kept for the latency it measured.
+    let (gpu, tfjs) = match (plan.platform, gpu) {
+        (Platform::Tfjs, Some(gpu)) => (None, Some(Tfjs::load(gpu.latency_ms).await?)),
+        (_, gpu) => (gpu, None),
     };
     let emit = |event: Progress| {
         if let Ok(json) = serde_json::to_string(&event) {
@@ -34,7 +40,14 @@ pub async fn run(token: String, progress: js_sys::Function) -> Result<(), JsValu
     let mut weights = Weights::default();
     for case in &plan.cases {
         emit(Progress::CaseStarted { case_id: case.id.clone(), at_ms: now_ms() });
-        match run_case(gpu.as_ref(), &plan, case, &api, &mut weights, &emit).await {
+        let measured = match &tfjs {
+            Some(tfjs) => {
+                let on_sample = |done| emit(Progress::SampleDone { case_id: case.id.clone(), done });
+                tfjs.run_case(&plan, case, &mut ServerClock(&api), on_sample).await.map_err(CaseError::Gpu)
+            }
+            None => run_case(gpu.as_ref(), &plan, case, &api, &mut weights, &emit).await,
+        };
+        match measured {
             Ok(mut measurement) => {
                 measurement.sent_ms = now_ms();
                 api.post("result", &measurement).await?
@@ -134,21 +147,7 @@ async fn run_case(
     let Some(gpu) = gpu else {
         let mut cpu = CpuKernel { kernel: &*kernel, shape: &case.shape, inputs: kernel.inputs(&case.shape, case.seed), output: Vec::new() };
         let sampled = sample(&plan.sampling, &mut cpu, &mut kernels::sampling::NoClock, on_sample).await.map_err(|e| match e {})?;
-        return Ok(CaseMeasurement {
-            case_id: case.id.clone(),
-            pipeline_ms: 0.0,
-            first_dispatch_ms: sampled.first_ms,
-            warmup: sampled.warmup,
-            warmup_stop: sampled.warmup_stop,
-            samples: sampled.samples,
-            output: CaseMeasurement::encode_output(&cpu.output),
-            stopped_by: sampled.stopped_by,
-            sampling: sampled.mode,
-            batch: sampled.batch,
-            in_flight: sampled.in_flight,
-            timed_span_ms: sampled.timed_span,
-            sent_ms: 0.0,
-        });
+        return Ok(CaseMeasurement::of_sampled(case.id.clone(), 0.0, sampled, CaseMeasurement::encode_output(&cpu.output)));
     };
     gpu.run_case(plan, case, None, &mut ServerClock(api), on_sample).await.map_err(|e| CaseError::Gpu(e.to_string()))
 }

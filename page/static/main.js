@@ -1,6 +1,7 @@
 // The page's JavaScript: reports the adapter, forwards progress over the WebSocket, reports
 // exceptions, and runs the WASM runner. Everything it learns goes to the harness server.
 import init, { run } from './pkg/page.js';
+import './tfjs.js';
 
 const token = new URLSearchParams(location.search).get('token');
 const status = document.getElementById('status');

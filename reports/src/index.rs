@@ -22,7 +22,7 @@ pub struct RunEntry {
     pub labels: Vec<String>,
     /// Passed cases over all runs.
     pub passed: usize,
-    /// Cases not passed (wrong, timed out, error, not run).
+    /// Cases not passed (wrong, timed out, error, not run; not those unsupported on their platform).
     pub not_passed: usize,
     /// The baseline comparison in a few words, or empty.
     pub baseline: String,
@@ -76,7 +76,7 @@ pub fn scan(root: &Path) -> Scan {
                 let (passed, total) = report
                     .runs
                     .iter()
-                    .map(|r| (r.counts().passed, r.cases.len()))
+                    .map(|r| (r.counts().passed, r.cases.len() - r.counts().unsupported))
                     .fold((0, 0), |(p, t), (a, b)| (p + a, t + b));
                 let baseline = report
                     .baseline

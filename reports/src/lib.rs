@@ -341,7 +341,7 @@ mod schema {
         assert_eq!(read_results(&dir.path().join(RESULTS_JSON)).unwrap(), report);
 
         let json = serde_json::to_value(&report).unwrap();
-        assert_eq!(json["schemaVersion"], 4);
+        assert_eq!(json["schemaVersion"], SCHEMA_VERSION);
         assert_eq!(json["settings"]["sampling"], "steady");
         assert_eq!((&json["runs"][0]["cases"][1]["batch"], &json["runs"][0]["cases"][1]["inFlight"]), (&4.into(), &2.into()));
         assert_eq!(json["runs"][0]["completionLatency"]["workDone"]["median"], 0.25);
@@ -364,6 +364,42 @@ mod schema {
             *broken.pointer_mut(pointer).unwrap() = bad;
             assert!(!schema_errors(&broken).is_empty(), "{pointer} must be checked");
         }
+    }
+
+    /// A tfjs run beside a webgpu run: the platform validates, a case it cannot run is
+    /// `unsupported` with its reason (skipped in junit, counted apart, not a failure), and the
+    /// cross-platform comparison puts tfjs next to webgpu for the same case.
+    #[test]
+    fn v5_tfjs_runs_with_unsupported_cases_validate_and_compare() {
+        let rmsnorm = kernels::CaseSpec::new("rmsnorm", kernels::Shape(vec![2, 8]), 1);
+        let reason = "not supported on tfjs: TensorFlow.js 4.22.0 has no op for `rmsnorm`";
+        let unsupported = CaseReport::unmeasured(&rmsnorm, &rmsnorm.info().unwrap(), CaseStatus::Unsupported, Some(reason.into()));
+        let mut report = report_with(vec![
+            ("chrome", vec![case("a", &[1.0, 1.1], true, true)]),
+            ("chrome", vec![case("a", &[2.0, 2.1], true, true), unsupported]),
+        ]);
+        report.runs[1].platform = "tfjs".into();
+        report.settings.platforms = vec!["webgpu".into(), "tfjs".into()];
+        let json = serde_json::to_value(&report).unwrap();
+        let errors = schema_errors(&json);
+        assert!(errors.is_empty(), "{}", errors.join("\n"));
+        assert_eq!(json["runs"][1]["cases"][1]["status"], "unsupported");
+        for (pointer, bad) in [("/runs/1/platform", Value::from("onnx")), ("/runs/1/cases/1/status", Value::from("skipped"))] {
+            let mut broken = json.clone();
+            *broken.pointer_mut(pointer).unwrap() = bad;
+            assert!(!schema_errors(&broken).is_empty(), "{pointer} must be checked");
+        }
+        let counts = report.runs[1].counts();
+        assert_eq!((counts.passed, counts.unsupported), (1, 1));
+        assert!(counts.all_passed(), "an unsupported case is no failure");
+        let junit = junit::render(&report);
+        assert!(junit.contains("<skipped") && junit.contains("not supported on tfjs"), "{junit}");
+        let cmp = compare::compare_runs(&report).unwrap();
+        assert_eq!(cmp.runs, ["chrome/webgpu", "chrome/tfjs"]);
+        let a = cmp.cases.iter().find(|c| c.id == "a").unwrap();
+        assert_eq!(a.entries.iter().map(|e| e.ratio.map(|r| r.round())).collect::<Vec<_>>(), [Some(1.0), Some(2.0)]);
+        assert!(markdown::render(&report).contains("| unsupported |"));
+        assert!(html::render(&report).unwrap().contains("1 unsupported on tfjs"));
     }
 
     #[test]

@@ -250,6 +250,8 @@ Examples:
   harness run --suite quick --samples 10        a fast smoke run
   harness run --browser chrome,firefox          both, one after the other, in one report
   harness run --platform webgpu,wasm,native     WebGPU beside the WASM-CPU and native-wgpu baselines
+  harness run --platform webgpu,tfjs --filter matmul   harness's matmul beside TensorFlow.js 4.22's WebGPU
+                                                backend (install it with `bash ci/setup.sh`; see --tfjs-dir)
   harness run --filter 'matmul_*,softmax'       only some kernels (see `harness list`)
   harness run --headed --timeout 120            watch it run
   harness run --browser-path firefox=/opt/ff/firefox --browser chrome,firefox
@@ -322,6 +324,10 @@ pub enum PlatformArg {
     Wasm,
     /// The same WGSL through wgpu on this machine's Vulkan, Metal or DX12 driver, no browser.
     Native,
+    /// TensorFlow.js 4.22's WebGPU backend in the same page: its own ops (`tf.matMul`, `tf.add`,
+    /// `tf.softmax`, …) on the same inputs, checked the same way; kernels it has no op for are
+    /// reported as unsupported there. Needs its npm packages (`bash ci/setup.sh`, or --tfjs-dir).
+    Tfjs,
 }
 
 impl From<PlatformArg> for kernels::Platform {
@@ -330,6 +336,7 @@ impl From<PlatformArg> for kernels::Platform {
             PlatformArg::Webgpu => kernels::Platform::Webgpu,
             PlatformArg::Wasm => kernels::Platform::Wasm,
             PlatformArg::Native => kernels::Platform::Native,
+            PlatformArg::Tfjs => kernels::Platform::Tfjs,
         }
     }
 }
@@ -470,6 +477,11 @@ pub struct RunArgs {
     /// Use this prebuilt page bundle instead of building one from the source tree.
     #[arg(long, env = "HARNESS_BUNDLE")]
     pub bundle: Option<PathBuf>,
+    /// With --platform tfjs: the folder npm installed `@tensorflow/tfjs-core` and
+    /// `@tensorflow/tfjs-backend-webgpu` 4.22.0 into (it holds node_modules/@tensorflow/)
+    /// [default: target/tfjs of the source tree, where `bash ci/setup.sh` installs them].
+    #[arg(long, env = "HARNESS_TFJS_DIR", value_name = "DIR")]
+    pub tfjs_dir: Option<PathBuf>,
     /// Print results.json to stdout instead of the summary table.
     #[arg(long)]
     pub json: bool,

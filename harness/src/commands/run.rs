@@ -5,6 +5,7 @@ use super::{exit_code, interrupt_watch, serve_page, write_reports};
 use crate::cli::{self, path_for, replay, RunArgs};
 use crate::measure::browser::BrowserKind;
 use crate::measure::controller::{self, BrowserRunRequest};
+use crate::measure::tfjs::TfjsFiles;
 use crate::measure::{discovery, host, native, probe};
 use crate::output::progress::TerminalReporter;
 use crate::output::summary;
@@ -88,6 +89,11 @@ pub async fn exec(mut args: RunArgs) -> Result<ExitCode> {
         !args.tune || platforms.iter().any(|p| *p != kernels::Platform::Wasm),
         "--tune measures GPU variants: add --platform webgpu or native (on the WASM CPU every variant is the same code)"
     );
+    // Before any browser starts: a missing TensorFlow.js install costs nothing.
+    let tfjs = match platforms.contains(&kernels::Platform::Tfjs) && !args.tune {
+        true => Some(TfjsFiles::find(args.tfjs_dir.as_deref())?),
+        false => None,
+    };
     let page_platforms: Vec<kernels::Platform> = platforms.iter().copied().filter(|p| p.in_browser()).collect();
     let browsers = if page_platforms.is_empty() { Vec::new() } else { args.browsers(discovery::installed) };
     if !page_platforms.is_empty() && args.browser.contains(&cli::BrowserChoice::All) {
@@ -107,9 +113,17 @@ pub async fn exec(mut args: RunArgs) -> Result<ExitCode> {
             eprintln!("--platform wasm: skipped with --tune, every variant is the same code on the CPU");
             continue;
         }
+        if args.tune && platform == kernels::Platform::Tfjs {
+            eprintln!("--platform tfjs: skipped with --tune, TensorFlow.js runs its own kernel for every variant");
+            continue;
+        }
         // The WASM CPU baseline has the catalogue kernels only.
         let cases: Vec<kernels::CaseSpec> = plan.cases.iter().filter(|c| platform != kernels::Platform::Wasm || c.workload.is_none()).cloned().collect();
-        let cases = variants_for(browser.spec().key, &cases);
+        // Tuned variants are harness's own WGSL: TensorFlow.js runs the cases as planned.
+        let cases = match platform {
+            kernels::Platform::Tfjs => cases,
+            _ => variants_for(browser.spec().key, &cases),
+        };
         if cases.is_empty() {
             eprintln!("--platform wasm: skipped, it runs catalogue kernels only (models and user kernels run on webgpu and native)");
             continue;
@@ -156,6 +170,9 @@ pub async fn exec(mut args: RunArgs) -> Result<ExitCode> {
         }
         if let Some(check) = probe.check() {
             server.set_clock(check);
+        }
+        if let Some(files) = &tfjs {
+            server.serve_tfjs(files);
         }
 
         for request in &requests {

@@ -45,6 +45,7 @@ pub async fn exec(args: VerifyArgs) -> Result<ExitCode> {
     let mut reporter = TerminalReporter::new();
     let (checked, gpu_run, cpu_where, cpu_ms) = match args.platform {
         PlatformArg::Wasm => anyhow::bail!("verify checks --platform webgpu or native; wasm is the CPU it compares with"),
+        PlatformArg::Tfjs => anyhow::bail!("verify checks --platform webgpu or native; tfjs runs on the same adapter as webgpu"),
         PlatformArg::Native => {
             let run = native::run_native(&plan, timeout, &references, &probe, &mut reporter, &mut interrupted).await;
             let cpu_case = case.clone();

@@ -26,7 +26,7 @@ use tokio::sync::{mpsc, watch};
 pub struct BrowserRunRequest {
     /// Which browser.
     pub browser: BrowserKind,
-    /// `webgpu` or `wasm`: the page platforms.
+    /// `webgpu`, `wasm` or `tfjs`: the page platforms.
     pub platform: Platform,
     /// Without a window.
     pub headless: bool,
@@ -61,10 +61,22 @@ pub async fn run_browser(
 ) -> PlatformRun {
     let mut run = new_run(req.browser.spec().key, req.platform);
     run.probe = Some(req.probe.status(req.webdriver_url.is_some()));
-    let mut events = server.begin_run(RunPlan { platform: req.platform, ..req.plan.clone() });
-    tracing::info!("serving the page at {}", server.page_url());
 
     let mut book = CaseBook::new(&req.plan.cases);
+    // What the platform cannot run is settled now, with the reason; the page gets the rest.
+    for spec in &req.plan.cases {
+        if let Some(reason) = req.platform.unsupported(spec) {
+            let case = book.unmeasured(spec, CaseStatus::Unsupported, reason);
+            book.settle(case, reporter);
+        }
+    }
+    let remaining = book.remaining();
+    if remaining.is_empty() {
+        return finish_run(run, book, Ok(()), reporter);
+    }
+    let req = &BrowserRunRequest { plan: RunPlan { cases: remaining, ..req.plan.clone() }, ..req.clone() };
+    let mut events = server.begin_run(RunPlan { platform: req.platform, ..req.plan.clone() });
+    tracing::info!("serving the page at {}", server.page_url());
     let outcome = drive(req, server, &mut events, &mut run, &mut book, reporter, interrupted).await;
     finish_run(run, book, outcome, reporter)
 }
@@ -267,7 +279,7 @@ pub async fn run_cases(
                         reporter.event(RunEvent::Adapter(&adapter));
                         let missing = (!adapter.available).then(|| adapter.reason.clone().unwrap_or_default());
                         run.adapter = Some(adapter);
-                        if let Some(reason) = missing.filter(|_| plan.platform == Platform::Webgpu) {
+                        if let Some(reason) = missing.filter(|_| matches!(plan.platform, Platform::Webgpu | Platform::Tfjs)) {
                             bail!("no WebGPU adapter: {reason}. Browser flags used: {}", flags.join(" "));
                         }
                         idle_since = Instant::now();

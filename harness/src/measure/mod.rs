@@ -1,6 +1,6 @@
 //! How a run happens: the page bundle and the server that hands it out and takes results, the
 //! WebDriver and the browsers it drives, the native runner, the GPU clock probe, and the
-//! controller that turns page events into checked cases.
+//! controller that turns page events into checked cases, and TensorFlow.js for `--platform tfjs`.
 
 pub mod browser;
 pub mod bundle;
@@ -12,3 +12,4 @@ pub mod host;
 pub mod native;
 pub mod probe;
 pub mod server;
+pub mod tfjs;

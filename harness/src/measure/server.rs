@@ -72,6 +72,9 @@ struct AppState {
     weights: Mutex<HashMap<String, PathBuf>>,
     /// What `/api/clock` answers from.
     clock: Mutex<Option<ClockCheck>>,
+    /// TensorFlow.js's bundles, by the name the page asks for under `/tfjs/`: none unless a run
+    /// has the tfjs platform.
+    tfjs: Mutex<Vec<(&'static str, PathBuf)>>,
 }
 
 impl AppState {
@@ -112,6 +115,11 @@ impl Server {
     /// Lets pages ask `/api/clock` whether the GPU clock has settled, for their warm-up.
     pub fn set_clock(&self, check: ClockCheck) {
         *self.state.clock.lock().unwrap_or_else(|e| e.into_inner()) = Some(check);
+    }
+
+    /// Lets pages load TensorFlow.js's bundles as `/tfjs/{name}`.
+    pub fn serve_tfjs(&self, files: &crate::measure::tfjs::TfjsFiles) {
+        *self.state.tfjs.lock().unwrap_or_else(|e| e.into_inner()) = files.files.clone();
     }
 
     /// Lets pages fetch the weights file `path` as `/api/weights?name={key}`.
@@ -159,6 +167,7 @@ pub async fn start(addr: SocketAddr, public_url: Option<&str>, bundle_dir: &Path
         }),
         weights: Mutex::new(HashMap::new()),
         clock: Mutex::new(None),
+        tfjs: Mutex::new(Vec::new()),
     });
     let app = router(state.clone(), bundle_dir);
     let (shutdown, stop) = oneshot::channel::<()>();
@@ -190,6 +199,7 @@ fn router(state: Arc<AppState>, bundle_dir: &Path) -> Router {
         .route("/api/done", post(done))
         .route("/api/events", get(events))
         .route("/api/weights", get(weights))
+        .route("/tfjs/{name}", get(tfjs))
         .fallback_service(ServeDir::new(bundle_dir))
         // Outputs of large cases arrive as base64 in one POST.
         .layer(DefaultBodyLimit::max(1 << 30))
@@ -244,10 +254,23 @@ async fn weights(State(s): State<Arc<AppState>>, Query(q): Query<WeightsQuery>) 
     let Some(path) = path else {
         return (StatusCode::NOT_FOUND, format!("no weights called `{}` in this run", q.name)).into_response();
     };
-    match tokio::fs::read(&path).await {
-        Ok(bytes) => ([(header::CONTENT_TYPE, "application/octet-stream")], bytes).into_response(),
+    send_file(&path, "application/octet-stream").await
+}
+
+/// The file at `path` as the answer, or why it cannot be read.
+async fn send_file(path: &Path, content_type: &'static str) -> Response {
+    match tokio::fs::read(path).await {
+        Ok(bytes) => ([(header::CONTENT_TYPE, content_type)], bytes).into_response(),
         Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, format!("{}: {e}", path.display())).into_response(),
     }
+}
+
+async fn tfjs(State(s): State<Arc<AppState>>, axum::extract::Path(name): axum::extract::Path<String>) -> Response {
+    let path = s.tfjs.lock().unwrap_or_else(|e| e.into_inner()).iter().find(|(n, _)| *n == name).map(|(_, p)| p.clone());
+    let Some(path) = path else {
+        return (StatusCode::NOT_FOUND, format!("no TensorFlow.js file `{name}` in this run (only --platform tfjs serves them)")).into_response();
+    };
+    send_file(&path, "text/javascript").await
 }
 
 async fn adapter(State(s): State<Arc<AppState>>, Query(q): Query<TokenQuery>, Json(a): Json<AdapterReport>) -> Response {

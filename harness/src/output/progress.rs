@@ -114,6 +114,7 @@ impl Reporter for TerminalReporter {
                     CaseStatus::TimedOut => "TIMEOUT",
                     CaseStatus::Error => "ERROR  ",
                     CaseStatus::NotRun => "NOT RUN",
+                    CaseStatus::Unsupported => "N/A    ",
                 };
                 let mut line = format!("{tag} {}  {}", case.label(), timing_phrase(case));
                 if let Some(m) = &case.message {

@@ -18,7 +18,7 @@ use kernels::{CaseInfo, CaseSpec, SamplingMode, Shape, WarmupPolicy, WarmupStop}
 use serde::{Deserialize, Serialize};
 
 /// Version of the `results.json` layout.
-pub const SCHEMA_VERSION: u32 = 4;
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// One invocation of harness: its settings, where it ran, and one [`PlatformRun`] per browser
 /// and platform measured.
@@ -133,7 +133,7 @@ pub enum RunStatus {
 pub struct PlatformRun {
     /// Browser key: chrome, firefox, edge.
     pub browser: String,
-    /// Platform: webgpu.
+    /// Platform: webgpu, wasm, native or tfjs.
     pub platform: String,
     /// The machine this run happened on (runs merged from a CI matrix differ).
     pub host: HostInfo,
@@ -181,6 +181,7 @@ impl PlatformRun {
                 CaseStatus::TimedOut => c.timed_out += 1,
                 CaseStatus::Error => c.error += 1,
                 CaseStatus::NotRun => c.not_run += 1,
+                CaseStatus::Unsupported => c.unsupported += 1,
             }
         }
         c
@@ -231,10 +232,14 @@ pub struct Counts {
     pub error: usize,
     /// Never reached.
     pub not_run: usize,
+    /// Not supported on the platform (no TensorFlow.js op for the kernel): neither passed nor
+    /// failed.
+    #[serde(default)]
+    pub unsupported: usize,
 }
 
 impl Counts {
-    /// True when every case passed.
+    /// True when every case the platform supports passed.
     pub fn all_passed(&self) -> bool {
         self.failed + self.timed_out + self.error + self.not_run == 0
     }
@@ -299,6 +304,9 @@ pub enum CaseStatus {
     Error,
     /// Never reached.
     NotRun,
+    /// The platform has no way to run it (TensorFlow.js has no op for the kernel); `message`
+    /// says why. Not a failure.
+    Unsupported,
 }
 
 impl CaseStatus {
@@ -310,6 +318,7 @@ impl CaseStatus {
             CaseStatus::TimedOut => "timedOut",
             CaseStatus::Error => "error",
             CaseStatus::NotRun => "notRun",
+            CaseStatus::Unsupported => "unsupported",
         }
     }
 }

@@ -1,0 +1,74 @@
+//! End-to-end tests of `--platform tfjs` (TensorFlow.js 4.22's WebGPU backend, installed by
+//! `ci/setup.sh` under target/tfjs): beside harness's own WebGPU kernels in headless Chromium
+//! (SwiftShader here) and Firefox (lavapipe here), on the same cases and checks; and a missing
+//! install refused before any browser starts.
+
+mod common;
+use common::*;
+use serde_json::Value;
+
+/// Runs `matmul` and `rmsnorm` (which TensorFlow.js has no op for) on webgpu and tfjs in
+/// `browser`, and checks that both platforms' matmul cases passed, that tfjs's carry their timer,
+/// and that rmsnorm is unsupported on tfjs with the reason and no failure.
+fn webgpu_beside_tfjs(browser: &str) {
+    let (code, results, stderr) = run_checked(
+        &format!("tfjs-{browser}"),
+        &["--platform", "webgpu,tfjs", "--filter", "matmul,rmsnorm", "--suite", "quick", "--browser", browser, "--headless", "--samples", "5", "--max-time", "1"],
+    );
+    assert_eq!(code, Some(0), "stderr:\n{stderr}");
+    let runs = results["runs"].as_array().unwrap();
+    let platforms: Vec<&str> = runs.iter().map(|r| r["platform"].as_str().unwrap()).collect();
+    assert_eq!(platforms, ["webgpu", "tfjs"]);
+    let matmuls = |run: &Value| -> Vec<Value> { run["cases"].as_array().unwrap().iter().filter(|c| c["kernel"] == "matmul").cloned().collect() };
+    assert_eq!(matmuls(&runs[0]).len(), matmuls(&runs[1]).len());
+    assert!(!matmuls(&runs[1]).is_empty());
+    for (run, case) in runs.iter().flat_map(|r| matmuls(r).into_iter().map(move |c| (r["platform"].clone(), c))) {
+        assert_eq!(case["status"], "passed", "{run}: {case:#}");
+        assert_eq!(case["correctness"]["mismatches"], 0, "{run}");
+    }
+    for case in matmuls(&runs[1]) {
+        let timer = case["timer"].as_str().unwrap_or_else(|| panic!("tfjs case without a timer: {case:#}"));
+        assert!(timer == "gpuTimestamp" || timer == "wallClock", "{timer}");
+        let gpu_samples = case["samples"].as_array().unwrap().iter().filter(|s| s["gpuMs"].is_number()).count();
+        assert_eq!(gpu_samples > 0, timer == "gpuTimestamp", "{case:#}");
+    }
+    assert!(runs[1]["completionLatency"].is_object(), "tfjs runs have the browser's completion latency");
+    for case in runs[1]["cases"].as_array().unwrap().iter().filter(|c| c["kernel"] == "rmsnorm") {
+        assert_eq!(case["status"], "unsupported", "{case:#}");
+        assert!(case["message"].as_str().unwrap().contains("no op for `rmsnorm`"), "{case:#}");
+    }
+    assert!(runs[0]["cases"].as_array().unwrap().iter().all(|c| c["status"] == "passed"), "webgpu runs rmsnorm");
+}
+
+#[test]
+fn tfjs_runs_beside_webgpu_in_headless_chromium() {
+    webgpu_beside_tfjs("chrome");
+}
+
+#[test]
+fn tfjs_runs_beside_webgpu_in_headless_firefox() {
+    webgpu_beside_tfjs("firefox");
+}
+
+#[test]
+fn a_missing_tfjs_install_is_a_clear_error_before_any_browser_starts() {
+    let dir = out_dir("tfjs-missing");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mark = dir.join("started");
+    let fake = dir.join("fake-browser");
+    std::fs::write(&fake, format!("#!/bin/sh\ntouch '{}'\n", mark.display())).unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let fake = fake.to_str().unwrap();
+    let empty = dir.join("no-tfjs");
+    std::fs::create_dir_all(&empty).unwrap();
+    let out = harness(&[
+        "run", "--platform", "webgpu,tfjs", "--filter", "matmul", "--suite", "quick", "--tfjs-dir", empty.to_str().unwrap(),
+        "--browser-path", fake, "--driver-path", fake, "--out", dir.join("out").to_str().unwrap(),
+    ]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(!mark.exists(), "a browser or driver was started: {stderr}");
+    for want in ["TensorFlow.js 4.22.0 is not installed", "bash ci/setup.sh", "npm install --prefix target/tfjs", "--tfjs-dir"] {
+        assert!(stderr.contains(want), "`{want}` not in: {stderr}");
+    }
+}

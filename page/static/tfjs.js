@@ -1,0 +1,92 @@
+// --platform tfjs: TensorFlow.js's WebGPU backend, driven by the WASM runner (page/src/tfjs.rs)
+// through globalThis.harnessTfjs. The harness server serves tf-core.min.js and
+// tf-backend-webgpu.min.js under /tfjs/ only for a tfjs run; they are loaded on first use.
+
+let inputs = [];
+let run = null;
+let last = null;
+
+function script(src) {
+  return new Promise((resolve, reject) => {
+    const s = document.createElement('script');
+    s.src = src;
+    s.onload = resolve;
+    s.onerror = () => reject(new Error(`could not load ${src} from the harness server (is --platform tfjs installed? see harness run --help)`));
+    document.head.appendChild(s);
+  });
+}
+
+// Ends the backend's open compute pass and submits it. tfjs-webgpu 4.22 has no public flush;
+// these are its own members, checked when loading.
+function flush(backend) {
+  if (backend.commandEncoder) {
+    backend.endComputePassEncoder();
+    backend.submitQueue();
+  }
+}
+
+globalThis.harnessTfjs = {
+  // Loads TensorFlow.js and selects its WebGPU backend; resolves to whether tf.time() reports GPU
+  // timestamps (the adapter has timestamp-query).
+  async load() {
+    if (!globalThis.tf) {
+      await script('tfjs/tf-core.min.js');
+      await script('tfjs/tf-backend-webgpu.min.js');
+    }
+    // Every op on the GPU: by default tfjs-webgpu runs small ops on not-yet-uploaded tensors on the CPU.
+    tf.env().set('WEBGPU_CPU_FORWARD', false);
+    if (!(await tf.setBackend('webgpu'))) throw new Error('TensorFlow.js could not initialise its WebGPU backend (see the browser console)');
+    await tf.ready();
+    const backend = tf.backend();
+    for (const member of ['submitQueue', 'endComputePassEncoder', 'queue']) {
+      if (!(member in backend)) throw new Error(`tfjs-webgpu ${tf.version_core} lacks ${member}: harness drives tfjs 4.22`);
+    }
+    return backend.supportTimestampQuery === true;
+  },
+
+  // Tensors of the case's inputs (Float32Arrays, shapes as JSON) and the op tf[op] over them.
+  prepare(op, shapes, values) {
+    this.dispose();
+    const dims = JSON.parse(shapes);
+    inputs = values.map((v, i) => tf.tensor(v, dims[i], 'float32'));
+    const f = tf[op];
+    if (typeof f !== 'function') throw new Error(`TensorFlow.js has no tf.${op}`);
+    run = () => f(...inputs);
+  },
+
+  // Runs the op `batch` times, back to back, keeping only the last output. Resolves to
+  // [submittedMs, doneMs, kernelMs] once the GPU is done: with `timed`, through tf.time() (its
+  // kernelMs sums each op's GPU timestamps; the backend submits each op on its own then), else
+  // after a flush through onSubmittedWorkDone (kernelMs NaN).
+  submit(batch, timed) {
+    const submittedMs = performance.now();
+    const work = () => {
+      for (let i = 0; i < batch; i++) {
+        const y = run();
+        if (last) last.dispose();
+        last = y;
+      }
+    };
+    if (timed) {
+      return tf.time(work).then((t) => new Float64Array([submittedMs, performance.now(), Number(t.kernelMs)]));
+    }
+    work();
+    const backend = tf.backend();
+    flush(backend);
+    return backend.queue.onSubmittedWorkDone().then(() => new Float64Array([submittedMs, performance.now(), NaN]));
+  },
+
+  // The last output, read back.
+  async output() {
+    if (!last) throw new Error('no output: the op never ran');
+    return await last.data();
+  },
+
+  dispose() {
+    for (const t of inputs) t.dispose();
+    if (last) last.dispose();
+    inputs = [];
+    last = null;
+    run = null;
+  },
+};
