@@ -354,6 +354,7 @@ mod schema {
         for (pointer, bad) in [
             ("/settings/cases/0/workload/type", Value::from("gan")),
             ("/settings/cases/3/workload/buffers/0/ty", Value::from("f16")),
+            ("/settings/cases/1/workload/dtype", Value::from("bf16")),
             ("/runs/0/cases/0/throughput/perRun", Value::from("many")),
             ("/runs/0/cases/0/correctness/cosineThreshold", Value::from("high")),
             ("/settings/sampling", Value::from("lukewarm")),

@@ -29,7 +29,7 @@ pub fn model_case(id: &str, times: &[f64]) -> CaseReport {
 /// A one-layer decoder case (hidden 8, 2 heads, 1 KV head, FFN 16) over 16 tokens.
 pub fn decoder_spec(phase: Phase) -> CaseSpec {
     let config = LlamaConfig { hidden: 8, heads: 2, kv_heads: 1, ffn: 16, layers: 1 };
-    let d = DecoderCase { model: "tinyllama".into(), config, phase, ctx: 16 };
+    let d = DecoderCase { model: "tinyllama".into(), config, phase, ctx: 16, dtype: Default::default() };
     CaseSpec::of_workload("tinyllama.prefill", Shape(vec![1, 16]), 1, Workload::Decoder(d))
 }
 
@@ -45,7 +45,7 @@ pub fn encoder_spec() -> CaseSpec {
         type_vocab_size: 1,
         layer_norm_eps: 1e-12,
     };
-    let e = EncoderCase { model: "minilm".into(), config, weights: "minilm".into(), prefix: String::new(), batch: 2, seq: 4, ids: vec![1, 2, 3, 0, 4, 5, 0, 0], lens: vec![3, 2] };
+    let e = EncoderCase { model: "minilm".into(), config, weights: "minilm".into(), prefix: String::new(), batch: 2, seq: 4, ids: vec![1, 2, 3, 0, 4, 5, 0, 0], lens: vec![3, 2], dtype: Default::default() };
     CaseSpec::of_workload("minilm", Shape(vec![2, 4]), 1, Workload::Encoder(e))
 }
 
