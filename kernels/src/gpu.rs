@@ -61,6 +61,14 @@ pub enum GpuError {
     Wait(String),
 }
 
+impl GpuError {
+    /// This error as the report of case `case_id`: `unsupported` when the adapter lacks a
+    /// feature the case needs, an error otherwise.
+    pub fn for_case(&self, case_id: &str) -> crate::wire::PageError {
+        crate::wire::PageError { unsupported: matches!(self, GpuError::MissingFeature { .. }), ..crate::wire::PageError::case(case_id, self.to_string()) }
+    }
+}
+
 /// An adapter, its device and queue, and whether GPU timestamps are available.
 pub struct Gpu {
     /// What wgpu reports about the adapter.

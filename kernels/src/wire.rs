@@ -190,6 +190,17 @@ pub struct PageError {
     /// True when the page stopped: the harness reloads it to go on with the remaining cases.
     #[serde(default)]
     pub fatal: bool,
+    /// True when the case needs something this adapter does not have (`shader-f16`): the case
+    /// is `unsupported` there, not an error.
+    #[serde(default)]
+    pub unsupported: bool,
+}
+
+impl PageError {
+    /// A case that could not be measured, for `message`; the run goes on.
+    pub fn case(case_id: &str, message: String) -> PageError {
+        PageError { message, stack: None, case_id: Some(case_id.to_string()), fatal: false, unsupported: false }
+    }
 }
 
 /// Progress the page streams over the WebSocket.

@@ -53,10 +53,8 @@ pub async fn run(token: String, progress: js_sys::Function) -> Result<(), JsValu
                 api.post("result", &measurement).await?
             }
             // A case the GPU rejects is reported and the run goes on.
-            Err(CaseError::Gpu(message)) => {
-                let error = PageError { message, stack: None, case_id: Some(case.id.clone()), fatal: false };
-                api.post("error", &error).await?
-            }
+            Err(CaseError::Gpu(message)) => api.post("error", &PageError::case(&case.id, message)).await?,
+            Err(CaseError::Adapter(error)) => api.post("error", &error).await?,
             Err(CaseError::Js(e)) => return Err(e),
         }
     }
@@ -98,6 +96,8 @@ impl Timed for CpuKernel<'_> {
 
 enum CaseError {
     Gpu(String),
+    /// What the GPU said, as the case's report (unsupported where a feature is missing).
+    Adapter(PageError),
     Js(JsValue),
 }
 
@@ -129,7 +129,7 @@ async fn run_case(
     let on_sample = |done| emit(Progress::SampleDone { case_id: case.id.clone(), done });
     if let (Some(gpu), Some(_)) = (gpu, &case.workload) {
         let weights = weights.of(case, api).await?;
-        return gpu.run_case(plan, case, weights, &mut ServerClock(api), on_sample).await.map_err(|e| CaseError::Gpu(e.to_string()));
+        return gpu.run_case(plan, case, weights, &mut ServerClock(api), on_sample).await.map_err(|e| CaseError::Adapter(e.for_case(&case.id)));
     }
     let kernel = case.kernel().ok_or_else(|| match case.workload {
         Some(_) => CaseError::Gpu(format!("{}: models and user kernels run on webgpu and native only", case.kernel)),
@@ -149,5 +149,5 @@ async fn run_case(
         let sampled = sample(&plan.sampling, &mut cpu, &mut kernels::sampling::NoClock, on_sample).await.map_err(|e| match e {})?;
         return Ok(CaseMeasurement::of_sampled(case.id.clone(), 0.0, sampled, CaseMeasurement::encode_output(&cpu.output)));
     };
-    gpu.run_case(plan, case, None, &mut ServerClock(api), on_sample).await.map_err(|e| CaseError::Gpu(e.to_string()))
+    gpu.run_case(plan, case, None, &mut ServerClock(api), on_sample).await.map_err(|e| CaseError::Adapter(e.for_case(&case.id)))
 }

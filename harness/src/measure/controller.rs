@@ -316,12 +316,16 @@ pub async fn run_cases(
                         idle_since = Instant::now();
                     }
                     PageEvent::Error(e) => {
-                        reporter.event(RunEvent::PageError(&e));
-                        run.errors.push(e.clone());
+                        // A case this adapter cannot run (a missing feature) is no error of the run.
+                        let status = if e.unsupported { CaseStatus::Unsupported } else { CaseStatus::Error };
+                        if !e.unsupported {
+                            reporter.event(RunEvent::PageError(&e));
+                            run.errors.push(e.clone());
+                        }
                         let case_id = e.case_id.clone().or_else(|| current.as_ref().map(|(id, _)| id.clone()));
                         if let Some(spec) = case_id.as_deref().and_then(|id| book.open_spec(id)) {
                             // The stack stays with the error in `run.errors`.
-                            let case = book.unmeasured(&spec, CaseStatus::Error, e.message.clone());
+                            let case = book.unmeasured(&spec, status, e.message.clone());
                             book.settle(case, reporter);
                         } else if e.fatal {
                             bail!("the page failed outside any case: {}", e.message);

@@ -90,7 +90,7 @@ async fn worker(plan: RunPlan, references: Arc<References>, probe: RunProbe, tx:
                 m.sent_ms = kernels::sampling::now_ms();
                 PageEvent::Result(Box::new(m))
             }
-            Err(message) => PageEvent::Error(PageError { message, stack: None, case_id: Some(case.id.clone()), fatal: false }),
+            Err(error) => PageEvent::Error(error),
         };
         if tx.send(event).is_err() {
             return;
@@ -106,17 +106,17 @@ async fn measure(
     references: &References,
     probe: &RunProbe,
     tx: &mpsc::UnboundedSender<PageEvent>,
-) -> Result<CaseMeasurement, String> {
+) -> Result<CaseMeasurement, PageError> {
     if case.kernel().is_some_and(|k| k.fault().is_some()) {
-        return Err(format!("{}: self-test faults are page-only", case.kernel));
+        return Err(PageError::case(&case.id, format!("{}: self-test faults are page-only", case.kernel)));
     }
     let weights = match case.workload.as_ref().and_then(|w| w.weights_key()) {
-        Some(key) => Some(references.weights(key)?),
+        Some(key) => Some(references.weights(key).map_err(|e| PageError::case(&case.id, e))?),
         None => None,
     };
     gpu.run_case(plan, case, weights.as_deref(), &mut &*probe, |done| {
         let _ = tx.send(PageEvent::Progress(Progress::SampleDone { case_id: case.id.clone(), done }));
     })
     .await
-    .map_err(|e| e.to_string())
+    .map_err(|e| e.for_case(&case.id))
 }
