@@ -2,7 +2,9 @@
 
 mod activation;
 mod elementwise;
+pub mod linear;
 pub mod matmul;
+pub mod matvec;
 mod norm;
 mod rope;
 mod selftest;
@@ -16,6 +18,7 @@ pub fn all() -> Vec<&'static dyn Kernel> {
         &matmul::NAIVE,
         &matmul::TILED,
         &matmul::BLOCKED,
+        &matvec::MATVEC,
         &elementwise::ADD,
         &elementwise::SUB,
         &elementwise::MUL,
@@ -40,7 +43,7 @@ pub fn find(name: &str) -> Option<&'static dyn Kernel> {
 }
 
 /// Kernels with variants a tuner chooses from.
-pub const TUNABLE: &[&str] = &["matmul"];
+pub const TUNABLE: &[&str] = &["matmul", "matvec"];
 
 /// Why a kernel cannot be built as a named variant.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -57,6 +60,7 @@ pub enum VariantError {
 pub fn variants(name: &str) -> Vec<String> {
     match name {
         "matmul" => matmul::candidates().iter().map(ToString::to_string).collect(),
+        "matvec" => matvec::candidates().iter().map(ToString::to_string).collect(),
         _ => Vec::new(),
     }
 }
@@ -67,6 +71,10 @@ pub fn variant(name: &str, variant: &str) -> Result<Box<dyn Kernel>, VariantErro
         "matmul" => {
             let params: matmul::MatmulParams = variant.parse().map_err(VariantError::Invalid)?;
             Ok(Box::new(matmul::Matmul::blocked(params).map_err(|e| VariantError::Invalid(e.to_string()))?))
+        }
+        "matvec" => {
+            let params: matvec::MatvecParams = variant.parse().map_err(VariantError::Invalid)?;
+            Ok(Box::new(matvec::Matvec::new(params).map_err(|e| VariantError::Invalid(e.to_string()))?))
         }
         _ => Err(VariantError::NotTunable(name.to_string())),
     }
