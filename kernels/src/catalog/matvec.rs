@@ -235,26 +235,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_read_back_and_bad_ones_are_refused() {
-        for c in candidates() {
-            assert_eq!(c.to_string().parse::<MatvecParams>(), Ok(c));
-        }
+    fn bad_names_are_refused() {
         for bad in ["", "wg128", "wg128-r2", "wg128-r2-v4-x", "r2-wg128-v4", "wg128-r2-vx"] {
             assert!(bad.parse::<MatvecParams>().unwrap_err().contains("not a matvec variant"), "{bad}");
         }
-    }
-
-    #[test]
-    fn every_candidate_validates_and_they_differ() {
-        let all = candidates();
-        assert!(all.contains(&MatvecParams::DEFAULT));
-        for p in &all {
-            assert_eq!(p.validate(), Ok(()), "{p}");
-        }
-        let mut names: Vec<String> = all.iter().map(|p| p.to_string()).collect();
-        names.sort();
-        names.dedup();
-        assert_eq!(names.len(), all.len(), "duplicate candidates");
+        assert!(candidates().contains(&MatvecParams::DEFAULT));
     }
 
     #[test]

@@ -84,3 +84,27 @@ pub fn variant(name: &str, variant: &str) -> Result<Box<dyn Kernel>, VariantErro
 fn shapes(list: &[&[u32]]) -> Vec<crate::Shape> {
     list.iter().map(|d| crate::Shape::from(*d)).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tunable_kernels_variants_build_from_their_names_and_differ() {
+        for name in TUNABLE {
+            let mut names = variants(name);
+            assert!(names.len() >= 8, "{name}: {names:?}");
+            for v in &names {
+                let kernel = variant(name, v).unwrap_or_else(|e| panic!("{name} {v}: {e}"));
+                // The shader names the variant it was built from: the name reads back to itself.
+                assert!(kernel.wgsl().starts_with(&format!("// Variant {v}.")), "{name} {v}");
+                assert_eq!(kernel.name(), *name);
+            }
+            names.sort();
+            names.dedup();
+            assert_eq!(names.len(), variants(name).len(), "{name}: duplicate variants");
+        }
+        assert!(matches!(variant("add", "x"), Err(VariantError::NotTunable(_))));
+        assert!(matches!(variant("matvec", "wg96-r1-v4"), Err(VariantError::Invalid(e)) if e.contains("power of two")));
+    }
+}

@@ -191,20 +191,8 @@ fn vdot(a: Vec, b: Vec) -> f32 {{ return {vdot}; }}
         // The e-th f32 of a Vec-typed variable.
         let component = |name: String, e: u32| if vec == 1 { name } else { format!("{name}[{e}]") };
         let cells = || (0..tm).flat_map(move |i| (0..tnv).map(move |j| (i, j)));
-        let mut g = Generated {
-            tile_b: "const BNV: u32 = BN / VEC;\nvar<workgroup> tb: array<array<Vec, BNV>, BK>;".into(),
-            load_b: "        for (var v = local_index; v < BK * BNV; v += INVOCATIONS) {
-            tb[v / BNV][v % BNV] = load(1u, p.k, p.n, k0 + v / BNV, n0 + (v % BNV) * VEC);
-        }"
-            .into(),
-            ..Generated::default()
-        };
-        for (i, j) in cells() {
-            g.declare += &format!("    var acc_{i}_{j}: Vec;\n");
-        }
-        for i in 0..tm {
-            g.multiply += &format!("            let a_{i} = ta[lid.y + {i}u * WY][kv];\n");
-        }
+        let tile = "const BNV: u32 = BN / VEC;\nvar<workgroup> tb: array<array<Vec, BNV>, BK>;".into();
+        let mut g = self.generated(tile, ["BK", "BNV", "p.k", "p.n", "k0", "n0"], "Vec", tnv);
         for e in 0..vec {
             for j in 0..tnv {
                 g.multiply += &format!("            let b_{e}_{j} = tb[kv * VEC + {e}u][lid.x + {j}u * WX];\n");
@@ -229,20 +217,8 @@ fn vdot(a: Vec, b: Vec) -> f32 {{ return {vdot}; }}
         let MatmulParams { tm, tn, vec, bn, .. } = *self;
         let spare = u32::from(self.workgroup_bytes() + 4 * vec * bn <= MAX_WORKGROUP_BYTES);
         let cells = || (0..tm).flat_map(move |i| (0..tn).map(move |j| (i, j)));
-        let mut g = Generated {
-            tile_b: format!("var<workgroup> tb: array<array<Vec, BKV + {spare}u>, BN>;"),
-            load_b: "        for (var v = local_index; v < BN * BKV; v += INVOCATIONS) {
-            tb[v / BKV][v % BKV] = load(1u, p.n, p.k, n0 + v / BKV, k0 + (v % BKV) * VEC);
-        }"
-            .into(),
-            ..Generated::default()
-        };
-        for (i, j) in cells() {
-            g.declare += &format!("    var acc_{i}_{j}: f32;\n");
-        }
-        for i in 0..tm {
-            g.multiply += &format!("            let a_{i} = ta[lid.y + {i}u * WY][kv];\n");
-        }
+        let tile = format!("var<workgroup> tb: array<array<Vec, BKV + {spare}u>, BN>;");
+        let mut g = self.generated(tile, ["BN", "BKV", "p.n", "p.k", "n0", "k0"], "f32", tn);
         for j in 0..tn {
             g.multiply += &format!("            let b_{j} = tb[lid.x + {j}u * WX][kv];\n");
         }
@@ -251,6 +227,28 @@ fn vdot(a: Vec, b: Vec) -> f32 {{ return {vdot}; }}
         }
         for (i, j) in cells() {
             g.store += &store(i, &format!("lid.x + {j}u * WX"), &format!("acc_{i}_{j}"));
+        }
+        g
+    }
+
+    /// What both layouts of B share: the B tile `tile`, the loop that loads it (`rows` rows of
+    /// `vecs` Vecs, each at row `row0 +` and column `col0 +` of B, which is `b_rows` × `b_cols`),
+    /// TM × `cols` accumulators of type `acc`, and each step's loads of A.
+    fn generated(&self, tile: String, [rows, vecs, b_rows, b_cols, row0, col0]: [&str; 6], acc: &str, cols: u32) -> Generated {
+        let mut g = Generated {
+            tile_b: tile,
+            load_b: format!(
+                "        for (var v = local_index; v < {rows} * {vecs}; v += INVOCATIONS) {{
+            tb[v / {vecs}][v % {vecs}] = load(1u, {b_rows}, {b_cols}, {row0} + v / {vecs}, {col0} + (v % {vecs}) * VEC);
+        }}"
+            ),
+            ..Generated::default()
+        };
+        for i in 0..self.tm {
+            for j in 0..cols {
+                g.declare += &format!("    var acc_{i}_{j}: {acc};\n");
+            }
+            g.multiply += &format!("            let a_{i} = ta[lid.y + {i}u * WY][kv];\n");
         }
         g
     }
