@@ -1,4 +1,4 @@
-//! End-to-end tests of `harness run --tune`: every variant of `matmul` checked in real headless
+//! End-to-end tests of `harness run --tune`: every variant of `matmul` and `matvec` checked in real headless
 //! Chromium (SwiftShader here) and natively (llvmpipe here), the winners kept in the tune cache,
 //! and later runs taking each platform's winner from it; a cache that cannot be read is ignored.
 
@@ -27,19 +27,33 @@ fn cases(results: &Value) -> Vec<(String, Value)> {
     out
 }
 
-const QUICK_MATMUL: [&str; 8] = ["--suite", "quick", "--filter", "matmul", "--samples", "3", "--warmup", "1"];
+/// The quick shapes of the kernels `filter` selects, with few samples. Both tunable kernels have
+/// an odd quick shape (matmul 33×70×45, matvec 77×33: K not a multiple of 4, N prime to every
+/// tile), so every variant is checked past its tiles' edges in the page too.
+fn quick(filter: &str) -> Vec<&str> {
+    vec!["--suite", "quick", "--filter", filter, "--samples", "3", "--warmup", "1"]
+}
+
+/// The kernels `--tune` searches, with their quick shapes.
+const TUNED: [(&str, [&[u32]; 2]); 2] = [("matmul", [&[64, 64, 64], &[33, 70, 45]]), ("matvec", [&[256, 128], &[77, 33]])];
 
 #[test]
-fn every_matmul_variant_passes_in_chromium_and_natively_and_later_runs_use_the_winners() {
+fn every_matmul_and_matvec_variant_passes_in_chromium_and_natively_and_later_runs_use_the_winners() {
     let cache = out_dir("tune-cache").join("tune.json");
     let mut args = vec!["--tune", "--platform", "webgpu,native"];
-    args.extend(QUICK_MATMUL);
+    args.extend(quick("matmul,matvec"));
     let (code, results, stderr) = run("tune", &cache, &args);
     assert_eq!(code, Some(0), "{stderr}");
     let tuned = cases(&results);
-    // Two quick shapes, every variant, in Chromium and natively.
-    let variants = kernels::catalog::variants("matmul").len();
-    assert_eq!(tuned.len(), 2 * 2 * variants, "{stderr}");
+    // Two quick shapes of each kernel, every variant, in Chromium and natively.
+    for (kernel, shapes) in TUNED {
+        let variants = kernels::catalog::variants(kernel).len();
+        for shape in shapes {
+            let of = tuned.iter().filter(|(_, c)| c["kernel"] == kernel && c["shape"] == serde_json::json!(shape)).count();
+            assert_eq!(of, 2 * variants, "{kernel} at {shape:?}: {stderr}");
+        }
+    }
+    assert_eq!(tuned.len(), TUNED.iter().map(|(k, _)| 2 * 2 * kernels::catalog::variants(k).len()).sum::<usize>());
     for (target, c) in &tuned {
         assert_eq!(c["status"], "passed", "{target}: {} is wrong: {}", c["id"], c["message"]);
         let variant = c["variant"].as_str().expect("every tuned case names its variant");
@@ -48,29 +62,35 @@ fn every_matmul_variant_passes_in_chromium_and_natively_and_later_runs_use_the_w
 
     let cache_json = read_json(&cache);
     let winners = cache_json["winners"].as_array().unwrap();
-    assert_eq!(winners.len(), 4, "a winner per target and shape: {cache_json}");
-    let winner = |target: &str, shape: &Value| -> String {
-        let w = winners.iter().find(|w| w["target"] == target && &w["shape"] == shape).unwrap_or_else(|| panic!("no {target} winner at {shape}"));
+    assert_eq!(winners.len(), 2 * 2 * 2, "a winner per kernel, target and shape: {cache_json}");
+    let winner = |target: &str, kernel: &Value, shape: &Value| -> String {
+        let w = winners
+            .iter()
+            .find(|w| w["target"] == target && &w["kernel"] == kernel && &w["shape"] == shape)
+            .unwrap_or_else(|| panic!("no {target} winner of {kernel} at {shape}"));
         w["variant"].as_str().unwrap().to_string()
     };
 
     let mut args = vec!["--platform", "webgpu,native"];
-    args.extend(QUICK_MATMUL);
+    args.extend(quick("matmul,matvec"));
     let (code, results, stderr) = run("tuned", &cache, &args);
     assert_eq!(code, Some(0), "{stderr}");
     let used = cases(&results);
-    assert_eq!(used.len(), 2 * 2);
+    assert_eq!(used.len(), 2 * 2 * 2);
     for (target, c) in &used {
-        assert_eq!(c["variant"].as_str(), Some(winner(target, &c["shape"]).as_str()), "{target}: {c}");
-        assert!(!c["id"].as_str().unwrap().contains("-bm"), "a cached variant keeps the default's id: {}", c["id"]);
+        assert_eq!(c["variant"].as_str(), Some(winner(target, &c["kernel"], &c["shape"]).as_str()), "{target}: {c}");
+        let id = c["id"].as_str().unwrap();
+        assert!(!id.contains("-bm") && !id.contains("/wg"), "a cached variant keeps the default's id: {id}");
     }
     // The reports say which variant ran.
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("tuned");
     let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
     let markdown = std::fs::read_to_string(dir.join("summary.md")).unwrap();
-    let native = winner("native", &serde_json::json!([64, 64, 64]));
-    assert!(html.contains(&format!("variant <code>{native}</code>")), "report.html names the variant");
-    assert!(markdown.contains(&format!("[{native}]")), "summary.md names the variant:\n{markdown}");
+    for (kernel, shapes) in TUNED {
+        let native = winner("native", &serde_json::json!(kernel), &serde_json::json!(shapes[0]));
+        assert!(html.contains(&format!("variant <code>{native}</code>")), "report.html names the {kernel} variant");
+        assert!(markdown.contains(&format!("[{native}]")), "summary.md names the {kernel} variant:\n{markdown}");
+    }
 }
 
 #[test]
@@ -80,7 +100,7 @@ fn a_corrupted_tune_cache_is_ignored_with_a_warning() {
     let cache = dir.join("tune.json");
     std::fs::write(&cache, "{\"version\": 1, \"winners\": [garbage").unwrap();
     let mut args = vec!["--platform", "native"];
-    args.extend(QUICK_MATMUL);
+    args.extend(quick("matmul"));
     let (code, results, stderr) = run("tune-corrupt-run", &cache, &args);
     assert_eq!(code, Some(0), "{stderr}");
     assert!(stderr.contains("tune.json") && stderr.contains("ignored"), "{stderr}");

@@ -119,7 +119,14 @@ impl std::ops::Deref for KernelRef {
 /// dimension may hold at most 65535 workgroups. Shaders recover the index as
 /// `gid.x + gid.y * num_workgroups.x * 256`.
 pub fn linear_workgroups(threads: usize) -> [u32; 3] {
-    let groups = threads.div_ceil(LINEAR_WORKGROUP as usize).max(1) as u32;
+    split_workgroups(threads.div_ceil(LINEAR_WORKGROUP as usize) as u32)
+}
+
+/// `groups` workgroups (at least one) over x and y, as few along y as one dimension's limit of
+/// 65535 allows. Shaders recover the workgroup's index as `wg.x + wg.y * num_workgroups.x`, and
+/// skip those past `groups`.
+pub fn split_workgroups(groups: u32) -> [u32; 3] {
+    let groups = groups.max(1);
     if groups <= MAX_GROUPS_PER_DIM {
         [groups, 1, 1]
     } else {

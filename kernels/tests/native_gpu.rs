@@ -3,8 +3,7 @@
 
 use kernels::gpu::Gpu;
 use kernels::sampling::{NoClock, Sampled, StopReason};
-use kernels::catalog::matmul;
-use kernels::{catalog, compare, Kernel, plan, Sampling, SamplingMode, Suite, WarmupPolicy, WarmupStop};
+use kernels::{catalog, compare, plan, Sampling, SamplingMode, Suite, WarmupPolicy, WarmupStop};
 use kernels::program::Program;
 use kernels::wire::le_bytes_to_f32s;
 
@@ -69,35 +68,94 @@ fn quick_suite_kernels_match_their_references_natively() {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
-/// Odd shapes for every matmul variant: a single element, one row, primes, past every tile's edge,
-/// and one that every tile divides.
-const MATMUL_SHAPES: [[u32; 3]; 6] = [[1, 1, 1], [1, 37, 53], [13, 17, 19], [31, 29, 37], [65, 67, 129], [64, 64, 64]];
-
-#[test]
-fn every_matmul_variant_matches_the_reference_at_odd_shapes_natively() {
-    let Some(gpu) = gpu() else { return };
+/// Runs every variant the tuner can pick of catalogue kernel `name` at `shapes` (all shapes one
+/// program per variant, so its shader compiles once) and returns those that miss the f64
+/// reference.
+fn variants_failing_at(gpu: &Gpu, name: &str, shapes: &[&[u32]]) -> Vec<String> {
     let t0 = std::time::Instant::now();
-    let shapes: Vec<kernels::Shape> = MATMUL_SHAPES.iter().map(|d| kernels::Shape::from(&d[..])).collect();
-    let inputs: Vec<Vec<Vec<f32>>> = shapes.iter().map(|s| matmul::BLOCKED.inputs(s, 1)).collect();
-    let references: Vec<Vec<f64>> = shapes.iter().zip(&inputs).map(|(s, x)| matmul::BLOCKED.reference(s, x)).collect();
+    let default = catalog::find(name).unwrap();
+    let shapes: Vec<kernels::Shape> = shapes.iter().map(|d| kernels::Shape::from(*d)).collect();
+    let inputs: Vec<Vec<Vec<f32>>> = shapes.iter().map(|s| default.inputs(s, 1)).collect();
+    let references: Vec<Vec<f64>> = shapes.iter().zip(&inputs).map(|(s, x)| default.reference(s, x)).collect();
+    let variants = catalog::variants(name);
+    assert!(!variants.is_empty(), "{name} has no variants");
     let mut failures = Vec::new();
-    for params in matmul::candidates() {
-        let kernel = matmul::Matmul::blocked(params).unwrap();
-        // Every shape is a step of one program, so the variant's shader compiles once.
+    for variant in &variants {
+        let kernel = catalog::variant(name, variant).unwrap();
         let mut program = Program::default();
-        program.outputs = shapes.iter().zip(&inputs).map(|(s, x)| program.kernel_step(&kernel, s, x)).collect();
-        let prepared = pollster::block_on(gpu.prepare(&params.to_string(), &program)).unwrap_or_else(|e| panic!("{params}: {e}"));
+        program.outputs = shapes.iter().zip(&inputs).map(|(s, x)| program.kernel_step(&*kernel, s, x)).collect();
+        let prepared = pollster::block_on(gpu.prepare(variant, &program)).unwrap_or_else(|e| panic!("{name} {variant}: {e}"));
         pollster::block_on(gpu.dispatch(&prepared)).unwrap();
         let mut out = le_bytes_to_f32s(&pollster::block_on(gpu.read_output(&prepared, &program)).unwrap()).into_iter();
         for (shape, reference) in shapes.iter().zip(&references) {
             let got: Vec<f32> = out.by_ref().take(reference.len()).collect();
             let verdict = compare(&got, reference, kernel.tolerance(shape));
             if !verdict.passed {
-                failures.push(format!("{params} at {shape}: {verdict:?}"));
+                failures.push(format!("{name} {variant} at {shape}: {verdict:?}"));
             }
         }
     }
-    eprintln!("{} matmul variants × {} shapes in {:.1?}", matmul::candidates().len(), shapes.len(), t0.elapsed());
+    eprintln!("{} {name} variants × {} shapes in {:.1?}", variants.len(), shapes.len(), t0.elapsed());
+    failures
+}
+
+#[test]
+fn every_matmul_variant_matches_the_reference_at_odd_shapes_natively() {
+    let Some(gpu) = gpu() else { return };
+    // A single element, one row, primes, past every tile's edge, and one that every tile divides.
+    let shapes: [&[u32]; 6] = [&[1, 1, 1], &[1, 37, 53], &[13, 17, 19], &[31, 29, 37], &[65, 67, 129], &[64, 64, 64]];
+    let failures = variants_failing_at(&gpu, "matmul", &shapes);
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[test]
+fn every_matvec_variant_matches_the_reference_at_odd_shapes_natively() {
+    let Some(gpu) = gpu() else { return };
+    // [K, N]: a single element, one output, one input, primes, K not a multiple of 4, fewer rows
+    // than a workgroup takes, K past every workgroup's width, and shapes every variant divides.
+    let shapes: [&[u32]; 8] = [&[1, 1], &[37, 1], &[1, 41], &[13, 17], &[77, 33], &[6, 9], &[1031, 67], &[256, 64]];
+    let failures = variants_failing_at(&gpu, "matvec", &shapes);
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// `(m, k, n, bias)` of the linear layers that [`models_linear_layers_match_f64_at_odd_shapes_natively`] runs.
+const LINEARS: [(u32, u32, u32, bool); 14] = [
+    // One row: matvec, scalar (K % 4 != 0) and vec4, with and without bias; 300000 outputs need
+    // more workgroups than one dispatch dimension holds.
+    (1, 1, 1, true), (1, 77, 33, false), (1, 77, 33, true), (1, 64, 70, true), (1, 2048, 5, false), (1, 4, 300_000, true),
+    // Several rows: matmul with B [N,K], each block size the lowering picks, past every tile's edge.
+    (2, 1, 1, true), (3, 7, 5, false), (13, 17, 19, true), (31, 29, 37, false), (65, 67, 129, true),
+    (33, 64, 70, true), (128, 64, 2048, false), (600, 36, 500, true),
+];
+
+#[test]
+fn models_linear_layers_match_f64_at_odd_shapes_natively() {
+    use kernels::model::{graph::{Data, Graph}, op::Op};
+    let Some(gpu) = gpu() else { return };
+    let mut g = Graph { seed: 3, ..Graph::default() };
+    for (m, k, n, bias) in LINEARS {
+        let x = g.seeded(format!("x {m}x{k}"), (m * k) as usize, -1.0, 1.0);
+        let w = g.seeded(format!("w {n}x{k}"), (n * k) as usize, -1.0, 1.0);
+        let b = bias.then(|| g.seeded(format!("b {n}"), n as usize, -1.0, 1.0));
+        let y = g.tensor(format!("y {m}x{n}"), (m * n) as usize, Data::Computed);
+        g.op("linear", Op::Linear { x, w, b, y, m, k, n });
+        g.outputs.push(y);
+    }
+    let program = g.lower(None).unwrap();
+    let prepared = pollster::block_on(gpu.prepare("linear layers", &program)).unwrap();
+    pollster::block_on(gpu.dispatch(&prepared)).unwrap();
+    let mut got = le_bytes_to_f32s(&pollster::block_on(gpu.read_output(&prepared, &program)).unwrap()).into_iter();
+    let mut expected = g.evaluate(None).unwrap().into_iter();
+    let mut failures = Vec::new();
+    for (m, k, n, bias) in LINEARS {
+        let len = (m * n) as usize;
+        let (got, expected): (Vec<f32>, Vec<f64>) = (got.by_ref().take(len).collect(), expected.by_ref().take(len).collect());
+        // matmul's tolerance, over K products and the bias.
+        let verdict = compare(&got, &expected, kernels::Tolerance { abs: 2e-6 * (k + 1) as f64, rel: 1e-5 });
+        if !verdict.passed {
+            failures.push(format!("{m}×{k}×{n} bias {bias} as {:?}: {verdict:?}", kernels::catalog::linear::Linear::choose(m, k, n)));
+        }
+    }
     assert!(failures.is_empty(), "{failures:#?}");
 }
 

@@ -1,28 +1,29 @@
-// C[M,N] = A[M,K] * B[K,N], row-major, register-blocked. A workgroup computes a BM x BN block of C
-// from BM x BK and BK x BN tiles of A and B staged in workgroup memory; each invocation computes
-// TM x TN of its outputs in registers, at rows lid.y + i*WY and columns (lid.x + j*WX)*VEC + e,
-// so neighbouring invocations touch neighbouring words of the tiles and of C.
+// C[M,N] = A[M,K] * B (+ bias[N]), row-major, register-blocked, B either [K,N] or [N,K] (a
+// weight in PyTorch's layout, C = A * B^T). A workgroup computes a BM x BN block of C from tiles
+// of A and B BK deep staged in workgroup memory; each invocation computes TM x TN of its outputs
+// in registers, at rows lid.y + i*WY and, with B [K,N], columns (lid.x + j*WX)*VEC + e (with
+// B [N,K], lid.x + j*WX), so neighbouring invocations touch neighbouring words of the tiles and of C.
 //
-// MatmulParams::wgsl puts above this the constants BM, BN, BK, TM, TN, VEC, the type Vec of VEC
-// consecutive f32 (f32 or vec4<f32>), lane(v, e) (its e-th f32) and vec_of(x) (a Vec from VEC f32).
-// Tiles are zero-padded past the matrices' edges, so any M, K, N work.
+// MatmulParams::wgsl_with puts above this the constants BM, BN, BK, TM, TN, VEC, the type Vec of VEC
+// consecutive f32 (f32 or vec4<f32>), lane(v, e) (its e-th f32), vec_of(x) (a Vec from VEC f32)
+// and vdot(a, b) (the sum of a * b), and generates the B tile, its loads, the products and the
+// stores for B's layout. Tiles are zero-padded past the matrices' edges, so any M, K, N work.
 struct Params { m: u32, k: u32, n: u32, pad: u32 }
 
 // Inputs are bound as arrays of Vec: harness pads every input buffer to a multiple of 16 bytes.
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> a: array<Vec>;
 @group(0) @binding(2) var<storage, read> b: array<Vec>;
-@group(0) @binding(3) var<storage, read_write> c: array<f32>;
+{{output}}
 
 const WX: u32 = BN / TN;
 const WY: u32 = BM / TM;
 const INVOCATIONS: u32 = WX * WY;
-// Vecs in a row of the A tile and of the B tile.
+// Vecs in a row of the A tile.
 const BKV: u32 = BK / VEC;
-const BNV: u32 = BN / VEC;
 
 var<workgroup> ta: array<array<Vec, BKV>, BM>;
-var<workgroup> tb: array<array<Vec, BNV>, BK>;
+{{tile_b}}
 
 // Element i of input 0 (A) or 1 (B). WGSL passes no pointers to storage into functions (without
 // an extension), so one function picks the buffer; `input` is constant where it is called.
@@ -73,9 +74,7 @@ fn main(
         for (var v = local_index; v < BM * BKV; v += INVOCATIONS) {
             ta[v / BKV][v % BKV] = load(0u, p.m, p.k, m0 + v / BKV, k0 + (v % BKV) * VEC);
         }
-        for (var v = local_index; v < BK * BNV; v += INVOCATIONS) {
-            tb[v / BNV][v % BNV] = load(1u, p.k, p.n, k0 + v / BNV, n0 + (v % BNV) * VEC);
-        }
+{{load_b}}
         workgroupBarrier();
         for (var kv = 0u; kv < BKV; kv++) {
 {{multiply}}

@@ -412,7 +412,8 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 1, conflicts_with = "replay")]
     pub seed: u64,
     /// Tune: run every variant of the tunable kernels selected (`matmul`'s tile sizes, workgroup
-    /// shapes and vector widths) instead of their default, check each, rank the correct ones per
+    /// shapes and vector widths; `matvec`'s workgroup sizes, rows per workgroup and vector
+    /// widths) instead of their default, check each, rank the correct ones per
     /// browser and shape, and keep the fastest in --tune-cache for later runs. A wrong variant
     /// is reported and never picked. Other kernels are left out.
     #[arg(long, conflicts_with = "replay")]

@@ -2,7 +2,9 @@
 
 mod activation;
 mod elementwise;
+pub mod linear;
 pub mod matmul;
+pub mod matvec;
 mod norm;
 mod roofline;
 mod rope;
@@ -17,6 +19,7 @@ pub fn all() -> Vec<&'static dyn Kernel> {
         &matmul::NAIVE,
         &matmul::TILED,
         &matmul::BLOCKED,
+        &matvec::MATVEC,
         &elementwise::ADD,
         &elementwise::SUB,
         &elementwise::MUL,
@@ -47,7 +50,7 @@ pub fn find(name: &str) -> Option<&'static dyn Kernel> {
 pub const ROOFLINE_PROBES: [&dyn Kernel; 2] = [&roofline::STREAM_COPY, &roofline::FMA_CHAIN];
 
 /// Kernels with variants a tuner chooses from.
-pub const TUNABLE: &[&str] = &["matmul"];
+pub const TUNABLE: &[&str] = &["matmul", "matvec"];
 
 /// Why a kernel cannot be built as a named variant.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -64,6 +67,7 @@ pub enum VariantError {
 pub fn variants(name: &str) -> Vec<String> {
     match name {
         "matmul" => matmul::candidates().iter().map(ToString::to_string).collect(),
+        "matvec" => matvec::candidates().iter().map(ToString::to_string).collect(),
         _ => Vec::new(),
     }
 }
@@ -75,6 +79,10 @@ pub fn variant(name: &str, variant: &str) -> Result<Box<dyn Kernel>, VariantErro
             let params: matmul::MatmulParams = variant.parse().map_err(VariantError::Invalid)?;
             Ok(Box::new(matmul::Matmul::blocked(params).map_err(|e| VariantError::Invalid(e.to_string()))?))
         }
+        "matvec" => {
+            let params: matvec::MatvecParams = variant.parse().map_err(VariantError::Invalid)?;
+            Ok(Box::new(matvec::Matvec::new(params).map_err(|e| VariantError::Invalid(e.to_string()))?))
+        }
         _ => Err(VariantError::NotTunable(name.to_string())),
     }
 }
@@ -82,4 +90,28 @@ pub fn variant(name: &str, variant: &str) -> Result<Box<dyn Kernel>, VariantErro
 /// Shapes from literal dimension lists.
 fn shapes(list: &[&[u32]]) -> Vec<crate::Shape> {
     list.iter().map(|d| crate::Shape::from(*d)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tunable_kernels_variants_build_from_their_names_and_differ() {
+        for name in TUNABLE {
+            let mut names = variants(name);
+            assert!(names.len() >= 8, "{name}: {names:?}");
+            for v in &names {
+                let kernel = variant(name, v).unwrap_or_else(|e| panic!("{name} {v}: {e}"));
+                // The shader names the variant it was built from: the name reads back to itself.
+                assert!(kernel.wgsl().starts_with(&format!("// Variant {v}.")), "{name} {v}");
+                assert_eq!(kernel.name(), *name);
+            }
+            names.sort();
+            names.dedup();
+            assert_eq!(names.len(), variants(name).len(), "{name}: duplicate variants");
+        }
+        assert!(matches!(variant("add", "x"), Err(VariantError::NotTunable(_))));
+        assert!(matches!(variant("matvec", "wg96-r1-v4"), Err(VariantError::Invalid(e)) if e.contains("power of two")));
+    }
 }

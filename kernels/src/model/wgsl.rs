@@ -1,43 +1,11 @@
 //! The WGSL of each model op, and how an op becomes a dispatch: a uniform of its sizes, its
-//! tensors at bindings 1…n in the order the shader declares them, and its workgroup count.
+//! tensors at bindings 1…n in the order the shader declares them, and its workgroup count. Linear
+//! layers run as the catalogue's `matvec` and `matmul`, as [`Linear::choose`] picks them.
 
 use super::op::Op;
+use crate::catalog::linear::Linear;
 use crate::kernel::linear_workgroups;
 use crate::program::{Buffer, Program};
-
-const LINEAR: &str = r#"
-struct P { m: u32, k: u32, n: u32, bias: u32 }
-@group(0) @binding(0) var<uniform> p: P;
-@group(0) @binding(1) var<storage, read> x: array<f32>;
-@group(0) @binding(2) var<storage, read> w: array<f32>;
-@group(0) @binding(3) var<storage, read> b: array<f32>;
-@group(0) @binding(4) var<storage, read_write> y: array<f32>;
-var<workgroup> xs: array<array<f32, 16>, 16>;
-var<workgroup> ws: array<array<f32, 16>, 16>;
-@compute @workgroup_size(16, 16)
-fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) l: vec3<u32>) {
-  let row = wg.y * 16u + l.y;
-  let col = wg.x * 16u + l.x;
-  let wrow = wg.x * 16u + l.y;
-  var acc = 0.0;
-  for (var t = 0u; t < p.k; t += 16u) {
-    let kk = t + l.x;
-    var xv = 0.0;
-    if (row < p.m && kk < p.k) { xv = x[row * p.k + kk]; }
-    var wv = 0.0;
-    if (wrow < p.n && kk < p.k) { wv = w[wrow * p.k + kk]; }
-    xs[l.y][l.x] = xv;
-    ws[l.y][l.x] = wv;
-    workgroupBarrier();
-    for (var i = 0u; i < 16u; i++) { acc += xs[l.y][i] * ws[l.x][i]; }
-    workgroupBarrier();
-  }
-  if (row < p.m && col < p.n) {
-    if (p.bias != 0u) { acc += b[col]; }
-    y[row * p.n + col] = acc;
-  }
-}
-"#;
 
 const NORM: &str = r#"
 struct P { rows: u32, cols: u32, center: u32, eps: f32 }
@@ -245,10 +213,13 @@ fn reduce(t: u32, v: f32, is_max: bool) -> f32 {
 pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize) {
     let f = |v: f32| v.to_bits();
     let (name, src, words, tensors, groups): (&str, &str, Vec<u32>, Vec<usize>, [u32; 3]) = match *op {
-        Op::Linear { x, w, b, y, m, k, n } => (
-            "linear", LINEAR, vec![m, k, n, b.is_some() as u32],
-            vec![x, w, b.unwrap_or(dummy), y], [n.div_ceil(16), m.div_ceil(16), 1],
-        ),
+        Op::Linear { x, w, b, y, m, k, n } => {
+            let kernel = Linear::choose(m, k, n);
+            let bias = b.is_some();
+            let shader = p.shader(&kernel.label(bias), || kernel.wgsl(bias));
+            let tensors = [x, w].into_iter().chain(b).chain([y]);
+            return dispatch(p, tag, shader, kernel.params(m, k, n), tensors, kernel.workgroups(m, n));
+        }
         Op::Norm { x, g, b, y, rows, cols, eps } => (
             "norm", NORM, vec![rows, cols, b.is_some() as u32, f(eps)], vec![x, g, b.unwrap_or(dummy), y], [rows, 1, 1],
         ),
@@ -273,6 +244,11 @@ pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize) {
     };
     let reduces = matches!(op, Op::Norm { .. } | Op::Attention { .. } | Op::Pool { .. });
     let shader = p.shader(name, || if reduces { format!("{src}{REDUCE}") } else { src.to_string() });
+    dispatch(p, tag, shader, words, tensors, groups);
+}
+
+/// Appends a dispatch of `shader` over a uniform of `words` (binding 0) and `tensors` (1…n).
+fn dispatch(p: &mut Program, tag: &str, shader: usize, words: Vec<u32>, tensors: impl IntoIterator<Item = usize>, groups: [u32; 3]) {
     let params = p.buffer(Buffer::uniform(format!("{tag} params"), words));
     let bound: Vec<usize> = std::iter::once(params).chain(tensors).collect();
     p.step(shader, &bound, groups);

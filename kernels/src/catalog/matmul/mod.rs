@@ -3,7 +3,7 @@
 
 mod params;
 
-pub use params::{candidates, MatmulParams, ParamError, MAX_INVOCATIONS, MAX_WORKGROUP_BYTES};
+pub use params::{candidates, BLayout, MatmulOptions, MatmulParams, ParamError, MAX_INVOCATIONS, MAX_WORKGROUP_BYTES};
 
 use super::shapes;
 use crate::check::Tolerance;

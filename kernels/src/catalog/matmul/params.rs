@@ -137,50 +137,37 @@ impl MatmulParams {
         [n.div_ceil(self.bn).max(1), m.div_ceil(self.bm).max(1), 1]
     }
 
-    /// The WGSL of this variant: its constants and vector type, then the shader of
-    /// `wgsl/matmul.wgsl`, which is written in terms of them, with its accumulators, products
-    /// and stores unrolled.
+    /// The WGSL of this variant for the catalogue's `C = A·B` (B `[K,N]`, no bias).
     pub fn wgsl(&self) -> String {
+        self.wgsl_with(MatmulOptions::default())
+    }
+
+    /// The WGSL of this variant with `options`: its constants and vector type, then the shader of
+    /// `wgsl/matmul.wgsl`, which is written in terms of them, with the B tile, its loads, the
+    /// accumulators, products and stores generated (unrolled) for B's layout and the bias.
+    pub fn wgsl_with(&self, options: MatmulOptions) -> String {
         let MatmulParams { bm, bn, bk, tm, tn, vec } = *self;
-        let tnv = tn / vec;
-        // The e-th f32 of a Vec-typed variable.
-        let component = |name: String, e: u32| if vec == 1 { name } else { format!("{name}[{e}]") };
-        let cells = || (0..tm).flat_map(move |i| (0..tnv).map(move |j| (i, j)));
-        let mut declare = String::new();
-        let mut multiply = String::new();
-        let mut store = String::new();
-        for (i, j) in cells() {
-            declare += &format!("    var acc_{i}_{j}: Vec;\n");
-        }
-        for i in 0..tm {
-            multiply += &format!("            let a_{i} = ta[lid.y + {i}u * WY][kv];\n");
-        }
-        for e in 0..vec {
-            for j in 0..tnv {
-                multiply += &format!("            let b_{e}_{j} = tb[kv * VEC + {e}u][lid.x + {j}u * WX];\n");
-            }
-            for (i, j) in cells() {
-                multiply += &format!("            acc_{i}_{j} += {} * b_{e}_{j};\n", component(format!("a_{i}"), e));
-            }
-        }
-        for (i, j) in cells() {
-            for e in 0..vec {
-                store += &format!(
-                    "    {{ let row = m0 + lid.y + {i}u * WY; let col = n0 + (lid.x + {j}u * WX) * VEC + {e}u; if (row < p.m && col < p.n) {{ c[row * p.n + col] = {}; }} }}\n",
-                    component(format!("acc_{i}_{j}"), e)
-                );
-            }
-        }
+        let generated = match options.b {
+            BLayout::KN => self.b_rows_along_n(),
+            BLayout::NK => self.b_rows_along_k(),
+        };
+        let (bias, output) = match options.bias {
+            true => (" + bias[col]", "@group(0) @binding(3) var<storage, read> bias: array<f32>;\n@group(0) @binding(4)"),
+            false => ("", "@group(0) @binding(3)"),
+        };
         let body = include_str!("../../../wgsl/matmul.wgsl")
-            .replace("{{declare}}", declare.trim_end())
-            .replace("{{multiply}}", multiply.trim_end())
-            .replace("{{store}}", store.trim_end());
-        let (vec_type, lane, vec_of) = match vec {
-            1 => ("f32", "v", "x[0]"),
-            _ => ("vec4<f32>", "v[e]", "Vec(x[0], x[1], x[2], x[3])"),
+            .replace("{{output}}", &format!("{output} var<storage, read_write> c: array<f32>;"))
+            .replace("{{tile_b}}", &generated.tile_b)
+            .replace("{{load_b}}", &generated.load_b)
+            .replace("{{declare}}", generated.declare.trim_end())
+            .replace("{{multiply}}", generated.multiply.trim_end())
+            .replace("{{store}}", generated.store.replace("{bias}", bias).trim_end());
+        let (vec_type, lane, vec_of, vdot) = match vec {
+            1 => ("f32", "v", "x[0]", "a * b"),
+            _ => ("vec4<f32>", "v[e]", "Vec(x[0], x[1], x[2], x[3])", "dot(a, b)"),
         };
         format!(
-            "// Variant {self}.
+            "// Variant {self}{options}.
 const BM: u32 = {bm}u;
 const BN: u32 = {bn}u;
 const BK: u32 = {bk}u;
@@ -190,9 +177,133 @@ const VEC: u32 = {vec}u;
 alias Vec = {vec_type};
 fn lane(v: Vec, e: u32) -> f32 {{ return {lane}; }}
 fn vec_of(x: array<f32, VEC>) -> Vec {{ return {vec_of}; }}
+fn vdot(a: Vec, b: Vec) -> f32 {{ return {vdot}; }}
 
 {body}"
         )
+    }
+
+    /// B `[K,N]`: its tile holds BK rows of BN columns, Vecs along N, and each accumulator is a
+    /// Vec of VEC neighbouring columns of C, so one product is a scalar of A times a Vec of B.
+    fn b_rows_along_n(&self) -> Generated {
+        let MatmulParams { tm, tn, vec, .. } = *self;
+        let tnv = tn / vec;
+        // The e-th f32 of a Vec-typed variable.
+        let component = |name: String, e: u32| if vec == 1 { name } else { format!("{name}[{e}]") };
+        let cells = || (0..tm).flat_map(move |i| (0..tnv).map(move |j| (i, j)));
+        let tile = "const BNV: u32 = BN / VEC;\nvar<workgroup> tb: array<array<Vec, BNV>, BK>;".into();
+        let mut g = self.generated(tile, ["BK", "BNV", "p.k", "p.n", "k0", "n0"], "Vec", tnv);
+        for e in 0..vec {
+            for j in 0..tnv {
+                g.multiply += &format!("            let b_{e}_{j} = tb[kv * VEC + {e}u][lid.x + {j}u * WX];\n");
+            }
+            for (i, j) in cells() {
+                g.multiply += &format!("            acc_{i}_{j} += {} * b_{e}_{j};\n", component(format!("a_{i}"), e));
+            }
+        }
+        for (i, j) in cells() {
+            for e in 0..vec {
+                g.store += &store(i, &format!("(lid.x + {j}u * WX) * VEC + {e}u"), &component(format!("acc_{i}_{j}"), e));
+            }
+        }
+        g
+    }
+
+    /// B `[N,K]`: its tile holds BN rows of BK, Vecs along K like A's tile (loaded the same
+    /// coalesced way), and each accumulator is one f32 of C, a sum of dot products of Vecs. The
+    /// tile's rows get one spare Vec where workgroup memory allows, so that neighbouring
+    /// invocations, which read neighbouring rows, fall in different memory banks.
+    fn b_rows_along_k(&self) -> Generated {
+        let MatmulParams { tm, tn, vec, bn, .. } = *self;
+        let spare = u32::from(self.workgroup_bytes() + 4 * vec * bn <= MAX_WORKGROUP_BYTES);
+        let cells = || (0..tm).flat_map(move |i| (0..tn).map(move |j| (i, j)));
+        let tile = format!("var<workgroup> tb: array<array<Vec, BKV + {spare}u>, BN>;");
+        let mut g = self.generated(tile, ["BN", "BKV", "p.n", "p.k", "n0", "k0"], "f32", tn);
+        for j in 0..tn {
+            g.multiply += &format!("            let b_{j} = tb[lid.x + {j}u * WX][kv];\n");
+        }
+        for (i, j) in cells() {
+            g.multiply += &format!("            acc_{i}_{j} += vdot(a_{i}, b_{j});\n");
+        }
+        for (i, j) in cells() {
+            g.store += &store(i, &format!("lid.x + {j}u * WX"), &format!("acc_{i}_{j}"));
+        }
+        g
+    }
+
+    /// What both layouts of B share: the B tile `tile`, the loop that loads it (`rows` rows of
+    /// `vecs` Vecs, each at row `row0 +` and column `col0 +` of B, which is `b_rows` × `b_cols`),
+    /// TM × `cols` accumulators of type `acc`, and each step's loads of A.
+    fn generated(&self, tile: String, [rows, vecs, b_rows, b_cols, row0, col0]: [&str; 6], acc: &str, cols: u32) -> Generated {
+        let mut g = Generated {
+            tile_b: tile,
+            load_b: format!(
+                "        for (var v = local_index; v < {rows} * {vecs}; v += INVOCATIONS) {{
+            tb[v / {vecs}][v % {vecs}] = load(1u, {b_rows}, {b_cols}, {row0} + v / {vecs}, {col0} + (v % {vecs}) * VEC);
+        }}"
+            ),
+            ..Generated::default()
+        };
+        for i in 0..self.tm {
+            for j in 0..cols {
+                g.declare += &format!("    var acc_{i}_{j}: {acc};\n");
+            }
+            g.multiply += &format!("            let a_{i} = ta[lid.y + {i}u * WY][kv];\n");
+        }
+        g
+    }
+}
+
+/// The store of one output: row `lid.y + i·WY` of the block, column `col` of it, `{bias}` left for
+/// [`MatmulParams::wgsl_with`] to fill.
+fn store(i: u32, col: &str, value: &str) -> String {
+    format!("    {{ let row = m0 + lid.y + {i}u * WY; let col = n0 + {col}; if (row < p.m && col < p.n) {{ c[row * p.n + col] = {value}{{bias}}; }} }}\n")
+}
+
+/// The parts of the shader that depend on B's layout.
+#[derive(Default)]
+struct Generated {
+    /// The B tile's declaration.
+    tile_b: String,
+    /// The loop that loads it.
+    load_b: String,
+    /// The accumulators.
+    declare: String,
+    /// The products of one Vec step along K.
+    multiply: String,
+    /// The stores of every accumulator.
+    store: String,
+}
+
+/// How B is laid out in memory.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum BLayout {
+    /// `[K,N]`, row-major: `C = A·B`, the catalogue's `matmul`.
+    #[default]
+    KN,
+    /// `[N,K]`, row-major: `C = A·Bᵀ`, a linear layer's weight in PyTorch's layout.
+    NK,
+}
+
+/// What a shader of a [`MatmulParams`] computes besides the tiles: B's layout and a bias.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct MatmulOptions {
+    /// B's layout.
+    pub b: BLayout,
+    /// A bias `[N]` added to every row of C, bound at `@binding(3)` (C moves to 4).
+    pub bias: bool,
+}
+
+impl fmt::Display for MatmulOptions {
+    /// Empty for the catalogue's default; ` B[N,K]` and ` +bias` otherwise, for shader labels.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.b == BLayout::NK {
+            f.write_str(" B[N,K]")?;
+        }
+        if self.bias {
+            f.write_str(" +bias")?;
+        }
+        Ok(())
     }
 }
 

@@ -1,0 +1,141 @@
+//! How a linear layer `y[m,n] = x[m,k] · w[n,k]ᵀ (+ b[n])` runs on the GPU: which catalogue kernel
+//! (`matvec` for one row, the register-blocked `matmul` reading w as `[N,K]` otherwise) and with
+//! which parameters. [`Linear::choose`] is the one place that decides, a fixed function of the
+//! shape, so a table of tuned winners can replace it without touching the models.
+
+use super::matmul::{BLayout, MatmulOptions, MatmulParams};
+use super::matvec::MatvecParams;
+
+/// Workgroups that fill a large GPU with `matmul` blocks: two per SM of an H100 (132 SMs), so a
+/// smaller block that reaches this count is worth its lower reuse.
+pub const MATMUL_FILL: u32 = 256;
+
+/// Workgroups that keep enough reads of W in flight for `matvec` to stream at memory bandwidth:
+/// a GEMV has no reuse, so it wants the whole GPU busy issuing loads (on an H100, 1024
+/// workgroups of 128 invocations are about half its resident threads).
+pub const MATVEC_FILL: u32 = 1024;
+
+/// The kernel one linear layer runs as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Linear {
+    /// One row (`m = 1`): `matvec`.
+    Matvec(MatvecParams),
+    /// Several rows: `matmul` with B `[N,K]`.
+    Matmul(MatmulParams),
+}
+
+impl Linear {
+    /// The kernel and parameters for an `m`×`k` by `[n,k]` linear layer.
+    ///
+    /// - Vector loads (vec4) only where K is a multiple of 4: every row of x and w then starts on
+    ///   a vec4, and a model's tensors, which are not padded, hold whole vec4s.
+    /// - `m = 1`: `matvec`, with a workgroup size that gives each invocation at least four loads
+    ///   per row (K/vec/4, a power of two from 32 to 256), and as many rows per workgroup (up to
+    ///   4) as still leave [`MATVEC_FILL`] workgroups, so the reduction's cost is shared.
+    /// - `m > 1`: `matmul`'s default 64×64 blocks where they make [`MATMUL_FILL`] workgroups,
+    ///   else 32×32 blocks, else 16×16 blocks (small products: a batch of a few short sentences).
+    pub fn choose(m: u32, k: u32, n: u32) -> Linear {
+        let vec = if k % 4 == 0 { 4 } else { 1 };
+        if m == 1 {
+            let wg = (k / vec / 4).clamp(32, 256);
+            let wg = if wg.is_power_of_two() { wg } else { wg.next_power_of_two() / 2 };
+            let rows = [4, 2].into_iter().find(|r| n.div_ceil(*r) >= MATVEC_FILL).unwrap_or(1);
+            return Linear::Matvec(MatvecParams { wg, rows, vec });
+        }
+        let ladder = [
+            MatmulParams { vec, ..MatmulParams::DEFAULT },
+            MatmulParams { bm: 32, bn: 32, bk: 16, tm: 4, tn: 4, vec },
+            MatmulParams { bm: 16, bn: 16, bk: 16, tm: 2, tn: 4, vec },
+        ];
+        let fills = |p: &MatmulParams| p.workgroups(m, n).iter().product::<u32>() >= MATMUL_FILL;
+        Linear::Matmul(ladder.into_iter().find(fills).unwrap_or(ladder[2]))
+    }
+
+    /// A name for the shader: the kernel, its variant and whether it adds a bias.
+    pub fn label(&self, bias: bool) -> String {
+        let what = match self {
+            Linear::Matvec(p) => format!("matvec {p}"),
+            Linear::Matmul(p) => format!("matmul {p}"),
+        };
+        format!("linear: {what}{}", if bias { " +bias" } else { "" })
+    }
+
+    /// The WGSL: `@binding(0)` the uniform of [`Linear::params`], 1 x, 2 w, then with `bias` 3 b
+    /// and 4 y, else 3 y.
+    pub fn wgsl(&self, bias: bool) -> String {
+        match self {
+            Linear::Matvec(p) => p.wgsl(bias),
+            Linear::Matmul(p) => p.wgsl_with(MatmulOptions { b: BLayout::NK, bias }),
+        }
+    }
+
+    /// The uniform's words for an `m`×`k` by `[n,k]` layer.
+    pub fn params(&self, m: u32, k: u32, n: u32) -> Vec<u32> {
+        match self {
+            Linear::Matvec(_) => vec![k, n],
+            Linear::Matmul(_) => vec![m, k, n],
+        }
+    }
+
+    /// Workgroups for an `m`-row, `n`-column output.
+    pub fn workgroups(&self, m: u32, n: u32) -> [u32; 3] {
+        match self {
+            Linear::Matvec(p) => p.workgroups(n),
+            Linear::Matmul(p) => p.workgroups(m, n),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn matmul(m: u32, k: u32, n: u32) -> MatmulParams {
+        match Linear::choose(m, k, n) {
+            Linear::Matmul(p) => p,
+            other => panic!("{m}×{k}×{n}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn one_row_is_a_matvec_sized_to_k_and_n() {
+        let mv = |k, n| match Linear::choose(1, k, n) {
+            Linear::Matvec(p) => p.to_string(),
+            other => panic!("{k}×{n}: {other:?}"),
+        };
+        // TinyLlama's decode projections, then MiniLM's, then odd ones.
+        assert_eq!(mv(2048, 2048), "wg128-r2-v4");
+        assert_eq!(mv(2048, 5632), "wg128-r4-v4");
+        assert_eq!(mv(5632, 2048), "wg256-r2-v4");
+        assert_eq!(mv(384, 384), "wg32-r1-v4");
+        assert_eq!(mv(1536, 384), "wg64-r1-v4");
+        assert_eq!(mv(77, 33), "wg32-r1-v1");
+        assert_eq!(mv(1, 1), "wg32-r1-v1");
+    }
+
+    #[test]
+    fn several_rows_take_the_largest_block_that_fills_the_gpu() {
+        assert_eq!(matmul(2048, 2048, 2048), MatmulParams::DEFAULT);
+        // Prefill of 128 tokens through TinyLlama's projections, MiniLM at 8 × 128.
+        assert_eq!((matmul(128, 2048, 2048).bm, matmul(128, 2048, 5632).bm), (32, 32));
+        assert_eq!((matmul(1024, 384, 384).bm, matmul(1024, 384, 1536).bm), (32, 64));
+        assert_eq!(matmul(16, 384, 384).bm, 16);
+        assert_eq!(matmul(3, 7, 5).vec, 1);
+        for (m, k, n) in [(2, 1, 1), (3, 7, 5), (128, 2048, 5632), (1024, 1536, 384)] {
+            assert_eq!(matmul(m, k, n).validate(), Ok(()));
+        }
+    }
+
+    #[test]
+    fn the_shader_binds_what_the_model_passes() {
+        let mv = Linear::choose(1, 64, 64);
+        assert!(mv.wgsl(true).contains("@binding(4) var<storage, read_write> y"));
+        assert_eq!(mv.params(1, 64, 65), vec![64, 65]);
+        let mm = Linear::choose(8, 64, 64);
+        let wgsl = mm.wgsl(true);
+        assert!(wgsl.contains("@binding(4) var<storage, read_write> c") && wgsl.contains("+ bias[col]"), "{wgsl}");
+        assert!(mm.wgsl(false).contains("@binding(3) var<storage, read_write> c"));
+        assert_eq!(mm.params(8, 64, 65), vec![8, 64, 65]);
+        assert_ne!(mm.label(true), mm.label(false));
+    }
+}

@@ -1,0 +1,282 @@
+//! `matvec`: `y[N] = W[N,K] · x[K]`, a linear layer of one token (the decode step of a language
+//! model), whose speed is how fast W streams from memory. Its workgroup size, rows per workgroup
+//! and vector width are [`MatvecParams`], which a tuner searches.
+
+use super::shapes;
+use crate::check::Tolerance;
+use crate::kernel::{pad_params, split_workgroups, Kernel};
+use crate::real::Real;
+use crate::shape::Shape;
+use crate::suite::Suite;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The catalogue's `matvec`, in its default variant.
+pub static MATVEC: Matvec = Matvec { params: MatvecParams::DEFAULT };
+
+/// Largest workgroup: the invocations every WebGPU device allows.
+const MAX_WG: u32 = super::matmul::MAX_INVOCATIONS;
+/// Most rows per workgroup: each is an accumulator per invocation and a row of partial sums.
+const MAX_ROWS: u32 = 8;
+
+/// One variant of `matvec`: a workgroup of `wg` invocations computes `rows` consecutive outputs,
+/// reading W and x `vec` consecutive f32 at a time (`vec4<f32>` loads for 4) where K allows, and
+/// adds up its partial sums in workgroup memory.
+///
+/// Plain and serialisable like [`MatmulParams`](super::matmul::MatmulParams), so a tuner can store
+/// the winners; whoever receives one checks it with [`MatvecParams::validate`] before compiling it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct MatvecParams {
+    /// Invocations per workgroup: a power of two, for the tree reduction.
+    pub wg: u32,
+    /// Outputs (rows of W) per workgroup.
+    pub rows: u32,
+    /// f32 per load: 1 (scalar) or 4 (`vec4<f32>`).
+    pub vec: u32,
+}
+
+/// Why a [`MatvecParams`] cannot run; the message names the parameters and the rule.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MatvecParamError {
+    /// A workgroup size the reduction cannot halve down to one, or too large for WebGPU.
+    #[error("{0}: the workgroup size must be a power of two from 1 to {MAX_WG}")]
+    WorkgroupSize(MatvecParams),
+    /// Rows per workgroup out of range.
+    #[error("{0}: rows per workgroup must be 1 to {MAX_ROWS}")]
+    Rows(MatvecParams),
+    /// A vector width WGSL loads cannot have.
+    #[error("{params}: vector width {vec} is neither 1 (scalar loads) nor 4 (vec4 loads)", params = .0, vec = .0.vec)]
+    VecWidth(MatvecParams),
+}
+
+impl MatvecParams {
+    /// The catalogue's `matvec`: 128 invocations, 2 rows each, vec4 loads; what the model lowering
+    /// ([`super::linear`]) picks for TinyLlama's 2048 → 2048 decode projections.
+    pub const DEFAULT: MatvecParams = MatvecParams { wg: 128, rows: 2, vec: 4 };
+
+    /// Refuses a combination that cannot compile or run on every WebGPU device, saying which
+    /// rule it breaks.
+    pub fn validate(&self) -> Result<(), MatvecParamError> {
+        if !self.wg.is_power_of_two() || self.wg > MAX_WG {
+            return Err(MatvecParamError::WorkgroupSize(*self));
+        }
+        if !(1..=MAX_ROWS).contains(&self.rows) {
+            return Err(MatvecParamError::Rows(*self));
+        }
+        if self.vec != 1 && self.vec != 4 {
+            return Err(MatvecParamError::VecWidth(*self));
+        }
+        Ok(())
+    }
+
+    /// Workgroups for `n` outputs: one per `rows`, split over y past 65535.
+    pub fn workgroups(&self, n: u32) -> [u32; 3] {
+        split_workgroups(n.div_ceil(self.rows.max(1)))
+    }
+
+    /// The WGSL of this variant, with a bias `[N]` at `@binding(3)` (y moving to 4) when `bias`:
+    /// its constants and vector type, then the shader of `wgsl/matvec.wgsl`, which is written in
+    /// terms of them, with its accumulators, products and partial sums unrolled over the rows.
+    pub fn wgsl(&self, bias: bool) -> String {
+        let MatvecParams { wg, rows, vec } = *self;
+        let mut declare = String::new();
+        let mut multiply_vec = String::new();
+        let mut multiply_scalar = String::new();
+        let mut share = String::new();
+        for r in 0..rows {
+            declare += &format!("    var acc_{r} = 0.0;\n    let row_{r} = min(row0 + {r}u, last);\n");
+            multiply_vec += &format!("            acc_{r} += vdot(w[row_{r} * kv + i], xv);\n");
+            multiply_scalar += &format!("            {{ let e = row_{r} * p.k + i; acc_{r} += lane(w[e / VEC], e % VEC) * xv; }}\n");
+            share += &format!("    partial[{r}u][t] = acc_{r};\n");
+        }
+        let (output, add) = match bias {
+            true => ("@group(0) @binding(3) var<storage, read> bias: array<f32>;\n@group(0) @binding(4)", " + bias[row0 + t]"),
+            false => ("@group(0) @binding(3)", ""),
+        };
+        let body = include_str!("../../wgsl/matvec.wgsl")
+            .replace("{{output}}", &format!("{output} var<storage, read_write> y: array<f32>;"))
+            .replace("{{declare}}", declare.trim_end())
+            .replace("{{multiply_vec}}", multiply_vec.trim_end())
+            .replace("{{multiply_scalar}}", multiply_scalar.trim_end())
+            .replace("{{share}}", share.trim_end())
+            .replace("{{bias}}", add);
+        let (vec_type, lane, vdot) = match vec {
+            1 => ("f32", "v", "a * b"),
+            _ => ("vec4<f32>", "v[e]", "dot(a, b)"),
+        };
+        format!(
+            "// Variant {self}{}.
+const WG: u32 = {wg}u;
+const ROWS: u32 = {rows}u;
+const VEC: u32 = {vec}u;
+alias Vec = {vec_type};
+fn lane(v: Vec, e: u32) -> f32 {{ return {lane}; }}
+fn vdot(a: Vec, b: Vec) -> f32 {{ return {vdot}; }}
+
+{body}",
+            if bias { " +bias" } else { "" }
+        )
+    }
+}
+
+impl fmt::Display for MatvecParams {
+    /// Compact and safe in ids and file names: `wg128-r2-v4`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let MatvecParams { wg, rows, vec } = self;
+        write!(f, "wg{wg}-r{rows}-v{vec}")
+    }
+}
+
+impl std::str::FromStr for MatvecParams {
+    type Err = String;
+
+    /// Reads the [`Display`](fmt::Display) form back; the result is not yet validated.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || format!("`{s}` is not a matvec variant; variants are written like `{}`", MatvecParams::DEFAULT);
+        let parts: Vec<&str> = s.split('-').collect();
+        let [wg, rows, vec] = parts[..] else { return Err(bad()) };
+        let read = |part: &str, prefix: &str| part.strip_prefix(prefix).and_then(|n| n.parse().ok()).ok_or_else(bad);
+        Ok(MatvecParams { wg: read(wg, "wg")?, rows: read(rows, "r")?, vec: read(vec, "v")? })
+    }
+}
+
+/// The variants a tuner tries: vec4 loads with workgroups of 32 to 256 invocations and 1 to 8 rows
+/// each, and scalar loads at 64 and 256 invocations of 1 and 4 rows (for K not a multiple of 4,
+/// where vec4 variants fall back to scalar loads anyway). Every one validates.
+pub fn candidates() -> Vec<MatvecParams> {
+    let mut all = Vec::new();
+    for wg in [32, 64, 128, 256] {
+        all.extend([1, 2, 4, 8].map(|rows| MatvecParams { wg, rows, vec: 4 }));
+    }
+    for wg in [64, 256] {
+        all.extend([1, 4].map(|rows| MatvecParams { wg, rows, vec: 1 }));
+    }
+    all
+}
+
+/// `y[N] = W[N,K] · x[K]`, f32. The inputs are x then W, as a linear layer binds them.
+pub struct Matvec {
+    params: MatvecParams,
+}
+
+impl Matvec {
+    /// `matvec` as the variant `params`, refused if they cannot run.
+    pub fn new(params: MatvecParams) -> Result<Matvec, MatvecParamError> {
+        params.validate()?;
+        Ok(Matvec { params })
+    }
+
+    fn compute<T: Real>(&self, s: &Shape, inputs: &[Vec<f32>]) -> Vec<T> {
+        let k = s.dim(0) as usize;
+        let (x, w) = (&inputs[0], &inputs[1]);
+        w.chunks(k.max(1))
+            .map(|row| {
+                let mut acc = T::lit(0.0);
+                for (&wv, &xv) in row.iter().zip(x) {
+                    acc += T::of(wv) * T::of(xv);
+                }
+                acc
+            })
+            .collect()
+    }
+}
+
+impl Kernel for Matvec {
+    fn name(&self) -> &'static str {
+        "matvec"
+    }
+    fn summary(&self) -> &'static str {
+        "y = W·x, f32, W [N,K] row-major (one token through a linear layer): coalesced vec4 reads of W, a workgroup reduction per row, any K×N"
+    }
+    fn dims(&self) -> &'static [&'static str] {
+        &["K", "N"]
+    }
+    fn shapes(&self, suite: Suite) -> Vec<Shape> {
+        match suite {
+            Suite::Quick => shapes(&[&[256, 128], &[77, 33]]),
+            Suite::Default => shapes(&[&[1024, 1024], &[4096, 1024], &[1001, 999]]),
+            // TinyLlama's decode projections (attention, gate/up, down), then MiniLM's.
+            Suite::Full => shapes(&[&[2048, 2048], &[2048, 5632], &[5632, 2048], &[384, 384], &[384, 1536], &[1536, 384]]),
+        }
+    }
+    fn input_lens(&self, s: &Shape) -> Vec<usize> {
+        let (k, n) = (s.dim(0) as usize, s.dim(1) as usize);
+        vec![k, n * k]
+    }
+    fn output_len(&self, s: &Shape) -> usize {
+        s.dim(1) as usize
+    }
+    fn params(&self, s: &Shape) -> Vec<u32> {
+        pad_params(vec![s.dim(0), s.dim(1)])
+    }
+    fn wgsl(&self) -> String {
+        self.params.wgsl(false)
+    }
+    fn workgroups(&self, s: &Shape) -> [u32; 3] {
+        self.params.workgroups(s.dim(1))
+    }
+    fn reference(&self, s: &Shape, inputs: &[Vec<f32>]) -> Vec<f64> {
+        self.compute::<f64>(s, inputs)
+    }
+    fn cpu(&self, s: &Shape, inputs: &[Vec<f32>]) -> Vec<f32> {
+        self.compute::<f32>(s, inputs)
+    }
+    fn tolerance(&self, s: &Shape) -> Tolerance {
+        // f32 accumulation over K terms of magnitude < 1, as matmul's.
+        Tolerance { abs: 2e-6 * s.dim(0) as f64, rel: 1e-5 }
+    }
+    fn flops(&self, s: &Shape) -> f64 {
+        2.0 * s.dim(0) as f64 * s.dim(1) as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_names_are_refused() {
+        for bad in ["", "wg128", "wg128-r2", "wg128-r2-v4-x", "r2-wg128-v4", "wg128-r2-vx"] {
+            assert!(bad.parse::<MatvecParams>().unwrap_err().contains("not a matvec variant"), "{bad}");
+        }
+        assert!(candidates().contains(&MatvecParams::DEFAULT));
+    }
+
+    #[test]
+    fn invalid_combinations_are_refused_naming_the_rule() {
+        let d = MatvecParams::DEFAULT;
+        let refused = [
+            (MatvecParams { wg: 96, ..d }, "power of two"),
+            (MatvecParams { wg: 512, ..d }, "power of two from 1 to 256"),
+            (MatvecParams { wg: 0, ..d }, "power of two"),
+            (MatvecParams { rows: 0, ..d }, "rows per workgroup must be 1 to 8"),
+            (MatvecParams { rows: 9, ..d }, "rows per workgroup must be 1 to 8"),
+            (MatvecParams { vec: 2, ..d }, "vector width 2 is neither 1"),
+        ];
+        for (p, needle) in refused {
+            let err = p.validate().expect_err(&p.to_string()).to_string();
+            assert!(err.contains(needle) && err.starts_with(&p.to_string()), "{p}: {err}");
+        }
+    }
+
+    #[test]
+    fn the_shader_has_the_variants_constants_and_the_bias_moves_the_output() {
+        let plain = MatvecParams::DEFAULT.wgsl(false);
+        for line in ["const WG: u32 = 128u;", "const ROWS: u32 = 2u;", "alias Vec = vec4<f32>;", "@binding(3) var<storage, read_write> y", "acc_1"] {
+            assert!(plain.contains(line), "{line} missing:\n{plain}");
+        }
+        let biased = MatvecParams { vec: 1, ..MatvecParams::DEFAULT }.wgsl(true);
+        for line in ["alias Vec = f32;", "@binding(3) var<storage, read> bias", "@binding(4) var<storage, read_write> y", "+ bias[row0 + t]"] {
+            assert!(biased.contains(line), "{line} missing:\n{biased}");
+        }
+        assert_eq!(MatvecParams::DEFAULT.workgroups(5), [3, 1, 1]);
+        assert_eq!(MatvecParams { rows: 1, ..MatvecParams::DEFAULT }.workgroups(70_000), [65_535, 2, 1]);
+    }
+
+    #[test]
+    fn the_cost_model_counts_the_weights() {
+        let s = Shape(vec![2048, 5632]);
+        assert_eq!(MATVEC.flops(&s), 2.0 * 2048.0 * 5632.0);
+        assert_eq!(MATVEC.bytes(&s), 4.0 * (2048.0 + 2048.0 * 5632.0 + 5632.0));
+    }
+}

@@ -1,0 +1,58 @@
+// y[N] = W[N,K] * x[K] (+ bias[N]), W row-major: a linear layer of one token (PyTorch's weight
+// layout). A workgroup of WG invocations computes ROWS consecutive outputs: invocation t reads
+// Vecs t, t + WG, t + 2*WG, ... of each of its rows (neighbouring invocations read neighbouring
+// words, so every read of W is coalesced), multiplies them by the same Vecs of x, and the ROWS
+// partial sums of the workgroup are added up in workgroup memory, a tree of log2(WG) steps.
+//
+// MatvecParams::wgsl puts above this the constants WG, ROWS, VEC, the type Vec of VEC consecutive
+// f32 (f32 or vec4<f32>), lane(v, e) (its e-th f32) and vdot(a, b) (the sum of a * b), and
+// generates the accumulators, products and stores unrolled over the rows.
+struct Params { k: u32, n: u32, pad0: u32, pad1: u32 }
+
+// x and W are bound as arrays of Vec: harness pads every input buffer to a multiple of 16 bytes.
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> x: array<Vec>;
+@group(0) @binding(2) var<storage, read> w: array<Vec>;
+{{output}}
+
+var<workgroup> partial: array<array<f32, WG>, ROWS>;
+
+@compute @workgroup_size(WG)
+fn main(
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+    @builtin(local_invocation_index) t: u32,
+) {
+    // Workgroups past 65535 continue along y (kernel::split_workgroups).
+    let row0 = (wg.x + wg.y * groups.x) * ROWS;
+    // Rows past N read the last row instead (in bounds, no branch in the loop) and are not stored.
+    let last = max(p.n, 1u) - 1u;
+{{declare}}
+    if (p.k % VEC == 0u) {
+        // Every row starts on a Vec: whole Vec loads.
+        let kv = p.k / VEC;
+        for (var i = t; i < kv; i += WG) {
+            let xv = x[i];
+{{multiply_vec}}
+        }
+    } else {
+        // Rows straddle Vecs: one f32 at a time.
+        for (var i = t; i < p.k; i += WG) {
+            let xv = lane(x[i / VEC], i % VEC);
+{{multiply_scalar}}
+        }
+    }
+{{share}}
+    workgroupBarrier();
+    for (var s = WG / 2u; s > 0u; s >>= 1u) {
+        if (t < s) {
+            for (var r = 0u; r < ROWS; r++) {
+                partial[r][t] += partial[r][t + s];
+            }
+        }
+        workgroupBarrier();
+    }
+    if (t < ROWS && row0 + t < p.n) {
+        y[row0 + t] = partial[t][0]{{bias}};
+    }
+}
