@@ -67,6 +67,44 @@ fn a_two_layer_tinyllama_slice_runs_prefill_and_decode_in_chromium_and_agrees_wi
     assert!(html.contains("id=\"models-table\"") && html.contains("tokens&#x2F;s"), "the report shows model rows");
 }
 
+/// f16 weights: Firefox (lavapipe here) and native wgpu (llvmpipe) have `shader-f16`, so MiniLM
+/// and a small decoder run with f16 linear weights and pass their cosine checks; where a browser's
+/// adapter lacks it (Chromium's SwiftShader), every case is `unsupported` with the reason, and the
+/// run still succeeds.
+#[test]
+fn f16_models_pass_their_cosine_checks_where_the_adapter_has_shader_f16_and_are_unsupported_elsewhere() {
+    let (code, results, stderr) = run_checked(
+        "f16-models",
+        &[
+            "--model", "minilm,llama:hidden=256,heads=8,kv_heads=2,ffn=512,layers=2", "--dtype", "f16", "--batch", "2", "--seq", "16",
+            "--context", "4", "--browser", "chrome,firefox", "--platform", "webgpu,native", "--samples", "1", "--warmup", "0", "--timeout", "600",
+        ],
+    );
+    assert_eq!(code, Some(0), "stderr:
+{stderr}");
+    for run in results["runs"].as_array().unwrap() {
+        let label = format!("{}/{}", run["browser"].as_str().unwrap(), run["platform"].as_str().unwrap());
+        let has_f16 = run["adapter"]["features"].as_array().unwrap().iter().any(|f| f == "shader-f16");
+        eprintln!("{label}: shader-f16 {has_f16}");
+        assert!(has_f16 || label.starts_with("chrome"), "{label}: lavapipe and llvmpipe have shader-f16");
+        let cases = run["cases"].as_array().unwrap();
+        assert_eq!(cases.len(), 1 + 2 + kernels::model::decoder::OPS.len(), "{label}");
+        for case in cases {
+            let id = case["id"].as_str().unwrap();
+            assert!(id.contains("-f16"), "{label}: {id}");
+            // Ops without a linear layer (rope, attention, …) store nothing in f16 and run anywhere.
+            let needs_f16 = !id.contains(".op.") || ["qkv", "o_proj", "gate_up", "down"].iter().any(|op| id.contains(&format!(".op.{op}/")));
+            if has_f16 || !needs_f16 {
+                assert_eq!(case["status"], "passed", "{label}: {case:#}");
+                assert!(case["correctness"]["minCosine"].as_f64().unwrap() >= 0.999, "{label}: {id}");
+            } else {
+                assert_eq!(case["status"], "unsupported", "{label}: {case:#}");
+                assert!(case["message"].as_str().unwrap_or_default().contains("shader-f16"), "{label}: {case:#}");
+            }
+        }
+    }
+}
+
 #[test]
 fn both_example_kernel_manifests_run_in_chromium_and_natively_and_agree() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/kernels");

@@ -42,6 +42,31 @@ impl Dtype {
         }
     }
 
+    /// The WGSL type of `vec` consecutive values of this type: `f16`, `vec4<f32>`, ….
+    pub fn vector(self, vec: u32) -> String {
+        match vec {
+            1 => self.wgsl().to_string(),
+            _ => format!("vec{vec}<{}>", self.wgsl()),
+        }
+    }
+
+    /// The `enable` directives a shader storing `dtypes` starts with.
+    pub fn enables(dtypes: &[Dtype]) -> &'static str {
+        if dtypes.contains(&Dtype::F16) {
+            "enable f16;\n"
+        } else {
+            ""
+        }
+    }
+
+    /// A name's suffix for this type: empty for f32, `_f16` otherwise (`matmul_f16`).
+    pub fn suffix(self) -> &'static str {
+        match self {
+            Dtype::F32 => "",
+            Dtype::F16 => "_f16",
+        }
+    }
+
     /// `v` rounded to this type (to nearest, ties to even) and widened back: what the GPU will
     /// read, so references can be computed from exactly that.
     pub fn round(self, v: f32) -> f32 {

@@ -98,7 +98,7 @@ impl CaseMeasurement {
     /// The timed samples' span moved onto a receiver's clock, given when the measurement arrived
     /// there (`arrived_ms`); `None` for a measurement that carries no times.
     pub fn timed_span_at(&self, arrived_ms: f64) -> Option<(f64, f64)> {
-        (self.sent_ms > 0.0).then(|| arrived_ms - self.sent_ms).and_then(|offset| self.timed_span_on(offset))
+        (self.sent_ms > 0.0).then_some(arrived_ms - self.sent_ms).and_then(|offset| self.timed_span_on(offset))
     }
 
     /// The timed span on the receiver's clock, given the receiver's clock minus the platform's.

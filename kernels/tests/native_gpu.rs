@@ -51,7 +51,12 @@ fn quick_suite_kernels_match_their_references_natively() {
     eprintln!("adapter: {} ({:?})", gpu.info.name, gpu.info.device_type);
     let mut failures = Vec::new();
     for case in plan::build_cases(Suite::Quick, &[], 1).unwrap() {
-        let (m, verdict) = measure_and_check(&gpu, &*case.kernel().unwrap(), &case.shape, 3, 1e9);
+        let kernel = case.kernel().unwrap();
+        if let Some(feature) = kernel.input_dtype().feature().filter(|f| !gpu.has(f)) {
+            eprintln!("SKIPPED {}: this adapter has no {feature}", case.id);
+            continue;
+        }
+        let (m, verdict) = measure_and_check(&gpu, &*kernel, &case.shape, 3, 1e9);
         assert!(m.first_ms > 0.0);
         assert_eq!(m.samples.len(), 3);
         assert!(m.samples.iter().all(|s| s.wall_ms > 0.0), "{}: {:?}", case.id, m.samples);
@@ -68,10 +73,20 @@ fn quick_suite_kernels_match_their_references_natively() {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
-/// Runs every variant the tuner can pick of catalogue kernel `name` at `shapes` (all shapes one
-/// program per variant, so its shader compiles once) and returns those that miss the f64
-/// reference.
+/// Runs every variant the tuner can pick of catalogue kernel `name` and of its f16 form at
+/// `shapes` (all shapes one program per variant, so its shader compiles once) and returns those
+/// that miss the f64 reference. The f16 form is skipped, saying so, where the adapter has no
+/// `shader-f16`.
 fn variants_failing_at(gpu: &Gpu, name: &str, shapes: &[&[u32]]) -> Vec<String> {
+    let f16 = format!("{name}_f16");
+    if !gpu.has("shader-f16") {
+        eprintln!("SKIPPED {f16}: this adapter has no shader-f16");
+        return variants_of_failing_at(gpu, name, shapes);
+    }
+    [variants_of_failing_at(gpu, name, shapes), variants_of_failing_at(gpu, &f16, shapes)].concat()
+}
+
+fn variants_of_failing_at(gpu: &Gpu, name: &str, shapes: &[&[u32]]) -> Vec<String> {
     let t0 = std::time::Instant::now();
     let default = catalog::find(name).unwrap();
     let shapes: Vec<kernels::Shape> = shapes.iter().map(|d| kernels::Shape::from(*d)).collect();
@@ -130,12 +145,23 @@ const LINEARS: [(u32, u32, u32, bool); 14] = [
 
 #[test]
 fn models_linear_layers_match_f64_at_odd_shapes_natively() {
-    use kernels::model::{graph::{Data, Graph}, op::Op};
     let Some(gpu) = gpu() else { return };
+    linear_layers_match_f64(&gpu, kernels::Dtype::F32);
+    if gpu.has("shader-f16") {
+        linear_layers_match_f64(&gpu, kernels::Dtype::F16);
+    } else {
+        eprintln!("SKIPPED f16 weights: this adapter has no shader-f16");
+    }
+}
+
+/// [`LINEARS`] with their weights stored as `dtype`, against f64 from the same (rounded) weights.
+fn linear_layers_match_f64(gpu: &Gpu, dtype: kernels::Dtype) {
+    use kernels::model::{graph::{Data, Graph}, op::Op};
     let mut g = Graph { seed: 3, ..Graph::default() };
     for (m, k, n, bias) in LINEARS {
         let x = g.seeded(format!("x {m}x{k}"), (m * k) as usize, -1.0, 1.0);
         let w = g.seeded(format!("w {n}x{k}"), (n * k) as usize, -1.0, 1.0);
+        let w = g.store_as(w, dtype);
         let b = bias.then(|| g.seeded(format!("b {n}"), n as usize, -1.0, 1.0));
         let y = g.tensor(format!("y {m}x{n}"), (m * n) as usize, Data::Computed);
         g.op("linear", Op::Linear { x, w, b, y, m, k, n });
@@ -153,7 +179,7 @@ fn models_linear_layers_match_f64_at_odd_shapes_natively() {
         // matmul's tolerance, over K products and the bias.
         let verdict = compare(&got, &expected, kernels::Tolerance { abs: 2e-6 * (k + 1) as f64, rel: 1e-5 });
         if !verdict.passed {
-            failures.push(format!("{m}×{k}×{n} bias {bias} as {:?}: {verdict:?}", kernels::catalog::linear::Linear::choose(m, k, n)));
+            failures.push(format!("{m}×{k}×{n} bias {bias}, w {dtype}, as {:?}: {verdict:?}", kernels::catalog::linear::Linear::choose(m, k, n)));
         }
     }
     assert!(failures.is_empty(), "{failures:#?}");

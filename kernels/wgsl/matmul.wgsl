@@ -5,15 +5,17 @@
 // B [N,K], lid.x + j*WX), so neighbouring invocations touch neighbouring words of the tiles and of C.
 //
 // MatmulParams::wgsl_with puts above this the constants BM, BN, BK, TM, TN, VEC, the type Vec of VEC
-// consecutive f32 (f32 or vec4<f32>), lane(v, e) (its e-th f32), vec_of(x) (a Vec from VEC f32)
+// consecutive f32 (f32 or vec4<f32>), the types AIn and BIn in which A and B are stored (Vec, or
+// its f16 form, widened to Vec as it is loaded into the tiles: arithmetic is f32), lane(v, e) (its
+// e-th f32), vec_of(x) (a Vec from VEC f32)
 // and vdot(a, b) (the sum of a * b), and generates the B tile, its loads, the products and the
 // stores for B's layout. Tiles are zero-padded past the matrices' edges, so any M, K, N work.
 struct Params { m: u32, k: u32, n: u32, pad: u32 }
 
 // Inputs are bound as arrays of Vec: harness pads every input buffer to a multiple of 16 bytes.
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> a: array<Vec>;
-@group(0) @binding(2) var<storage, read> b: array<Vec>;
+@group(0) @binding(1) var<storage, read> a: array<AIn>;
+@group(0) @binding(2) var<storage, read> b: array<BIn>;
 {{output}}
 
 const WX: u32 = BN / TN;
@@ -29,9 +31,9 @@ var<workgroup> ta: array<array<Vec, BKV>, BM>;
 // an extension), so one function picks the buffer; `input` is constant where it is called.
 fn element(input: u32, i: u32) -> f32 {
     if (input == 0u) {
-        return lane(a[i / VEC], i % VEC);
+        return lane(Vec(a[i / VEC]), i % VEC);
     }
-    return lane(b[i / VEC], i % VEC);
+    return lane(Vec(b[i / VEC]), i % VEC);
 }
 
 // Elements (row, col .. col+VEC) of input 0 (A) or 1 (B), of `rows` x `cols`, zero past its
@@ -41,9 +43,9 @@ fn load(input: u32, rows: u32, cols: u32, row: u32, col: u32) -> Vec {
     let i = row * cols + col;
     if (row < rows && col + VEC <= cols && cols % VEC == 0u) {
         if (input == 0u) {
-            return a[i / VEC];
+            return Vec(a[i / VEC]);
         }
-        return b[i / VEC];
+        return Vec(b[i / VEC]);
     }
     var x: array<f32, VEC>;
     for (var e = 0u; e < VEC; e++) {

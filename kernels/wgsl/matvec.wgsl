@@ -5,14 +5,15 @@
 // partial sums of the workgroup are added up in workgroup memory, a tree of log2(WG) steps.
 //
 // MatvecParams::wgsl puts above this the constants WG, ROWS, VEC, the type Vec of VEC consecutive
-// f32 (f32 or vec4<f32>), lane(v, e) (its e-th f32) and vdot(a, b) (the sum of a * b), and
-// generates the accumulators, products and stores unrolled over the rows.
+// f32 (f32 or vec4<f32>), the types XIn and WIn in which x and W are stored (Vec, or its f16 form,
+// widened to Vec on every load: arithmetic is f32), lane(v, e) (its e-th f32) and vdot(a, b) (the
+// sum of a * b), and generates the accumulators, products and stores unrolled over the rows.
 struct Params { k: u32, n: u32, pad0: u32, pad1: u32 }
 
 // x and W are bound as arrays of Vec: harness pads every input buffer to a multiple of 16 bytes.
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> x: array<Vec>;
-@group(0) @binding(2) var<storage, read> w: array<Vec>;
+@group(0) @binding(1) var<storage, read> x: array<XIn>;
+@group(0) @binding(2) var<storage, read> w: array<WIn>;
 {{output}}
 
 var<workgroup> partial: array<array<f32, WG>, ROWS>;
@@ -32,13 +33,13 @@ fn main(
         // Every row starts on a Vec: whole Vec loads.
         let kv = p.k / VEC;
         for (var i = t; i < kv; i += WG) {
-            let xv = x[i];
+            let xv = Vec(x[i]);
 {{multiply_vec}}
         }
     } else {
         // Rows straddle Vecs: one f32 at a time.
         for (var i = t; i < p.k; i += WG) {
-            let xv = lane(x[i / VEC], i % VEC);
+            let xv = lane(Vec(x[i / VEC]), i % VEC);
 {{multiply_scalar}}
         }
     }

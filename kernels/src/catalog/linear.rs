@@ -5,6 +5,7 @@
 
 use super::matmul::{BLayout, MatmulOptions, MatmulParams};
 use super::matvec::MatvecParams;
+use crate::dtype::Dtype;
 
 /// Workgroups that fill a large GPU with `matmul` blocks: two per SM of an H100 (132 SMs), so a
 /// smaller block that reaches this count is worth its lower reuse.
@@ -51,21 +52,21 @@ impl Linear {
         Linear::Matmul(ladder.into_iter().find(fills).unwrap_or(ladder[2]))
     }
 
-    /// A name for the shader: the kernel, its variant and whether it adds a bias.
-    pub fn label(&self, bias: bool) -> String {
+    /// A name for the shader: the kernel, its variant, whether it adds a bias and how w is stored.
+    pub fn label(&self, bias: bool, w: Dtype) -> String {
         let what = match self {
             Linear::Matvec(p) => format!("matvec {p}"),
             Linear::Matmul(p) => format!("matmul {p}"),
         };
-        format!("linear: {what}{}", if bias { " +bias" } else { "" })
+        format!("linear: {what}{}{}", if bias { " +bias" } else { "" }, if w == Dtype::F32 { String::new() } else { format!(" w {w}") })
     }
 
-    /// The WGSL: `@binding(0)` the uniform of [`Linear::params`], 1 x, 2 w, then with `bias` 3 b
-    /// and 4 y, else 3 y.
-    pub fn wgsl(&self, bias: bool) -> String {
+    /// The WGSL: `@binding(0)` the uniform of [`Linear::params`], 1 x (f32), 2 w (stored as `w`),
+    /// then with `bias` 3 b and 4 y, else 3 y.
+    pub fn wgsl(&self, bias: bool, w: Dtype) -> String {
         match self {
-            Linear::Matvec(p) => p.wgsl(bias),
-            Linear::Matmul(p) => p.wgsl_with(MatmulOptions { b: BLayout::NK, bias }),
+            Linear::Matvec(p) => p.wgsl(bias, Dtype::F32, w),
+            Linear::Matmul(p) => p.wgsl_with(MatmulOptions { b: BLayout::NK, bias, a_dtype: Dtype::F32, b_dtype: w }),
         }
     }
 
@@ -129,13 +130,15 @@ mod tests {
     #[test]
     fn the_shader_binds_what_the_model_passes() {
         let mv = Linear::choose(1, 64, 64);
-        assert!(mv.wgsl(true).contains("@binding(4) var<storage, read_write> y"));
+        assert!(mv.wgsl(true, Dtype::F32).contains("@binding(4) var<storage, read_write> y"));
         assert_eq!(mv.params(1, 64, 65), vec![64, 65]);
         let mm = Linear::choose(8, 64, 64);
-        let wgsl = mm.wgsl(true);
+        let wgsl = mm.wgsl(true, Dtype::F32);
         assert!(wgsl.contains("@binding(4) var<storage, read_write> c") && wgsl.contains("+ bias[col]"), "{wgsl}");
-        assert!(mm.wgsl(false).contains("@binding(3) var<storage, read_write> c"));
+        assert!(mm.wgsl(false, Dtype::F32).contains("@binding(3) var<storage, read_write> c"));
         assert_eq!(mm.params(8, 64, 65), vec![8, 64, 65]);
-        assert_ne!(mm.label(true), mm.label(false));
+        assert_ne!(mm.label(true, Dtype::F32), mm.label(false, Dtype::F32));
+        assert_ne!(mm.label(true, Dtype::F32), mm.label(true, Dtype::F16));
+        assert!(mv.wgsl(false, Dtype::F16).starts_with("enable f16;") && mv.wgsl(false, Dtype::F16).contains("alias WIn = vec4<f16>;"));
     }
 }

@@ -4,6 +4,7 @@
 
 use super::shapes;
 use crate::check::Tolerance;
+use crate::dtype::Dtype;
 use crate::kernel::{pad_params, split_workgroups, Kernel};
 use crate::real::Real;
 use crate::shape::Shape;
@@ -12,7 +13,9 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// The catalogue's `matvec`, in its default variant.
-pub static MATVEC: Matvec = Matvec { params: MatvecParams::DEFAULT };
+pub static MATVEC: Matvec = Matvec { params: MatvecParams::DEFAULT, dtype: Dtype::F32 };
+/// `matvec_f16`: x and W stored in f16 (half the bytes to stream), f32 arithmetic.
+pub static MATVEC_F16: Matvec = Matvec { params: MatvecParams::DEFAULT, dtype: Dtype::F16 };
 
 /// Largest workgroup: the invocations every WebGPU device allows.
 const MAX_WG: u32 = super::matmul::MAX_INVOCATIONS;
@@ -74,10 +77,11 @@ impl MatvecParams {
         split_workgroups(n.div_ceil(self.rows.max(1)))
     }
 
-    /// The WGSL of this variant, with a bias `[N]` at `@binding(3)` (y moving to 4) when `bias`:
-    /// its constants and vector type, then the shader of `wgsl/matvec.wgsl`, which is written in
-    /// terms of them, with its accumulators, products and partial sums unrolled over the rows.
-    pub fn wgsl(&self, bias: bool) -> String {
+    /// The WGSL of this variant, with a bias `[N]` at `@binding(3)` (y moving to 4) when `bias`,
+    /// x stored as `x` and W as `w` (f16 is widened on load; arithmetic is f32): its constants and
+    /// types, then the shader of `wgsl/matvec.wgsl`, which is written in terms of them, with its
+    /// accumulators, products and partial sums unrolled over the rows.
+    pub fn wgsl(&self, bias: bool, x: Dtype, w: Dtype) -> String {
         let MatvecParams { wg, rows, vec } = *self;
         let mut declare = String::new();
         let mut multiply_vec = String::new();
@@ -85,8 +89,8 @@ impl MatvecParams {
         let mut share = String::new();
         for r in 0..rows {
             declare += &format!("    var acc_{r} = 0.0;\n    let row_{r} = min(row0 + {r}u, last);\n");
-            multiply_vec += &format!("            acc_{r} += vdot(w[row_{r} * kv + i], xv);\n");
-            multiply_scalar += &format!("            {{ let e = row_{r} * p.k + i; acc_{r} += lane(w[e / VEC], e % VEC) * xv; }}\n");
+            multiply_vec += &format!("            acc_{r} += vdot(Vec(w[row_{r} * kv + i]), xv);\n");
+            multiply_scalar += &format!("            {{ let e = row_{r} * p.k + i; acc_{r} += lane(Vec(w[e / VEC]), e % VEC) * xv; }}\n");
             share += &format!("    partial[{r}u][t] = acc_{r};\n");
         }
         let (output, add) = match bias {
@@ -100,21 +104,27 @@ impl MatvecParams {
             .replace("{{multiply_scalar}}", multiply_scalar.trim_end())
             .replace("{{share}}", share.trim_end())
             .replace("{{bias}}", add);
-        let (vec_type, lane, vdot) = match vec {
-            1 => ("f32", "v", "a * b"),
-            _ => ("vec4<f32>", "v[e]", "dot(a, b)"),
+        let (lane, vdot) = match vec {
+            1 => ("v", "a * b"),
+            _ => ("v[e]", "dot(a, b)"),
         };
         format!(
-            "// Variant {self}{}.
+            "{enables}// Variant {self}{}, x {x}, W {w}.
 const WG: u32 = {wg}u;
 const ROWS: u32 = {rows}u;
 const VEC: u32 = {vec}u;
 alias Vec = {vec_type};
+alias XIn = {x_type};
+alias WIn = {w_type};
 fn lane(v: Vec, e: u32) -> f32 {{ return {lane}; }}
 fn vdot(a: Vec, b: Vec) -> f32 {{ return {vdot}; }}
 
 {body}",
-            if bias { " +bias" } else { "" }
+            if bias { " +bias" } else { "" },
+            enables = Dtype::enables(&[x, w]),
+            vec_type = Dtype::F32.vector(vec),
+            x_type = x.vector(vec),
+            w_type = w.vector(vec),
         )
     }
 }
@@ -154,16 +164,18 @@ pub fn candidates() -> Vec<MatvecParams> {
     all
 }
 
-/// `y[N] = W[N,K] · x[K]`, f32. The inputs are x then W, as a linear layer binds them.
+/// `y[N] = W[N,K] · x[K]`, inputs stored as `dtype`, f32 arithmetic. The inputs are x then W,
+/// as a linear layer binds them.
 pub struct Matvec {
     params: MatvecParams,
+    dtype: Dtype,
 }
 
 impl Matvec {
-    /// `matvec` as the variant `params`, refused if they cannot run.
-    pub fn new(params: MatvecParams) -> Result<Matvec, MatvecParamError> {
+    /// `matvec` (or `matvec_f16` for `dtype` f16) as the variant `params`, refused if they cannot run.
+    pub fn new(params: MatvecParams, dtype: Dtype) -> Result<Matvec, MatvecParamError> {
         params.validate()?;
-        Ok(Matvec { params })
+        Ok(Matvec { params, dtype })
     }
 
     fn compute<T: Real>(&self, s: &Shape, inputs: &[Vec<f32>]) -> Vec<T> {
@@ -183,10 +195,19 @@ impl Matvec {
 
 impl Kernel for Matvec {
     fn name(&self) -> &'static str {
-        "matvec"
+        match self.dtype {
+            Dtype::F32 => "matvec",
+            Dtype::F16 => "matvec_f16",
+        }
     }
     fn summary(&self) -> &'static str {
-        "y = W·x, f32, W [N,K] row-major (one token through a linear layer): coalesced vec4 reads of W, a workgroup reduction per row, any K×N"
+        match self.dtype {
+            Dtype::F32 => "y = W·x, f32, W [N,K] row-major (one token through a linear layer): coalesced vec4 reads of W, a workgroup reduction per row, any K×N",
+            Dtype::F16 => "y = W·x, x and W stored f16 (needs shader-f16), f32 arithmetic; the reference reads the same f16 values, so the tolerance is f32's",
+        }
+    }
+    fn input_dtype(&self) -> Dtype {
+        self.dtype
     }
     fn dims(&self) -> &'static [&'static str] {
         &["K", "N"]
@@ -210,7 +231,7 @@ impl Kernel for Matvec {
         pad_params(vec![s.dim(0), s.dim(1)])
     }
     fn wgsl(&self) -> String {
-        self.params.wgsl(false)
+        self.params.wgsl(false, self.dtype, self.dtype)
     }
     fn workgroups(&self, s: &Shape) -> [u32; 3] {
         self.params.workgroups(s.dim(1))
@@ -261,11 +282,11 @@ mod tests {
 
     #[test]
     fn the_shader_has_the_variants_constants_and_the_bias_moves_the_output() {
-        let plain = MatvecParams::DEFAULT.wgsl(false);
+        let plain = MatvecParams::DEFAULT.wgsl(false, Dtype::F32, Dtype::F32);
         for line in ["const WG: u32 = 128u;", "const ROWS: u32 = 2u;", "alias Vec = vec4<f32>;", "@binding(3) var<storage, read_write> y", "acc_1"] {
             assert!(plain.contains(line), "{line} missing:\n{plain}");
         }
-        let biased = MatvecParams { vec: 1, ..MatvecParams::DEFAULT }.wgsl(true);
+        let biased = MatvecParams { vec: 1, ..MatvecParams::DEFAULT }.wgsl(true, Dtype::F32, Dtype::F32);
         for line in ["alias Vec = f32;", "@binding(3) var<storage, read> bias", "@binding(4) var<storage, read_write> y", "+ bias[row0 + t]"] {
             assert!(biased.contains(line), "{line} missing:\n{biased}");
         }

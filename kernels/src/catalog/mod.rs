@@ -11,6 +11,7 @@ mod rope;
 mod selftest;
 mod softmax;
 
+use crate::dtype::Dtype;
 use crate::kernel::Kernel;
 
 /// All kernels, in report order.
@@ -19,7 +20,9 @@ pub fn all() -> Vec<&'static dyn Kernel> {
         &matmul::NAIVE,
         &matmul::TILED,
         &matmul::BLOCKED,
+        &matmul::BLOCKED_F16,
         &matvec::MATVEC,
+        &matvec::MATVEC_F16,
         &elementwise::ADD,
         &elementwise::SUB,
         &elementwise::MUL,
@@ -50,7 +53,12 @@ pub fn find(name: &str) -> Option<&'static dyn Kernel> {
 pub const ROOFLINE_PROBES: [&dyn Kernel; 2] = [&roofline::STREAM_COPY, &roofline::FMA_CHAIN];
 
 /// Kernels with variants a tuner chooses from.
-pub const TUNABLE: &[&str] = &["matmul", "matvec"];
+pub const TUNABLE: &[&str] = &["matmul", "matvec", "matmul_f16", "matvec_f16"];
+
+/// A kernel's name without its dtype suffix, and the dtype: `matvec_f16` is `matvec` in f16.
+fn base_and_dtype(name: &str) -> (&str, Dtype) {
+    name.strip_suffix(Dtype::F16.suffix()).map_or((name, Dtype::F32), |base| (base, Dtype::F16))
+}
 
 /// Why a kernel cannot be built as a named variant.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -65,7 +73,7 @@ pub enum VariantError {
 
 /// The names of the variants of kernel `name` a tuner tries; empty for a kernel without any.
 pub fn variants(name: &str) -> Vec<String> {
-    match name {
+    match base_and_dtype(name).0 {
         "matmul" => matmul::candidates().iter().map(ToString::to_string).collect(),
         "matvec" => matvec::candidates().iter().map(ToString::to_string).collect(),
         _ => Vec::new(),
@@ -74,14 +82,15 @@ pub fn variants(name: &str) -> Vec<String> {
 
 /// The kernel `name` built as `variant` (a name from [`variants`], or any valid one).
 pub fn variant(name: &str, variant: &str) -> Result<Box<dyn Kernel>, VariantError> {
-    match name {
+    let (base, dtype) = base_and_dtype(name);
+    match base {
         "matmul" => {
             let params: matmul::MatmulParams = variant.parse().map_err(VariantError::Invalid)?;
-            Ok(Box::new(matmul::Matmul::blocked(params).map_err(|e| VariantError::Invalid(e.to_string()))?))
+            Ok(Box::new(matmul::Matmul::blocked(params, dtype).map_err(|e| VariantError::Invalid(e.to_string()))?))
         }
         "matvec" => {
             let params: matvec::MatvecParams = variant.parse().map_err(VariantError::Invalid)?;
-            Ok(Box::new(matvec::Matvec::new(params).map_err(|e| VariantError::Invalid(e.to_string()))?))
+            Ok(Box::new(matvec::Matvec::new(params, dtype).map_err(|e| VariantError::Invalid(e.to_string()))?))
         }
         _ => Err(VariantError::NotTunable(name.to_string())),
     }
@@ -104,7 +113,11 @@ mod tests {
             for v in &names {
                 let kernel = variant(name, v).unwrap_or_else(|e| panic!("{name} {v}: {e}"));
                 // The shader names the variant it was built from: the name reads back to itself.
-                assert!(kernel.wgsl().starts_with(&format!("// Variant {v}.")), "{name} {v}");
+                let wgsl = kernel.wgsl();
+                let header = wgsl.lines().find(|l| l.starts_with("// Variant")).unwrap_or_default();
+                let rest = header.strip_prefix(&format!("// Variant {v}")).unwrap_or_else(|| panic!("{name} {v}: {header}"));
+                assert!(rest.starts_with(['.', ' ', ',']), "{name} {v}: {header}");
+                assert_eq!(wgsl.starts_with("enable f16;"), name.ends_with("_f16"), "{name} {v}");
                 assert_eq!(kernel.name(), *name);
             }
             names.sort();

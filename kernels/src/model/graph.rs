@@ -174,7 +174,7 @@ impl Graph {
         }
         let dummy = p.buffer(Buffer { label: "unused".into(), uniform: false, init: Init::Zeroed(16) });
         for (tag, op) in &self.ops {
-            wgsl::lower(&mut p, tag, op, dummy);
+            wgsl::lower(&mut p, tag, op, dummy, |t| self.tensors[t].dtype);
         }
         p.outputs = self.outputs.clone();
         Ok(p)

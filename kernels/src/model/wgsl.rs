@@ -2,7 +2,8 @@
 //! tensors at bindings 1…n in the order the shader declares them, and its workgroup count. Linear
 //! layers run as the catalogue's `matvec` and `matmul`, as [`Linear::choose`] picks them.
 
-use super::op::Op;
+use super::op::{Op, T};
+use crate::dtype::Dtype;
 use crate::catalog::linear::Linear;
 use crate::kernel::linear_workgroups;
 use crate::program::{Buffer, Program};
@@ -208,15 +209,17 @@ fn reduce(t: u32, v: f32, is_max: bool) -> f32 {
 }
 "#;
 
-/// Appends `op` to `p` as one dispatch. `dummy` stands in for
-/// an absent optional tensor, since every binding a shader declares must be bound.
-pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize) {
+/// Appends `op` to `p` as one dispatch. `dummy` stands in for an absent optional tensor, since
+/// every binding a shader declares must be bound; `dtype_of` says how each tensor is stored (a
+/// linear layer's weight may be f16).
+pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: impl Fn(T) -> Dtype) {
     let f = |v: f32| v.to_bits();
     let (name, src, words, tensors, groups): (&str, &str, Vec<u32>, Vec<usize>, [u32; 3]) = match *op {
         Op::Linear { x, w, b, y, m, k, n } => {
             let kernel = Linear::choose(m, k, n);
             let bias = b.is_some();
-            let shader = p.shader(&kernel.label(bias), || kernel.wgsl(bias));
+            let wd = dtype_of(w);
+            let shader = p.shader(&kernel.label(bias, wd), || kernel.wgsl(bias, wd));
             let tensors = [x, w].into_iter().chain(b).chain([y]);
             return dispatch(p, tag, shader, kernel.params(m, k, n), tensors, kernel.workgroups(m, n));
         }

@@ -7,23 +7,28 @@ pub use params::{candidates, BLayout, MatmulOptions, MatmulParams, ParamError, M
 
 use super::shapes;
 use crate::check::Tolerance;
+use crate::dtype::Dtype;
 use crate::kernel::{pad_params, Kernel};
 use crate::suite::Suite;
 use crate::real::Real;
 use crate::shape::Shape;
 
 /// One output element per invocation, reading A and B straight from storage.
-pub static NAIVE: Matmul = Matmul { variant: Variant::Naive };
+pub static NAIVE: Matmul = Matmul { variant: Variant::Naive, dtype: Dtype::F32 };
 /// 16x16 tiles of A and B staged in workgroup memory.
-pub static TILED: Matmul = Matmul { variant: Variant::Tiled };
+pub static TILED: Matmul = Matmul { variant: Variant::Tiled, dtype: Dtype::F32 };
 /// Register-blocked, in its default variant: the fast one (tuned on the H100, 26 TFLOP/s at 4096³,
 /// 8.7× `matmul_tiled`; docs/hardware/h100-matmul.md).
-pub static BLOCKED: Matmul = Matmul { variant: Variant::Blocked(MatmulParams::DEFAULT) };
+pub static BLOCKED: Matmul = Matmul { variant: Variant::Blocked(MatmulParams::DEFAULT), dtype: Dtype::F32 };
+/// `matmul_f16`: the register-blocked kernel with A and B stored in f16, f32 arithmetic.
+pub static BLOCKED_F16: Matmul = Matmul { variant: Variant::Blocked(MatmulParams::DEFAULT), dtype: Dtype::F16 };
 
 /// Dense f32 matrix multiply `C[M,N] = A[M,K] · B[K,N]`, row-major. Every variant shares the
 /// shapes, inputs, reference and tolerance; only the shader differs.
 pub struct Matmul {
     variant: Variant,
+    /// How A and B are stored; only the register-blocked kernel has an f16 form.
+    dtype: Dtype,
 }
 
 /// How a [`Matmul`] computes on the GPU.
@@ -34,10 +39,11 @@ enum Variant {
 }
 
 impl Matmul {
-    /// The register-blocked `matmul` with tile sizes `params`, refused if they cannot run.
-    pub fn blocked(params: MatmulParams) -> Result<Matmul, ParamError> {
+    /// The register-blocked `matmul` (`matmul_f16` for `dtype` f16) with tile sizes `params`,
+    /// refused if they cannot run.
+    pub fn blocked(params: MatmulParams, dtype: Dtype) -> Result<Matmul, ParamError> {
         params.validate()?;
-        Ok(Matmul { variant: Variant::Blocked(params) })
+        Ok(Matmul { variant: Variant::Blocked(params), dtype })
     }
 
     fn compute<T: Real>(&self, s: &Shape, inputs: &[Vec<f32>]) -> Vec<T> {
@@ -62,6 +68,7 @@ impl Kernel for Matmul {
         match self.variant {
             Variant::Naive => "matmul_naive",
             Variant::Tiled => "matmul_tiled",
+            Variant::Blocked(_) if self.dtype == Dtype::F16 => "matmul_f16",
             Variant::Blocked(_) => "matmul",
         }
     }
@@ -69,6 +76,7 @@ impl Kernel for Matmul {
         match self.variant {
             Variant::Naive => "C = A·B, f32, one invocation per output element",
             Variant::Tiled => "C = A·B, f32, 16x16 workgroup-memory tiles, any M×K×N",
+            Variant::Blocked(_) if self.dtype == Dtype::F16 => "C = A·B, A and B stored f16 (needs shader-f16), f32 arithmetic, register-blocked; the reference reads the same f16 values, so the tolerance is f32's",
             Variant::Blocked(_) => "C = A·B, f32, register-blocked: workgroup-memory tiles, a tile of outputs per invocation, vec4 loads where aligned, any M×K×N",
         }
     }
@@ -96,7 +104,7 @@ impl Kernel for Matmul {
         match self.variant {
             Variant::Naive => include_str!("../../../wgsl/matmul_naive.wgsl").into(),
             Variant::Tiled => include_str!("../../../wgsl/matmul_tiled.wgsl").into(),
-            Variant::Blocked(p) => p.wgsl(),
+            Variant::Blocked(p) => p.wgsl_with(MatmulOptions { a_dtype: self.dtype, b_dtype: self.dtype, ..MatmulOptions::default() }),
         }
     }
     fn workgroups(&self, s: &Shape) -> [u32; 3] {
@@ -104,6 +112,9 @@ impl Kernel for Matmul {
             Variant::Naive | Variant::Tiled => [s.dim(2).div_ceil(16), s.dim(0).div_ceil(16), 1],
             Variant::Blocked(p) => p.workgroups(s.dim(0), s.dim(2)),
         }
+    }
+    fn input_dtype(&self) -> Dtype {
+        self.dtype
     }
     fn reference(&self, s: &Shape, inputs: &[Vec<f32>]) -> Vec<f64> {
         self.compute::<f64>(s, inputs)

@@ -1,6 +1,7 @@
 //! The register-blocked matmul's tuning parameters: what a variant is, which combinations can
 //! run on any WebGPU device, the search space a tuner tries, and the WGSL each one compiles to.
 
+use crate::dtype::Dtype;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -162,12 +163,13 @@ impl MatmulParams {
             .replace("{{declare}}", generated.declare.trim_end())
             .replace("{{multiply}}", generated.multiply.trim_end())
             .replace("{{store}}", generated.store.replace("{bias}", bias).trim_end());
-        let (vec_type, lane, vec_of, vdot) = match vec {
-            1 => ("f32", "v", "x[0]", "a * b"),
-            _ => ("vec4<f32>", "v[e]", "Vec(x[0], x[1], x[2], x[3])", "dot(a, b)"),
+        let (lane, vec_of, vdot) = match vec {
+            1 => ("v", "x[0]", "a * b"),
+            _ => ("v[e]", "Vec(x[0], x[1], x[2], x[3])", "dot(a, b)"),
         };
+        let (vec_type, a_type, b_type) = (Dtype::F32.vector(vec), options.a_dtype.vector(vec), options.b_dtype.vector(vec));
         format!(
-            "// Variant {self}{options}.
+            "{enables}// Variant {self}{options}.
 const BM: u32 = {bm}u;
 const BN: u32 = {bn}u;
 const BK: u32 = {bk}u;
@@ -175,11 +177,14 @@ const TM: u32 = {tm}u;
 const TN: u32 = {tn}u;
 const VEC: u32 = {vec}u;
 alias Vec = {vec_type};
+alias AIn = {a_type};
+alias BIn = {b_type};
 fn lane(v: Vec, e: u32) -> f32 {{ return {lane}; }}
 fn vec_of(x: array<f32, VEC>) -> Vec {{ return {vec_of}; }}
 fn vdot(a: Vec, b: Vec) -> f32 {{ return {vdot}; }}
 
-{body}"
+{body}",
+            enables = Dtype::enables(&[options.a_dtype, options.b_dtype]),
         )
     }
 
@@ -292,6 +297,10 @@ pub struct MatmulOptions {
     pub b: BLayout,
     /// A bias `[N]` added to every row of C, bound at `@binding(3)` (C moves to 4).
     pub bias: bool,
+    /// How A is stored (f16 is widened to f32 as the tiles are loaded).
+    pub a_dtype: Dtype,
+    /// How B is stored.
+    pub b_dtype: Dtype,
 }
 
 impl fmt::Display for MatmulOptions {
@@ -302,6 +311,11 @@ impl fmt::Display for MatmulOptions {
         }
         if self.bias {
             f.write_str(" +bias")?;
+        }
+        for (name, dtype) in [("A", self.a_dtype), ("B", self.b_dtype)] {
+            if dtype != Dtype::F32 {
+                write!(f, " {name} {dtype}")?;
+            }
         }
         Ok(())
     }
