@@ -67,6 +67,13 @@ pub trait Kernel: Send + Sync {
         Dtype::F32
     }
 
+    /// The WebGPU features its shader needs (`shader-f16`): by default what its
+    /// [`input_dtype`](Kernel::input_dtype) needs. A device without one reports the case
+    /// `unsupported`.
+    fn features(&self) -> Vec<&'static str> {
+        self.input_dtype().feature().into_iter().collect()
+    }
+
     /// Bytes one dispatch must move at least: every input read once, the output (f32) written once.
     fn bytes(&self, shape: &Shape) -> f64 {
         let inputs: usize = self.input_lens(shape).iter().sum();

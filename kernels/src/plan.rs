@@ -244,11 +244,11 @@ pub fn build_cases(suite: Suite, filters: &[String], seed: u64) -> Result<Vec<Ca
         .collect())
 }
 
-/// `cases` with the roofline probes (`stream_copy`, `fma_chain`) at `suite`'s shapes run first:
+/// `cases` with the roofline probes (`stream_copy`, `fma_chain`, `fma_chain_f16`) at `suite`'s shapes run first:
 /// every target measures its peaks before the cases the reports divide by them. A probe case
 /// already in `cases` moves to the front rather than running twice.
 pub fn roofline_first(suite: Suite, seed: u64, cases: Vec<CaseSpec>) -> Vec<CaseSpec> {
-    let mut plan: Vec<CaseSpec> = catalog::ROOFLINE_PROBES
+    let mut plan: Vec<CaseSpec> = catalog::ROOFLINE_RUN
         .iter()
         .flat_map(|k| k.shapes(suite).into_iter().map(move |s| CaseSpec::new(k.name(), s, seed)))
         .collect();
@@ -298,7 +298,7 @@ mod tests {
         let cases = build_cases(Suite::Quick, &["add".into(), "stream_copy".into()], 1).unwrap();
         let plan = roofline_first(Suite::Quick, 1, cases);
         let kernels: Vec<&str> = plan.iter().map(|c| c.kernel.as_str()).collect();
-        assert_eq!(kernels, ["stream_copy", "stream_copy", "fma_chain", "add", "add"]);
+        assert_eq!(kernels, ["stream_copy", "stream_copy", "fma_chain", "fma_chain_f16", "add", "add"]);
     }
 
     #[test]

@@ -193,7 +193,9 @@ impl Program {
         bound.push(output);
         let shader = self.shader(kernel.name(), || kernel.wgsl());
         self.step(shader, &bound, kernel.workgroups(shape));
-        self.require(kernel.input_dtype().feature());
+        for feature in kernel.features() {
+            self.require(Some(feature));
+        }
         output
     }
 }

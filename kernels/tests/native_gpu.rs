@@ -52,7 +52,7 @@ fn quick_suite_kernels_match_their_references_natively() {
     let mut failures = Vec::new();
     for case in plan::build_cases(Suite::Quick, &[], 1).unwrap() {
         let kernel = case.kernel().unwrap();
-        if let Some(feature) = kernel.input_dtype().feature().filter(|f| !gpu.has(f)) {
+        if let Some(feature) = kernel.features().into_iter().find(|f| !gpu.has(f)) {
             eprintln!("SKIPPED {}: this adapter has no {feature}", case.id);
             continue;
         }

@@ -214,7 +214,7 @@ impl Kernel for Matvec {
     }
     fn shapes(&self, suite: Suite) -> Vec<Shape> {
         match suite {
-            Suite::Quick => shapes(&[&[256, 128], &[77, 33]]),
+            Suite::Quick => shapes(&[&[256, 128], &[77, 33], &[37, 1], &[1, 1]]),
             Suite::Default => shapes(&[&[1024, 1024], &[4096, 1024], &[1001, 999]]),
             // TinyLlama's decode projections (attention, gate/up, down), then MiniLM's.
             Suite::Full => shapes(&[&[2048, 2048], &[2048, 5632], &[5632, 2048], &[384, 384], &[384, 1536], &[1536, 384]]),

@@ -37,6 +37,7 @@ pub fn all() -> Vec<&'static dyn Kernel> {
         &rope::ROPE,
         &roofline::STREAM_COPY,
         &roofline::FMA_CHAIN,
+        &roofline::FMA_CHAIN_F16,
         &selftest::WRONG,
         &selftest::HANG,
         &selftest::THROW,
@@ -51,6 +52,10 @@ pub fn find(name: &str) -> Option<&'static dyn Kernel> {
 /// The kernels that measure a target's roofline (`harness run --roofline`): memory bandwidth, then
 /// f32 throughput.
 pub const ROOFLINE_PROBES: [&dyn Kernel; 2] = [&roofline::STREAM_COPY, &roofline::FMA_CHAIN];
+
+/// What `--roofline` runs first: the [`ROOFLINE_PROBES`], then the f16 FMA chains, whose
+/// throughput is reported beside them (unsupported where the adapter has no `shader-f16`).
+pub const ROOFLINE_RUN: [&dyn Kernel; 3] = [&roofline::STREAM_COPY, &roofline::FMA_CHAIN, &roofline::FMA_CHAIN_F16];
 
 /// Kernels with variants a tuner chooses from.
 pub const TUNABLE: &[&str] = &["matmul", "matvec", "matmul_f16", "matvec_f16"];

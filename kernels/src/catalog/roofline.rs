@@ -1,9 +1,11 @@
 //! The roofline probes: a STREAM-like copy that measures a target's memory bandwidth and a chain
-//! of FMAs that measures its f32 throughput. Reports divide every other case's GB/s or GFLOP/s
-//! by the probes' (the `roofline` of a case in results.json).
+//! of FMAs that measures its f32 throughput (and, where the adapter has `shader-f16`, its f16
+//! throughput). Reports divide every other case's GB/s or GFLOP/s by the f32 probes' (the
+//! `roofline` of a case in results.json); the f16 probe's GFLOP/s is reported beside them.
 
 use super::shapes;
 use crate::check::Tolerance;
+use crate::dtype::Dtype;
 use crate::kernel::{linear_workgroups, pad_params, Kernel};
 use crate::real::Real;
 use crate::shape::Shape;
@@ -12,7 +14,9 @@ use crate::suite::Suite;
 /// `out = x` over a large f32 buffer, one vec4 per invocation: the memory-bandwidth probe.
 pub static STREAM_COPY: StreamCopy = StreamCopy;
 /// Eight independent FMA chains per invocation: the f32-throughput probe.
-pub static FMA_CHAIN: FmaChain = FmaChain;
+pub static FMA_CHAIN: FmaChain = FmaChain { dtype: Dtype::F32 };
+/// The same chains in f16 arithmetic: the f16-throughput probe (needs `shader-f16`).
+pub static FMA_CHAIN_F16: FmaChain = FmaChain { dtype: Dtype::F16 };
 
 /// The memory-bandwidth probe: a copy of `N` f32s (2 × 4 × N bytes moved, no FLOPs).
 pub struct StreamCopy;
@@ -89,20 +93,35 @@ const CHAINS: usize = 8;
 /// depends on the input after thousands of steps, so a chain cut short fails the check.
 const A: f32 = 0.999;
 const B: f32 = 0.0005;
+/// The f16 chains' `A` and `B`: exact in f16, the same fixed point 0.5, and a contraction strong
+/// enough (1 / (1 − A) = 8) that f16's coarse rounding stays small.
+const A16: f32 = 0.875;
+const B16: f32 = 0.0625;
 
-/// The f32-throughput probe at shape `[threads, fmas]`: each of `threads` invocations runs
-/// [`CHAINS`] chains of `fmas` FMAs seeded from its inputs and writes their sum
-/// (2 × threads × 8 × fmas FLOPs).
-pub struct FmaChain;
+/// The throughput probe at shape `[threads, fmas]`: each of `threads` invocations runs [`CHAINS`]
+/// chains of `fmas` FMAs in `dtype` seeded from its inputs and writes their sum (2 × threads × 8 ×
+/// fmas FLOPs).
+pub struct FmaChain {
+    dtype: Dtype,
+}
 
 impl FmaChain {
+    /// The recurrence's `(A, B)` in this probe's arithmetic.
+    fn ab(&self) -> (f32, f32) {
+        match self.dtype {
+            Dtype::F32 => (A, B),
+            Dtype::F16 => (A16, B16),
+        }
+    }
+
     /// What the f32 chains compute, step by step (the CPU baseline).
-    fn iterate<T: Real>(s: &Shape, inputs: &[Vec<f32>]) -> Vec<T> {
-        let (a, b) = (T::of(A), T::of(B));
+    fn iterate<T: Real>(&self, s: &Shape, inputs: &[Vec<f32>]) -> Vec<T> {
+        let (a, b) = self.ab();
+        let (a, b) = (T::of(a), T::of(b));
         inputs[0]
             .chunks(CHAINS)
             .map(|seeds| {
-                let mut c: Vec<T> = seeds.iter().map(|&v| T::of(v)).collect();
+                let mut c: Vec<T> = seeds.iter().map(|&v| T::of(self.dtype.round(v))).collect();
                 for _ in 0..s.dim(1) {
                     for v in &mut c {
                         *v = *v * a + b;
@@ -116,10 +135,19 @@ impl FmaChain {
 
 impl Kernel for FmaChain {
     fn name(&self) -> &'static str {
-        "fma_chain"
+        match self.dtype {
+            Dtype::F32 => "fma_chain",
+            Dtype::F16 => "fma_chain_f16",
+        }
     }
     fn summary(&self) -> &'static str {
-        "8 independent chains c = fma(c, 0.999, 0.0005) per invocation, summed: the f32-throughput probe of --roofline"
+        match self.dtype {
+            Dtype::F32 => "8 independent chains c = fma(c, 0.999, 0.0005) per invocation, summed: the f32-throughput probe of --roofline",
+            Dtype::F16 => "8 independent chains c = fma(c, 0.875, 0.0625) per invocation in f16 (needs shader-f16), summed in f32: the f16-throughput probe of --roofline",
+        }
+    }
+    fn features(&self) -> Vec<&'static str> {
+        self.dtype.feature().into_iter().collect()
     }
     fn dims(&self) -> &'static [&'static str] {
         &["threads", "fmas"]
@@ -140,10 +168,12 @@ impl Kernel for FmaChain {
         s.dim(0) as usize
     }
     fn params(&self, s: &Shape) -> Vec<u32> {
-        pad_params(vec![s.dim(0), s.dim(1), A.to_bits(), B.to_bits()])
+        let (a, b) = self.ab();
+        pad_params(vec![s.dim(0), s.dim(1), a.to_bits(), b.to_bits()])
     }
     fn wgsl(&self) -> String {
-        include_str!("../../wgsl/fma_chain.wgsl").to_string()
+        let dtype = self.dtype;
+        format!("{}alias F = {dtype};\n{}", Dtype::enables(&[dtype]), include_str!("../../wgsl/fma_chain.wgsl"))
     }
     fn workgroups(&self, s: &Shape) -> [u32; 3] {
         linear_workgroups(s.dim(0) as usize)
@@ -151,18 +181,24 @@ impl Kernel for FmaChain {
     /// In closed form, `c_n = p + Aⁿ(c_0 − p)` with `p = B / (1 − A)`, so the reference shares no
     /// arithmetic with the chains and costs nothing at the full shape's 2^33 FMAs.
     fn reference(&self, s: &Shape, inputs: &[Vec<f32>]) -> Vec<f64> {
-        let (a, b) = (f64::from(A), f64::from(B));
+        let (a, b) = self.ab();
+        let (a, b) = (f64::from(a), f64::from(b));
         let p = b / (1.0 - a);
         let decay = a.powi(s.dim(1) as i32);
-        inputs[0].chunks(CHAINS).map(|seeds| seeds.iter().map(|&c| p + decay * (f64::from(c) - p)).sum()).collect()
+        let seed = |c: f32| f64::from(self.dtype.round(c));
+        inputs[0].chunks(CHAINS).map(|seeds| seeds.iter().map(|&c| p + decay * (seed(c) - p)).sum()).collect()
     }
     fn cpu(&self, s: &Shape, inputs: &[Vec<f32>]) -> Vec<f32> {
-        Self::iterate::<f32>(s, inputs)
+        self.iterate::<f32>(s, inputs)
     }
     fn tolerance(&self, _s: &Shape) -> Tolerance {
         // Each step rounds once (fused) or twice; the contraction bounds the sum of those errors
-        // by 2 ulp / (1 − A) ≈ 1.2e-4 per chain, ≈ 1e-3 for the sum of eight.
-        Tolerance { abs: 2e-3, rel: 0.0 }
+        // by 2 ulp / (1 − A): f32 ≈ 1.2e-4 per chain, ≈ 1e-3 for the sum of eight; f16 (ulp 2^-10
+        // near 1, 1 / (1 − A) = 8) ≈ 1.6e-2 per chain, plus the f16 additions of the sum.
+        match self.dtype {
+            Dtype::F32 => Tolerance { abs: 2e-3, rel: 0.0 },
+            Dtype::F16 => Tolerance { abs: 0.15, rel: 0.0 },
+        }
     }
     fn flops(&self, s: &Shape) -> f64 {
         2.0 * CHAINS as f64 * s.dim(0) as f64 * s.dim(1) as f64
@@ -194,7 +230,7 @@ mod tests {
         let s = Shape(vec![512, 4096]);
         let x = FMA_CHAIN.inputs(&s, 7);
         let closed = FMA_CHAIN.reference(&s, &x);
-        let stepped = FmaChain::iterate::<f64>(&s, &x);
+        let stepped = FMA_CHAIN.iterate::<f64>(&s, &x);
         for (c, r) in closed.iter().zip(&stepped) {
             assert!((c - r).abs() < 1e-9, "{c} vs {r}");
         }
@@ -202,6 +238,25 @@ mod tests {
         assert!(v.passed, "{v:?}");
         // A quarter of the tolerance is left: the f32 chains stay well inside it.
         assert!(v.max_abs_err < FMA_CHAIN.tolerance(&s).abs / 4.0, "{}", v.max_abs_err);
+    }
+
+    #[test]
+    fn f16_chains_rounded_at_every_step_meet_their_reference() {
+        let s = Shape(vec![256, 512]);
+        let x = FMA_CHAIN_F16.inputs(&s, 5);
+        let f16 = |v: f32| Dtype::F16.round(v);
+        // f16 arithmetic: every product, sum and the final additions rounded to f16.
+        let got: Vec<f32> = x[0]
+            .chunks(CHAINS)
+            .map(|seeds| {
+                let c: Vec<f32> = seeds.iter().map(|&v| (0..512).fold(f16(v), |c, _| f16(f16(c * A16) + B16))).collect();
+                (0..4).map(|l| f16(c[l] + c[l + 4])).sum()
+            })
+            .collect();
+        let v = compare(&got, &FMA_CHAIN_F16.reference(&s, &x), FMA_CHAIN_F16.tolerance(&s));
+        assert!(v.passed && v.max_abs_err < FMA_CHAIN_F16.tolerance(&s).abs / 4.0, "{v:?}");
+        assert_eq!(FMA_CHAIN_F16.features(), ["shader-f16"]);
+        assert!(FMA_CHAIN_F16.wgsl().starts_with("enable f16;\nalias F = f16;") && FMA_CHAIN.wgsl().starts_with("alias F = f32;"));
     }
 
     #[test]

@@ -85,7 +85,7 @@ impl Kernel for Matmul {
     }
     fn shapes(&self, suite: Suite) -> Vec<Shape> {
         match suite {
-            Suite::Quick => shapes(&[&[64, 64, 64], &[33, 70, 45]]),
+            Suite::Quick => shapes(&[&[64, 64, 64], &[33, 70, 45], &[13, 17, 19], &[1, 1, 1]]),
             Suite::Default => shapes(&[&[256, 256, 256], &[512, 512, 512], &[500, 300, 700]]),
             Suite::Full => shapes(&[&[1024, 1024, 1024], &[2048, 2048, 2048], &[4096, 4096, 4096]]),
         }
