@@ -134,13 +134,15 @@ fn every_matvec_variant_matches_the_reference_at_odd_shapes_natively() {
 }
 
 /// `(m, k, n, bias)` of the linear layers that [`models_linear_layers_match_f64_at_odd_shapes_natively`] runs.
-const LINEARS: [(u32, u32, u32, bool); 14] = [
-    // One row: matvec, scalar (K % 4 != 0) and vec4, with and without bias; 300000 outputs need
-    // more workgroups than one dispatch dimension holds.
-    (1, 1, 1, true), (1, 77, 33, false), (1, 77, 33, true), (1, 64, 70, true), (1, 2048, 5, false), (1, 4, 300_000, true),
+const LINEARS: [(u32, u32, u32, bool, bool); 20] = [
+    // One row: matvec, scalar (K % 4 != 0) and vec4, with and without bias and a residual added at
+    // the store; 300000 outputs need more workgroups than one dispatch dimension holds.
+    (1, 1, 1, true, false), (1, 77, 33, false, false), (1, 77, 33, true, false), (1, 64, 70, true, false), (1, 2048, 5, false, false),
+    (1, 4, 300_000, true, false), (1, 77, 33, false, true), (1, 64, 70, true, true), (1, 1, 3, true, true),
     // Several rows: matmul with B [N,K], each block size the lowering picks, past every tile's edge.
-    (2, 1, 1, true), (3, 7, 5, false), (13, 17, 19, true), (31, 29, 37, false), (65, 67, 129, true),
-    (33, 64, 70, true), (128, 64, 2048, false), (600, 36, 500, true),
+    (2, 1, 1, true, false), (3, 7, 5, false, false), (13, 17, 19, true, false), (31, 29, 37, false, false), (65, 67, 129, true, false),
+    (33, 64, 70, true, false), (128, 64, 2048, false, false), (600, 36, 500, true, false),
+    (3, 7, 5, false, true), (65, 67, 129, true, true), (33, 64, 70, false, true),
 ];
 
 #[test]
@@ -158,13 +160,14 @@ fn models_linear_layers_match_f64_at_odd_shapes_natively() {
 fn linear_layers_match_f64(gpu: &Gpu, dtype: kernels::Dtype) {
     use kernels::model::{graph::{Data, Graph}, op::Op};
     let mut g = Graph { seed: 3, ..Graph::default() };
-    for (m, k, n, bias) in LINEARS {
+    for (m, k, n, bias, add) in LINEARS {
         let x = g.seeded(format!("x {m}x{k}"), (m * k) as usize, -1.0, 1.0);
         let w = g.seeded(format!("w {n}x{k}"), (n * k) as usize, -1.0, 1.0);
         let w = g.store_as(w, dtype);
         let b = bias.then(|| g.seeded(format!("b {n}"), n as usize, -1.0, 1.0));
+        let add = add.then(|| g.seeded(format!("r {m}x{n}"), (m * n) as usize, -1.0, 1.0));
         let y = g.tensor(format!("y {m}x{n}"), (m * n) as usize, Data::Computed);
-        g.op("linear", Op::Linear { x, w, b, y, m, k, n });
+        g.op("linear", Op::Linear { x, w, b, add, y, m, k, n });
         g.outputs.push(y);
     }
     let program = g.lower(None).unwrap();
@@ -173,13 +176,13 @@ fn linear_layers_match_f64(gpu: &Gpu, dtype: kernels::Dtype) {
     let mut got = le_bytes_to_f32s(&pollster::block_on(gpu.read_output(&prepared, &program)).unwrap()).into_iter();
     let mut expected = g.evaluate(None).unwrap().into_iter();
     let mut failures = Vec::new();
-    for (m, k, n, bias) in LINEARS {
+    for (m, k, n, bias, add) in LINEARS {
         let len = (m * n) as usize;
         let (got, expected): (Vec<f32>, Vec<f64>) = (got.by_ref().take(len).collect(), expected.by_ref().take(len).collect());
-        // matmul's tolerance, over K products and the bias.
-        let verdict = compare(&got, &expected, kernels::Tolerance { abs: 2e-6 * (k + 1) as f64, rel: 1e-5 });
+        // matmul's tolerance, over K products, the bias and the addend.
+        let verdict = compare(&got, &expected, kernels::Tolerance { abs: 2e-6 * (k + 2) as f64, rel: 1e-5 });
         if !verdict.passed {
-            failures.push(format!("{m}×{k}×{n} bias {bias}, w {dtype}, as {:?}: {verdict:?}", kernels::catalog::linear::Linear::choose(m, k, n)));
+            failures.push(format!("{m}×{k}×{n} bias {bias} add {add}, w {dtype}, as {:?}: {verdict:?}", kernels::catalog::linear::Linear::choose(m, k, n)));
         }
     }
     assert!(failures.is_empty(), "{failures:#?}");

@@ -1,4 +1,4 @@
-// y[N] = W[N,K] * x[K] (+ bias[N]), W row-major: a linear layer of one token (PyTorch's weight
+// y[N] = W[N,K] * x[K] (+ bias[N]) (+ addend[N]), W row-major: a linear layer of one token (PyTorch's weight
 // layout). A workgroup of WG invocations computes ROWS consecutive outputs: invocation t reads
 // Vecs t, t + WG, t + 2*WG, ... of each of its rows (neighbouring invocations read neighbouring
 // words, so every read of W is coalesced), multiplies them by the same Vecs of x, and the ROWS
@@ -54,6 +54,6 @@ fn main(
         workgroupBarrier();
     }
     if (t < ROWS && row0 + t < p.n) {
-        y[row0 + t] = partial[t][0]{{bias}};
+        y[row0 + t] = partial[t][0]{{terms}};
     }
 }

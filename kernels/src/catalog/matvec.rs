@@ -2,6 +2,7 @@
 //! model), whose speed is how fast W streams from memory. Its workgroup size, rows per workgroup
 //! and vector width are [`MatvecParams`], which a tuner searches.
 
+use super::epilogue::Epilogue;
 use super::shapes;
 use crate::check::Tolerance;
 use crate::dtype::Dtype;
@@ -77,11 +78,11 @@ impl MatvecParams {
         split_workgroups(n.div_ceil(self.rows.max(1)))
     }
 
-    /// The WGSL of this variant, with a bias `[N]` at `@binding(3)` (y moving to 4) when `bias`,
-    /// x stored as `x` and W as `w` (f16 is widened on load; arithmetic is f32): its constants and
+    /// The WGSL of this variant, with the bias and addend of `epilogue` bound from `@binding(3)` on
+    /// (y follows them), x stored as `x` and W as `w` (f16 is widened on load; arithmetic is f32): its constants and
     /// types, then the shader of `wgsl/matvec.wgsl`, which is written in terms of them, with its
     /// accumulators, products and partial sums unrolled over the rows.
-    pub fn wgsl(&self, bias: bool, x: Dtype, w: Dtype) -> String {
+    pub fn wgsl(&self, epilogue: Epilogue, x: Dtype, w: Dtype) -> String {
         let MatvecParams { wg, rows, vec } = *self;
         let mut declare = String::new();
         let mut multiply_vec = String::new();
@@ -93,17 +94,13 @@ impl MatvecParams {
             multiply_scalar += &format!("            {{ let e = row_{r} * p.k + i; acc_{r} += lane(Vec(w[e / VEC]), e % VEC) * xv; }}\n");
             share += &format!("    partial[{r}u][t] = acc_{r};\n");
         }
-        let (output, add) = match bias {
-            true => ("@group(0) @binding(3) var<storage, read> bias: array<f32>;\n@group(0) @binding(4)", " + bias[row0 + t]"),
-            false => ("@group(0) @binding(3)", ""),
-        };
         let body = include_str!("../../wgsl/matvec.wgsl")
-            .replace("{{output}}", &format!("{output} var<storage, read_write> y: array<f32>;"))
+            .replace("{{output}}", &epilogue.bindings(3, "y"))
             .replace("{{declare}}", declare.trim_end())
             .replace("{{multiply_vec}}", multiply_vec.trim_end())
             .replace("{{multiply_scalar}}", multiply_scalar.trim_end())
             .replace("{{share}}", share.trim_end())
-            .replace("{{bias}}", add);
+            .replace("{{terms}}", &epilogue.terms("row0 + t", "row0 + t"));
         let (lane, vdot) = match vec {
             1 => ("v", "a * b"),
             _ => ("v[e]", "dot(a, b)"),
@@ -120,7 +117,7 @@ fn lane(v: Vec, e: u32) -> f32 {{ return {lane}; }}
 fn vdot(a: Vec, b: Vec) -> f32 {{ return {vdot}; }}
 
 {body}",
-            if bias { " +bias" } else { "" },
+            epilogue,
             enables = Dtype::enables(&[x, w]),
             vec_type = Dtype::F32.vector(vec),
             x_type = x.vector(vec),
@@ -231,7 +228,7 @@ impl Kernel for Matvec {
         pad_params(vec![s.dim(0), s.dim(1)])
     }
     fn wgsl(&self) -> String {
-        self.params.wgsl(false, self.dtype, self.dtype)
+        self.params.wgsl(Epilogue::default(), self.dtype, self.dtype)
     }
     fn workgroups(&self, s: &Shape) -> [u32; 3] {
         self.params.workgroups(s.dim(1))
@@ -282,11 +279,11 @@ mod tests {
 
     #[test]
     fn the_shader_has_the_variants_constants_and_the_bias_moves_the_output() {
-        let plain = MatvecParams::DEFAULT.wgsl(false, Dtype::F32, Dtype::F32);
+        let plain = MatvecParams::DEFAULT.wgsl(Epilogue::default(), Dtype::F32, Dtype::F32);
         for line in ["const WG: u32 = 128u;", "const ROWS: u32 = 2u;", "alias Vec = vec4<f32>;", "@binding(3) var<storage, read_write> y", "acc_1"] {
             assert!(plain.contains(line), "{line} missing:\n{plain}");
         }
-        let biased = MatvecParams { vec: 1, ..MatvecParams::DEFAULT }.wgsl(true, Dtype::F32, Dtype::F32);
+        let biased = MatvecParams { vec: 1, ..MatvecParams::DEFAULT }.wgsl(Epilogue { bias: true, add: false }, Dtype::F32, Dtype::F32);
         for line in ["alias Vec = f32;", "@binding(3) var<storage, read> bias", "@binding(4) var<storage, read_write> y", "+ bias[row0 + t]"] {
             assert!(biased.contains(line), "{line} missing:\n{biased}");
         }

@@ -7,9 +7,12 @@ use super::op::Op;
 /// Applies `op` to the tensors `v`.
 pub fn eval(op: &Op, v: &mut [Vec<f64>]) {
     match *op {
-        Op::Linear { x, w, b, y, m, k, n } => {
+        Op::Linear { x, w, b, add, y, m, k, n } => {
             let (m, k, n) = (m as usize, k as usize, n as usize);
-            let out = linear(&v[x], &v[w], b.map(|b| v[b].as_slice()), m, k, n);
+            let mut out = linear(&v[x], &v[w], b.map(|b| v[b].as_slice()), m, k, n);
+            if let Some(add) = add {
+                out.iter_mut().zip(&v[add]).for_each(|(o, a)| *o += a);
+            }
             v[y] = out;
         }
         Op::Norm { x, g, b, y, rows, cols, eps } => {

@@ -4,6 +4,7 @@
 
 use super::op::{Op, T};
 use crate::dtype::Dtype;
+use crate::catalog::epilogue::Epilogue;
 use crate::catalog::linear::Linear;
 use crate::kernel::linear_workgroups;
 use crate::program::{Buffer, Program};
@@ -215,12 +216,12 @@ fn reduce(t: u32, v: f32, is_max: bool) -> f32 {
 pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: impl Fn(T) -> Dtype) {
     let f = |v: f32| v.to_bits();
     let (name, src, words, tensors, groups): (&str, &str, Vec<u32>, Vec<usize>, [u32; 3]) = match *op {
-        Op::Linear { x, w, b, y, m, k, n } => {
+        Op::Linear { x, w, b, add, y, m, k, n } => {
             let kernel = Linear::choose(m, k, n);
-            let bias = b.is_some();
+            let epilogue = Epilogue { bias: b.is_some(), add: add.is_some() };
             let wd = dtype_of(w);
-            let shader = p.shader(&kernel.label(bias, wd), || kernel.wgsl(bias, wd));
-            let tensors = [x, w].into_iter().chain(b).chain([y]);
+            let shader = p.shader(&kernel.label(epilogue, wd), || kernel.wgsl(epilogue, wd));
+            let tensors = [x, w].into_iter().chain(b).chain(add).chain([y]);
             return dispatch(p, tag, shader, kernel.params(m, k, n), tensors, kernel.workgroups(m, n));
         }
         Op::Norm { x, g, b, y, rows, cols, eps } => (
