@@ -170,11 +170,7 @@ fn linear_layers_match_f64(gpu: &Gpu, dtype: kernels::Dtype) {
         g.op("linear", Op::Linear { x, w, b, add, y, m, k, n });
         g.outputs.push(y);
     }
-    let program = g.lower(None).unwrap();
-    let prepared = pollster::block_on(gpu.prepare("linear layers", &program)).unwrap();
-    pollster::block_on(gpu.dispatch(&prepared)).unwrap();
-    let mut got = le_bytes_to_f32s(&pollster::block_on(gpu.read_output(&prepared, &program)).unwrap()).into_iter();
-    let mut expected = g.evaluate(None).unwrap().into_iter();
+    let (mut got, mut expected) = run_graph(gpu, &g);
     let mut failures = Vec::new();
     for (m, k, n, bias, add) in LINEARS {
         let len = (m * n) as usize;
@@ -183,6 +179,47 @@ fn linear_layers_match_f64(gpu: &Gpu, dtype: kernels::Dtype) {
         let verdict = compare(&got, &expected, kernels::Tolerance { abs: 2e-6 * (k + 2) as f64, rel: 1e-5 });
         if !verdict.passed {
             failures.push(format!("{m}×{k}×{n} bias {bias} add {add}, w {dtype}, as {:?}: {verdict:?}", kernels::catalog::linear::Linear::choose(m, k, n)));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// `g`'s outputs on the GPU and from the f64 reference, concatenated.
+fn run_graph(gpu: &Gpu, g: &kernels::model::graph::Graph) -> (std::vec::IntoIter<f32>, std::vec::IntoIter<f64>) {
+    let program = g.lower(None).unwrap();
+    let prepared = pollster::block_on(gpu.prepare("model ops", &program)).unwrap();
+    pollster::block_on(gpu.dispatch(&prepared)).unwrap();
+    let got = le_bytes_to_f32s(&pollster::block_on(gpu.read_output(&prepared, &program)).unwrap());
+    (got.into_iter(), g.evaluate(None).unwrap().into_iter())
+}
+
+/// RMSNorm and LayerNorm at odd widths (scalar and vec4 loads, fewer columns than invocations,
+/// more than two per invocation), LayerNorm also on rows far from zero mean, where a variance
+/// taken as E[x²] − mean² in f32 would lose most of its digits.
+#[test]
+fn model_norms_match_f64_at_odd_widths_natively() {
+    use kernels::model::{graph::Graph, op::Op};
+    let Some(gpu) = gpu() else { return };
+    let cases: Vec<(u32, bool, f32)> =
+        [1, 3, 5, 2047, 2048, 4100].into_iter().flat_map(|c| [(c, false, 0.0), (c, true, 0.0), (c, true, 100.0)]).collect();
+    let mut g = Graph { seed: 5, ..Graph::default() };
+    let rows = 3;
+    for &(cols, layer, offset) in &cases {
+        let x = g.seeded(format!("x {cols} {layer} {offset}"), (rows * cols) as usize, offset - 1.0, offset + 1.0);
+        let gain = g.seeded(format!("g {cols} {layer} {offset}"), cols as usize, 0.5, 1.5);
+        let b = layer.then(|| g.seeded(format!("b {cols} {offset}"), cols as usize, -1.0, 1.0));
+        let y = g.computed(format!("y {cols} {layer} {offset}"), (rows * cols) as usize);
+        g.op("norm", Op::Norm { x, g: gain, b, y, rows, cols, eps: 1e-5 });
+        g.outputs.push(y);
+    }
+    let (mut got, mut expected) = run_graph(&gpu, &g);
+    let mut failures = Vec::new();
+    for (cols, layer, offset) in cases {
+        let len = (rows * cols) as usize;
+        let (got, expected): (Vec<f32>, Vec<f64>) = (got.by_ref().take(len).collect(), expected.by_ref().take(len).collect());
+        let verdict = compare(&got, &expected, kernels::Tolerance { abs: 1e-4, rel: 1e-4 });
+        if !verdict.passed {
+            failures.push(format!("{rows}×{cols} layer norm {layer}, rows around {offset}: {verdict:?}"));
         }
     }
     assert!(failures.is_empty(), "{failures:#?}");

@@ -9,30 +9,66 @@ use crate::catalog::linear::Linear;
 use crate::kernel::linear_workgroups;
 use crate::program::{Buffer, Program};
 
+/// RMSNorm and LayerNorm over rows, one workgroup a row, `Vec` wide loads (see [`norm_wgsl`]).
+/// Each invocation sums up its share of the row in one pass as (count, mean, squared deviations),
+/// which merge exactly (Chan et al.): LayerNorm's variance involves no difference of large sums,
+/// so it stays accurate in f32 whatever the rows' mean. The partials merge 16 at a time, two
+/// barriers where a tree over 256 takes eight.
 const NORM: &str = r#"
 struct P { rows: u32, cols: u32, center: u32, eps: f32 }
 @group(0) @binding(0) var<uniform> p: P;
-@group(0) @binding(1) var<storage, read> x: array<f32>;
-@group(0) @binding(2) var<storage, read> g: array<f32>;
-@group(0) @binding(3) var<storage, read> b: array<f32>;
-@group(0) @binding(4) var<storage, read_write> y: array<f32>;
+@group(0) @binding(1) var<storage, read> x: array<Vec>;
+@group(0) @binding(2) var<storage, read> g: array<Vec>;
+@group(0) @binding(3) var<storage, read> b: array<Vec>;
+@group(0) @binding(4) var<storage, read_write> y: array<Vec>;
 const WG: u32 = 256u;
+const FAN: u32 = 16u;
+var<workgroup> part: array<vec3<f32>, WG>;
+var<workgroup> group: array<vec3<f32>, FAN>;
+// Statistics (count, mean, sum of squared deviations from the mean) of two sets, merged.
+fn merge(a: vec3<f32>, b: vec3<f32>) -> vec3<f32> {
+  let n = a.x + b.x;
+  if (b.x == 0.0) { return a; }
+  let d = b.y - a.y;
+  return vec3<f32>(n, a.y + d * (b.x / n), a.z + b.z + d * d * (a.x * b.x / n));
+}
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t: u32) {
-  let base = wg.x * p.cols;
-  var s = 0.0;
-  if (p.center != 0u) { for (var c = t; c < p.cols; c += WG) { s += x[base + c]; } }
-  let mean = reduce(t, s, false) / f32(p.cols);
-  var q = 0.0;
-  for (var c = t; c < p.cols; c += WG) { let d = x[base + c] - mean; q += d * d; }
-  let inv = inverseSqrt(reduce(t, q, false) / f32(p.cols) + p.eps);
-  for (var c = t; c < p.cols; c += WG) {
-    var v = (x[base + c] - mean) * inv * g[c];
-    if (p.center != 0u) { v += b[c]; }
-    y[base + c] = v;
+  let cv = p.cols / VEC;
+  let base = wg.x * cv;
+  // RMSNorm keeps every mean at 0: the sum of squares about 0 is what it divides by.
+  var s = vec3<f32>(0.0);
+  for (var i = t; i < cv; i += WG) {
+    let v = x[base + i];
+    var m = 0.0;
+    if (p.center != 0u) { m = hsum(v) / f32(VEC); }
+    let d = v - Vec(m);
+    s = merge(s, vec3<f32>(f32(VEC), m, hsum(d * d)));
+  }
+  part[t] = s;
+  workgroupBarrier();
+  if (t < FAN) {
+    var a = part[t * FAN];
+    for (var j = 1u; j < FAN; j++) { a = merge(a, part[t * FAN + j]); }
+    group[t] = a;
+  }
+  workgroupBarrier();
+  var all = group[0];
+  for (var j = 1u; j < FAN; j++) { all = merge(all, group[j]); }
+  let inv = inverseSqrt(all.z / f32(p.cols) + p.eps);
+  for (var i = t; i < cv; i += WG) {
+    var v = (x[base + i] - Vec(all.y)) * inv * g[i];
+    if (p.center != 0u) { v += b[i]; }
+    y[base + i] = v;
   }
 }
 "#;
+
+/// [`NORM`] loading `vec` f32 at a time: 4 where every row starts on a vec4 (`cols % 4 == 0`), else 1.
+fn norm_wgsl(vec: u32) -> String {
+    let (ty, hsum) = if vec == 4 { ("vec4<f32>", "dot(v, vec4<f32>(1.0))") } else { ("f32", "v") };
+    format!("const VEC: u32 = {vec}u;\nalias Vec = {ty};\nfn hsum(v: Vec) -> f32 {{ return {hsum}; }}\n{NORM}")
+}
 
 /// Elementwise ops share one shader: `mode` 0 add, 1 gelu, 2 silu(a)·b.
 const ELEMENTWISE: &str = r#"
@@ -224,9 +260,12 @@ pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: impl F
             let tensors = [x, w].into_iter().chain(b).chain(add).chain([y]);
             return dispatch(p, tag, shader, kernel.params(m, k, n), tensors, kernel.workgroups(m, n));
         }
-        Op::Norm { x, g, b, y, rows, cols, eps } => (
-            "norm", NORM, vec![rows, cols, b.is_some() as u32, f(eps)], vec![x, g, b.unwrap_or(dummy), y], [rows, 1, 1],
-        ),
+        Op::Norm { x, g, b, y, rows, cols, eps } => {
+            let vec = if cols % 4 == 0 { 4 } else { 1 };
+            let shader = p.shader(&format!("norm v{vec}"), || norm_wgsl(vec));
+            let words = vec![rows, cols, b.is_some() as u32, f(eps)];
+            return dispatch(p, tag, shader, words, [x, g, b.unwrap_or(dummy), y], [rows, 1, 1]);
+        }
         Op::Add { a, b, y, n } => ("elementwise", ELEMENTWISE, vec![n, 0], vec![a, b, y], elementwise(n)),
         Op::Gelu { x, y, n } => ("elementwise", ELEMENTWISE, vec![n, 1], vec![x, dummy, y], elementwise(n)),
         Op::SiluMul { g, u, y, n } => ("elementwise", ELEMENTWISE, vec![n, 2], vec![g, u, y], elementwise(n)),
@@ -246,7 +285,7 @@ pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: impl F
         ),
         Op::Pool { x, lens, y, batch, seq, hidden } => ("pool", POOL, vec![seq, hidden], vec![x, lens, y], [batch, 1, 1]),
     };
-    let reduces = matches!(op, Op::Norm { .. } | Op::Attention { .. } | Op::Pool { .. });
+    let reduces = matches!(op, Op::Attention { .. } | Op::Pool { .. });
     let shader = p.shader(name, || if reduces { format!("{src}{REDUCE}") } else { src.to_string() });
     dispatch(p, tag, shader, words, tensors, groups);
 }
