@@ -225,6 +225,44 @@ fn model_norms_match_f64_at_odd_widths_natively() {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
+/// SwiGLU's fused gate and up projections, `silu(x·Gᵀ) · (x·Uᵀ)`: one matvec dispatch for one row
+/// (scalar and vec4 loads, every rows-per-workgroup the lowering picks, more workgroups than one
+/// dimension holds), two matmuls and an elementwise product for several, weights f32 and f16.
+#[test]
+fn model_swiglu_matches_f64_at_odd_shapes_natively() {
+    use kernels::model::{graph::Graph, op::Op};
+    let Some(gpu) = gpu() else { return };
+    let shapes = [(1, 1, 1), (1, 77, 33), (1, 64, 70), (1, 2048, 5), (1, 36, 2100), (1, 4, 300_000), (1, 5632, 3), (3, 7, 5), (33, 64, 70)];
+    for dtype in [kernels::Dtype::F32, kernels::Dtype::F16] {
+        if dtype.feature().is_some_and(|f| !gpu.has(f)) {
+            eprintln!("SKIPPED f16 weights: this adapter has no shader-f16");
+            continue;
+        }
+        let mut g = Graph { seed: 7, ..Graph::default() };
+        for (m, k, n) in shapes {
+            let a = 1.0 / (k as f32).sqrt();
+            let x = g.seeded(format!("x {m}x{k}"), (m * k) as usize, -1.0, 1.0);
+            let gate = g.seeded(format!("gate {n}x{k}"), (n * k) as usize, -a, a);
+            let up = g.seeded(format!("up {n}x{k}"), (n * k) as usize, -a, a);
+            let (gate, up) = (g.store_as(gate, dtype), g.store_as(up, dtype));
+            let y = g.computed(format!("y {m}x{n}"), (m * n) as usize);
+            g.op("gate_up", Op::SwiGlu { x, gate, up, y, m, k, n });
+            g.outputs.push(y);
+        }
+        let (mut got, mut expected) = run_graph(&gpu, &g);
+        let mut failures = Vec::new();
+        for (m, k, n) in shapes {
+            let len = (m * n) as usize;
+            let (got, expected): (Vec<f32>, Vec<f64>) = (got.by_ref().take(len).collect(), expected.by_ref().take(len).collect());
+            let verdict = compare(&got, &expected, kernels::Tolerance { abs: 4e-6 * (k + 1) as f64, rel: 1e-5 });
+            if !verdict.passed {
+                failures.push(format!("{m}×{k}×{n}, w {dtype}: {verdict:?}"));
+            }
+        }
+        assert!(failures.is_empty(), "{failures:#?}");
+    }
+}
+
 /// The roofline probes at their quick shapes and at odd ones (a copy that is no whole number of
 /// vec4s, chains that are no whole number of unrolled loop trips) match their references, and
 /// are timed with the throughput the reports divide by.

@@ -71,8 +71,9 @@ pub enum Phase {
 }
 
 /// The op tags of one decoder layer, in order: the per-op cases.
-/// `o_proj` and `down` add the residual as they store their output.
-pub const OPS: [&str; 10] = ["attn_norm", "qkv", "rope", "kv_write", "attention", "o_proj", "ffn_norm", "gate_up", "silu_mul", "down"];
+/// `o_proj` and `down` add the residual as they store their output; `gate_up` is SwiGLU's gate and
+/// up projections and their product.
+pub const OPS: [&str; 9] = ["attn_norm", "qkv", "rope", "kv_write", "attention", "o_proj", "ffn_norm", "gate_up", "down"];
 
 /// One decoder case.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -177,12 +178,10 @@ impl DecoderCase {
             let x2 = linear(&mut g, "o_proj", a, wo, Some(x), h, h, p("residual1"));
             let h2 = norm(&mut g, "ffn_norm", x2, p("ffn_norm"));
             let (wg, wu) = (weight(&mut g, p("w_gate"), c.ffn, h), weight(&mut g, p("w_up"), c.ffn, h));
-            let gt = linear(&mut g, "gate_up", h2, wg, None, h, c.ffn, p("gate"));
-            let up = linear(&mut g, "gate_up", h2, wu, None, h, c.ffn, p("up"));
-            let s = g.computed(p("swiglu"), (t * c.ffn) as usize);
-            g.op("silu_mul", Op::SiluMul { g: gt, u: up, y: s, n: t * c.ffn });
+            let sw = g.computed(p("swiglu"), (t * c.ffn) as usize);
+            g.op("gate_up", Op::SwiGlu { x: h2, gate: wg, up: wu, y: sw, m: t, k: h, n: c.ffn });
             let wd = weight(&mut g, p("w_down"), h, c.ffn);
-            x = linear(&mut g, "down", s, wd, Some(x2), c.ffn, h, p("residual2"));
+            x = linear(&mut g, "down", sw, wd, Some(x2), c.ffn, h, p("residual2"));
         }
         let fw = gain(&mut g, "final_norm.weight".into());
         let out = g.computed("hidden", n as usize);
@@ -243,6 +242,15 @@ mod tests {
             let out = g.evaluate(None).unwrap();
             assert!(!out.is_empty() && out.iter().all(|v| v.is_finite()), "{op}");
         }
+    }
+
+    #[test]
+    fn a_decode_layer_is_thirteen_dispatches_and_prefill_splits_only_swiglu() {
+        // attn_norm, q, k, v, 2 rope, 2 kv_write, attention, o_proj (+ residual), ffn_norm,
+        // gate_up (+ silu_mul), down (+ residual); then the final norm.
+        assert_eq!(tiny(Phase::Decode, 4).graph(1).lower(None).unwrap().steps.len(), 2 * 13 + 1);
+        // Several rows: gate, up and silu_mul are three dispatches.
+        assert_eq!(tiny(Phase::Prefill, 4).graph(1).lower(None).unwrap().steps.len(), 2 * 15 + 1);
     }
 
     #[test]

@@ -252,13 +252,18 @@ fn reduce(t: u32, v: f32, is_max: bool) -> f32 {
 pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: impl Fn(T) -> Dtype) {
     let f = |v: f32| v.to_bits();
     let (name, src, words, tensors, groups): (&str, &str, Vec<u32>, Vec<usize>, [u32; 3]) = match *op {
-        Op::Linear { x, w, b, add, y, m, k, n } => {
-            let kernel = Linear::choose(m, k, n);
-            let epilogue = Epilogue { bias: b.is_some(), add: add.is_some() };
-            let wd = dtype_of(w);
-            let shader = p.shader(&kernel.label(epilogue, wd), || kernel.wgsl(epilogue, wd));
-            let tensors = [x, w].into_iter().chain(b).chain(add).chain([y]);
-            return dispatch(p, tag, shader, kernel.params(m, k, n), tensors, kernel.workgroups(m, n));
+        Op::Linear { x, w, b, add, y, m, k, n } => return linear(p, tag, [x, w, y], b, add, [m, k, n], dtype_of(w)),
+        Op::SwiGlu { x, gate, up, y, m, k, n } => {
+            let wd = dtype_of(gate);
+            if let Linear::Matvec(mv) = Linear::choose(m, k, n) {
+                let shader = p.shader(&format!("swiglu: matvec {mv} w {wd}"), || mv.wgsl_swiglu(Dtype::F32, wd));
+                return dispatch(p, tag, shader, vec![k, n], [x, gate, up, y], mv.workgroups(n));
+            }
+            // Several rows: the gate and up projections into buffers of their own, then silu(g)·u.
+            let (g, u) = (p.buffer(Buffer::zeroed(format!("{tag} gate"), (m * n) as usize)), p.buffer(Buffer::zeroed(format!("{tag} up"), (m * n) as usize)));
+            linear(p, tag, [x, gate, g], None, None, [m, k, n], wd);
+            linear(p, tag, [x, up, u], None, None, [m, k, n], wd);
+            ("elementwise", ELEMENTWISE, vec![m * n, 2], vec![g, u, y], elementwise(m * n))
         }
         Op::Norm { x, g, b, y, rows, cols, eps } => {
             let vec = if cols % 4 == 0 { 4 } else { 1 };
@@ -288,6 +293,15 @@ pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: impl F
     let reduces = matches!(op, Op::Attention { .. } | Op::Pool { .. });
     let shader = p.shader(name, || if reduces { format!("{src}{REDUCE}") } else { src.to_string() });
     dispatch(p, tag, shader, words, tensors, groups);
+}
+
+/// Appends the dispatch of a linear layer `y = x·wᵀ (+ b) (+ add)` of `[m, k, n]`, `w` stored as `wd`.
+fn linear(p: &mut Program, tag: &str, [x, w, y]: [usize; 3], b: Option<usize>, add: Option<usize>, [m, k, n]: [u32; 3], wd: Dtype) {
+    let kernel = Linear::choose(m, k, n);
+    let epilogue = Epilogue { bias: b.is_some(), add: add.is_some() };
+    let shader = p.shader(&kernel.label(epilogue, wd), || kernel.wgsl(epilogue, wd));
+    let tensors = [x, w].into_iter().chain(b).chain(add).chain([y]);
+    dispatch(p, tag, shader, kernel.params(m, k, n), tensors, kernel.workgroups(m, n));
 }
 
 /// Appends a dispatch of `shader` over a uniform of `words` (binding 0) and `tensors` (1…n).
