@@ -170,27 +170,35 @@ fn linear_layers_match_f64(gpu: &Gpu, dtype: kernels::Dtype) {
         g.op("linear", Op::Linear { x, w, b, add, y, m, k, n });
         g.outputs.push(y);
     }
-    let (mut got, mut expected) = run_graph(gpu, &g);
-    let mut failures = Vec::new();
-    for (m, k, n, bias, add) in LINEARS {
-        let len = (m * n) as usize;
-        let (got, expected): (Vec<f32>, Vec<f64>) = (got.by_ref().take(len).collect(), expected.by_ref().take(len).collect());
-        // matmul's tolerance, over K products, the bias and the addend.
-        let verdict = compare(&got, &expected, kernels::Tolerance { abs: 2e-6 * (k + 2) as f64, rel: 1e-5 });
-        if !verdict.passed {
-            failures.push(format!("{m}×{k}×{n} bias {bias} add {add}, w {dtype}, as {:?}: {verdict:?}", kernels::catalog::linear::Linear::choose(m, k, n)));
-        }
-    }
+    // matmul's tolerance, over K products, the bias and the addend.
+    let failures: Vec<String> = failing_outputs(gpu, &g, |i| kernels::Tolerance { abs: 2e-6 * (LINEARS[i].1 + 2) as f64, rel: 1e-5 })
+        .into_iter()
+        .map(|(i, verdict)| {
+            let (m, k, n, bias, add) = LINEARS[i];
+            format!("{m}×{k}×{n} bias {bias} add {add}, w {dtype}, as {:?}: {verdict:?}", kernels::catalog::linear::Linear::choose(m, k, n))
+        })
+        .collect();
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
-/// `g`'s outputs on the GPU and from the f64 reference, concatenated.
-fn run_graph(gpu: &Gpu, g: &kernels::model::graph::Graph) -> (std::vec::IntoIter<f32>, std::vec::IntoIter<f64>) {
+/// Runs `g` on the GPU and checks each of its outputs against the f64 reference with
+/// `tolerance(i)` (`i` its index in `g.outputs`); returns the failures as `(i, verdict)`.
+fn failing_outputs(gpu: &Gpu, g: &kernels::model::graph::Graph, tolerance: impl Fn(usize) -> kernels::Tolerance) -> Vec<(usize, kernels::Verdict)> {
     let program = g.lower(None).unwrap();
     let prepared = pollster::block_on(gpu.prepare("model ops", &program)).unwrap();
     pollster::block_on(gpu.dispatch(&prepared)).unwrap();
-    let got = le_bytes_to_f32s(&pollster::block_on(gpu.read_output(&prepared, &program)).unwrap());
-    (got.into_iter(), g.evaluate(None).unwrap().into_iter())
+    let mut got = le_bytes_to_f32s(&pollster::block_on(gpu.read_output(&prepared, &program)).unwrap()).into_iter();
+    let mut expected = g.evaluate(None).unwrap().into_iter();
+    let mut failures = Vec::new();
+    for (i, &o) in g.outputs.iter().enumerate() {
+        let len = g.tensors[o].len;
+        let (got, expected): (Vec<f32>, Vec<f64>) = (got.by_ref().take(len).collect(), expected.by_ref().take(len).collect());
+        let verdict = compare(&got, &expected, tolerance(i));
+        if !verdict.passed {
+            failures.push((i, verdict));
+        }
+    }
+    failures
 }
 
 /// RMSNorm and LayerNorm at odd widths (scalar and vec4 loads, fewer columns than invocations,
@@ -212,16 +220,10 @@ fn model_norms_match_f64_at_odd_widths_natively() {
         g.op("norm", Op::Norm { x, g: gain, b, y, rows, cols, eps: 1e-5 });
         g.outputs.push(y);
     }
-    let (mut got, mut expected) = run_graph(&gpu, &g);
-    let mut failures = Vec::new();
-    for (cols, layer, offset) in cases {
-        let len = (rows * cols) as usize;
-        let (got, expected): (Vec<f32>, Vec<f64>) = (got.by_ref().take(len).collect(), expected.by_ref().take(len).collect());
-        let verdict = compare(&got, &expected, kernels::Tolerance { abs: 1e-4, rel: 1e-4 });
-        if !verdict.passed {
-            failures.push(format!("{rows}×{cols} layer norm {layer}, rows around {offset}: {verdict:?}"));
-        }
-    }
+    let failures: Vec<String> = failing_outputs(&gpu, &g, |_| kernels::Tolerance { abs: 1e-4, rel: 1e-4 })
+        .into_iter()
+        .map(|(i, verdict)| format!("{rows} rows of (cols, layer norm, around) {:?}: {verdict:?}", cases[i]))
+        .collect();
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
@@ -249,16 +251,10 @@ fn model_swiglu_matches_f64_at_odd_shapes_natively() {
             g.op("gate_up", Op::SwiGlu { x, gate, up, y, m, k, n });
             g.outputs.push(y);
         }
-        let (mut got, mut expected) = run_graph(&gpu, &g);
-        let mut failures = Vec::new();
-        for (m, k, n) in shapes {
-            let len = (m * n) as usize;
-            let (got, expected): (Vec<f32>, Vec<f64>) = (got.by_ref().take(len).collect(), expected.by_ref().take(len).collect());
-            let verdict = compare(&got, &expected, kernels::Tolerance { abs: 4e-6 * (k + 1) as f64, rel: 1e-5 });
-            if !verdict.passed {
-                failures.push(format!("{m}×{k}×{n}, w {dtype}: {verdict:?}"));
-            }
-        }
+        let failures: Vec<String> = failing_outputs(&gpu, &g, |i| kernels::Tolerance { abs: 4e-6 * (shapes[i].1 + 1) as f64, rel: 1e-5 })
+            .into_iter()
+            .map(|(i, verdict)| format!("m, k, n {:?}, w {dtype}: {verdict:?}", shapes[i]))
+            .collect();
         assert!(failures.is_empty(), "{failures:#?}");
     }
 }
