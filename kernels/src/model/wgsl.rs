@@ -24,7 +24,7 @@ struct P { rows: u32, cols: u32, center: u32, eps: f32 }
 const WG: u32 = 256u;
 const FAN: u32 = 16u;
 var<workgroup> part: array<vec3<f32>, WG>;
-var<workgroup> group: array<vec3<f32>, FAN>;
+var<workgroup> merged: array<vec3<f32>, FAN>;
 // Statistics (count, mean, sum of squared deviations from the mean) of two sets, merged.
 fn merge(a: vec3<f32>, b: vec3<f32>) -> vec3<f32> {
   let n = a.x + b.x;
@@ -50,14 +50,14 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
   if (t < FAN) {
     var a = part[t * FAN];
     for (var j = 1u; j < FAN; j++) { a = merge(a, part[t * FAN + j]); }
-    group[t] = a;
+    merged[t] = a;
   }
   workgroupBarrier();
-  var all = group[0];
-  for (var j = 1u; j < FAN; j++) { all = merge(all, group[j]); }
-  let inv = inverseSqrt(all.z / f32(p.cols) + p.eps);
+  var st = merged[0];
+  for (var j = 1u; j < FAN; j++) { st = merge(st, merged[j]); }
+  let inv = inverseSqrt(st.z / f32(p.cols) + p.eps);
   for (var i = t; i < cv; i += WG) {
-    var v = (x[base + i] - Vec(all.y)) * inv * g[i];
+    var v = (x[base + i] - Vec(st.y)) * inv * g[i];
     if (p.center != 0u) { v += b[i]; }
     y[base + i] = v;
   }
