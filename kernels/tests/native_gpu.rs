@@ -134,13 +134,15 @@ fn every_matvec_variant_matches_the_reference_at_odd_shapes_natively() {
 }
 
 /// `(m, k, n, bias)` of the linear layers that [`models_linear_layers_match_f64_at_odd_shapes_natively`] runs.
-const LINEARS: [(u32, u32, u32, bool); 14] = [
-    // One row: matvec, scalar (K % 4 != 0) and vec4, with and without bias; 300000 outputs need
-    // more workgroups than one dispatch dimension holds.
-    (1, 1, 1, true), (1, 77, 33, false), (1, 77, 33, true), (1, 64, 70, true), (1, 2048, 5, false), (1, 4, 300_000, true),
+const LINEARS: [(u32, u32, u32, bool, bool); 20] = [
+    // One row: matvec, scalar (K % 4 != 0) and vec4, with and without bias and a residual added at
+    // the store; 300000 outputs need more workgroups than one dispatch dimension holds.
+    (1, 1, 1, true, false), (1, 77, 33, false, false), (1, 77, 33, true, false), (1, 64, 70, true, false), (1, 2048, 5, false, false),
+    (1, 4, 300_000, true, false), (1, 77, 33, false, true), (1, 64, 70, true, true), (1, 1, 3, true, true),
     // Several rows: matmul with B [N,K], each block size the lowering picks, past every tile's edge.
-    (2, 1, 1, true), (3, 7, 5, false), (13, 17, 19, true), (31, 29, 37, false), (65, 67, 129, true),
-    (33, 64, 70, true), (128, 64, 2048, false), (600, 36, 500, true),
+    (2, 1, 1, true, false), (3, 7, 5, false, false), (13, 17, 19, true, false), (31, 29, 37, false, false), (65, 67, 129, true, false),
+    (33, 64, 70, true, false), (128, 64, 2048, false, false), (600, 36, 500, true, false),
+    (3, 7, 5, false, true), (65, 67, 129, true, true), (33, 64, 70, false, true),
 ];
 
 #[test]
@@ -158,31 +160,103 @@ fn models_linear_layers_match_f64_at_odd_shapes_natively() {
 fn linear_layers_match_f64(gpu: &Gpu, dtype: kernels::Dtype) {
     use kernels::model::{graph::{Data, Graph}, op::Op};
     let mut g = Graph { seed: 3, ..Graph::default() };
-    for (m, k, n, bias) in LINEARS {
+    for (m, k, n, bias, add) in LINEARS {
         let x = g.seeded(format!("x {m}x{k}"), (m * k) as usize, -1.0, 1.0);
         let w = g.seeded(format!("w {n}x{k}"), (n * k) as usize, -1.0, 1.0);
         let w = g.store_as(w, dtype);
         let b = bias.then(|| g.seeded(format!("b {n}"), n as usize, -1.0, 1.0));
+        let add = add.then(|| g.seeded(format!("r {m}x{n}"), (m * n) as usize, -1.0, 1.0));
         let y = g.tensor(format!("y {m}x{n}"), (m * n) as usize, Data::Computed);
-        g.op("linear", Op::Linear { x, w, b, y, m, k, n });
+        g.op("linear", Op::Linear { x, w, b, add, y, m, k, n });
         g.outputs.push(y);
     }
+    // matmul's tolerance, over K products, the bias and the addend.
+    let failures: Vec<String> = failing_outputs(gpu, &g, |i| kernels::Tolerance { abs: 2e-6 * (LINEARS[i].1 + 2) as f64, rel: 1e-5 })
+        .into_iter()
+        .map(|(i, verdict)| {
+            let (m, k, n, bias, add) = LINEARS[i];
+            format!("{m}×{k}×{n} bias {bias} add {add}, w {dtype}, as {:?}: {verdict:?}", kernels::catalog::linear::Linear::choose(m, k, n))
+        })
+        .collect();
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// Runs `g` on the GPU and checks each of its outputs against the f64 reference with
+/// `tolerance(i)` (`i` its index in `g.outputs`); returns the failures as `(i, verdict)`.
+fn failing_outputs(gpu: &Gpu, g: &kernels::model::graph::Graph, tolerance: impl Fn(usize) -> kernels::Tolerance) -> Vec<(usize, kernels::Verdict)> {
     let program = g.lower(None).unwrap();
-    let prepared = pollster::block_on(gpu.prepare("linear layers", &program)).unwrap();
+    let prepared = pollster::block_on(gpu.prepare("model ops", &program)).unwrap();
     pollster::block_on(gpu.dispatch(&prepared)).unwrap();
     let mut got = le_bytes_to_f32s(&pollster::block_on(gpu.read_output(&prepared, &program)).unwrap()).into_iter();
     let mut expected = g.evaluate(None).unwrap().into_iter();
     let mut failures = Vec::new();
-    for (m, k, n, bias) in LINEARS {
-        let len = (m * n) as usize;
+    for (i, &o) in g.outputs.iter().enumerate() {
+        let len = g.tensors[o].len;
         let (got, expected): (Vec<f32>, Vec<f64>) = (got.by_ref().take(len).collect(), expected.by_ref().take(len).collect());
-        // matmul's tolerance, over K products and the bias.
-        let verdict = compare(&got, &expected, kernels::Tolerance { abs: 2e-6 * (k + 1) as f64, rel: 1e-5 });
+        let verdict = compare(&got, &expected, tolerance(i));
         if !verdict.passed {
-            failures.push(format!("{m}×{k}×{n} bias {bias}, w {dtype}, as {:?}: {verdict:?}", kernels::catalog::linear::Linear::choose(m, k, n)));
+            failures.push((i, verdict));
         }
     }
+    failures
+}
+
+/// RMSNorm and LayerNorm at odd widths (scalar and vec4 loads, fewer columns than invocations,
+/// more than two per invocation), LayerNorm also on rows far from zero mean, where a variance
+/// taken as E[x²] − mean² in f32 would lose most of its digits.
+#[test]
+fn model_norms_match_f64_at_odd_widths_natively() {
+    use kernels::model::{graph::Graph, op::Op};
+    let Some(gpu) = gpu() else { return };
+    let cases: Vec<(u32, bool, f32)> =
+        [1, 3, 5, 2047, 2048, 4100].into_iter().flat_map(|c| [(c, false, 0.0), (c, true, 0.0), (c, true, 100.0)]).collect();
+    let mut g = Graph { seed: 5, ..Graph::default() };
+    let rows = 3;
+    for &(cols, layer, offset) in &cases {
+        let x = g.seeded(format!("x {cols} {layer} {offset}"), (rows * cols) as usize, offset - 1.0, offset + 1.0);
+        let gain = g.seeded(format!("g {cols} {layer} {offset}"), cols as usize, 0.5, 1.5);
+        let b = layer.then(|| g.seeded(format!("b {cols} {offset}"), cols as usize, -1.0, 1.0));
+        let y = g.computed(format!("y {cols} {layer} {offset}"), (rows * cols) as usize);
+        g.op("norm", Op::Norm { x, g: gain, b, y, rows, cols, eps: 1e-5 });
+        g.outputs.push(y);
+    }
+    let failures: Vec<String> = failing_outputs(&gpu, &g, |_| kernels::Tolerance { abs: 1e-4, rel: 1e-4 })
+        .into_iter()
+        .map(|(i, verdict)| format!("{rows} rows of (cols, layer norm, around) {:?}: {verdict:?}", cases[i]))
+        .collect();
     assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// SwiGLU's fused gate and up projections, `silu(x·Gᵀ) · (x·Uᵀ)`: one matvec dispatch for one row
+/// (scalar and vec4 loads, every rows-per-workgroup the lowering picks, more workgroups than one
+/// dimension holds), two matmuls and an elementwise product for several, weights f32 and f16.
+#[test]
+fn model_swiglu_matches_f64_at_odd_shapes_natively() {
+    use kernels::model::{graph::Graph, op::Op};
+    let Some(gpu) = gpu() else { return };
+    let shapes = [(1, 1, 1), (1, 77, 33), (1, 64, 70), (1, 2048, 5), (1, 36, 2100), (1, 4, 300_000), (1, 5632, 3), (3, 7, 5), (33, 64, 70)];
+    for dtype in [kernels::Dtype::F32, kernels::Dtype::F16] {
+        if dtype.feature().is_some_and(|f| !gpu.has(f)) {
+            eprintln!("SKIPPED f16 weights: this adapter has no shader-f16");
+            continue;
+        }
+        let mut g = Graph { seed: 7, ..Graph::default() };
+        for (m, k, n) in shapes {
+            let a = 1.0 / (k as f32).sqrt();
+            let x = g.seeded(format!("x {m}x{k}"), (m * k) as usize, -1.0, 1.0);
+            let gate = g.seeded(format!("gate {n}x{k}"), (n * k) as usize, -a, a);
+            let up = g.seeded(format!("up {n}x{k}"), (n * k) as usize, -a, a);
+            let (gate, up) = (g.store_as(gate, dtype), g.store_as(up, dtype));
+            let y = g.computed(format!("y {m}x{n}"), (m * n) as usize);
+            g.op("gate_up", Op::SwiGlu { x, gate, up, y, m, k, n });
+            g.outputs.push(y);
+        }
+        let failures: Vec<String> = failing_outputs(&gpu, &g, |i| kernels::Tolerance { abs: 4e-6 * (shapes[i].1 + 1) as f64, rel: 1e-5 })
+            .into_iter()
+            .map(|(i, verdict)| format!("m, k, n {:?}, w {dtype}: {verdict:?}", shapes[i]))
+            .collect();
+        assert!(failures.is_empty(), "{failures:#?}");
+    }
 }
 
 /// The roofline probes at their quick shapes and at odd ones (a copy that is no whole number of

@@ -1,4 +1,4 @@
-// C[M,N] = A[M,K] * B (+ bias[N]), row-major, register-blocked, B either [K,N] or [N,K] (a
+// C[M,N] = A[M,K] * B (+ bias[N]) (+ addend[M,N]), row-major, register-blocked, B either [K,N] or [N,K] (a
 // weight in PyTorch's layout, C = A * B^T). A workgroup computes a BM x BN block of C from tiles
 // of A and B BK deep staged in workgroup memory; each invocation computes TM x TN of its outputs
 // in registers, at rows lid.y + i*WY and, with B [K,N], columns (lid.x + j*WX)*VEC + e (with

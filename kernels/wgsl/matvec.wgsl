@@ -1,13 +1,15 @@
-// y[N] = W[N,K] * x[K] (+ bias[N]), W row-major: a linear layer of one token (PyTorch's weight
-// layout). A workgroup of WG invocations computes ROWS consecutive outputs: invocation t reads
-// Vecs t, t + WG, t + 2*WG, ... of each of its rows (neighbouring invocations read neighbouring
-// words, so every read of W is coalesced), multiplies them by the same Vecs of x, and the ROWS
-// partial sums of the workgroup are added up in workgroup memory, a tree of log2(WG) steps.
+// y[N] = W[N,K] * x[K] (+ bias[N]) (+ addend[N]), W row-major: a linear layer of one token (PyTorch's weight
+// layout); or SwiGLU's y[N] = silu(W * x) * (W_up * x), the same rows of two weights at once.
+// A workgroup of WG invocations computes ROWS consecutive outputs: invocation t reads Vecs t,
+// t + WG, t + 2*WG, ... of each of its rows (neighbouring invocations read neighbouring words, so
+// every read of W is coalesced), multiplies them by the same Vecs of x, and the ROWS partial sums
+// of the workgroup are added up in workgroup memory, a tree of log2(WG) steps.
 //
-// MatvecParams::wgsl puts above this the constants WG, ROWS, VEC, the type Vec of VEC consecutive
+// MatvecParams::generate puts above this the constants WG, ROWS, VEC, the type Vec of VEC consecutive
 // f32 (f32 or vec4<f32>), the types XIn and WIn in which x and W are stored (Vec, or its f16 form,
 // widened to Vec on every load: arithmetic is f32), lane(v, e) (its e-th f32) and vdot(a, b) (the
-// sum of a * b), and generates the accumulators, products and stores unrolled over the rows.
+// sum of a * b), PARTS (ROWS, or 2 * ROWS for SwiGLU: its up rows follow the gate rows in
+// `partial`), and generates the accumulators, products and stores unrolled over the rows.
 struct Params { k: u32, n: u32, pad0: u32, pad1: u32 }
 
 // x and W are bound as arrays of Vec: harness pads every input buffer to a multiple of 16 bytes.
@@ -16,7 +18,7 @@ struct Params { k: u32, n: u32, pad0: u32, pad1: u32 }
 @group(0) @binding(2) var<storage, read> w: array<WIn>;
 {{output}}
 
-var<workgroup> partial: array<array<f32, WG>, ROWS>;
+var<workgroup> partial: array<array<f32, WG>, PARTS>;
 
 @compute @workgroup_size(WG)
 fn main(
@@ -47,13 +49,13 @@ fn main(
     workgroupBarrier();
     for (var s = WG / 2u; s > 0u; s >>= 1u) {
         if (t < s) {
-            for (var r = 0u; r < ROWS; r++) {
+            for (var r = 0u; r < PARTS; r++) {
                 partial[r][t] += partial[r][t + s];
             }
         }
         workgroupBarrier();
     }
     if (t < ROWS && row0 + t < p.n) {
-        y[row0 + t] = partial[t][0]{{bias}};
+        {{store}}
     }
 }

@@ -3,6 +3,7 @@
 //! which parameters. [`Linear::choose`] is the one place that decides, a fixed function of the
 //! shape, so a table of tuned winners can replace it without touching the models.
 
+use super::epilogue::Epilogue;
 use super::matmul::{BLayout, MatmulOptions, MatmulParams};
 use super::matvec::MatvecParams;
 use crate::dtype::Dtype;
@@ -52,21 +53,21 @@ impl Linear {
         Linear::Matmul(ladder.into_iter().find(fills).unwrap_or(ladder[2]))
     }
 
-    /// A name for the shader: the kernel, its variant, whether it adds a bias and how w is stored.
-    pub fn label(&self, bias: bool, w: Dtype) -> String {
+    /// A name for the shader: the kernel, its variant, what it adds at the store and how w is stored.
+    pub fn label(&self, epilogue: Epilogue, w: Dtype) -> String {
         let what = match self {
             Linear::Matvec(p) => format!("matvec {p}"),
             Linear::Matmul(p) => format!("matmul {p}"),
         };
-        format!("linear: {what}{}{}", if bias { " +bias" } else { "" }, if w == Dtype::F32 { String::new() } else { format!(" w {w}") })
+        format!("linear: {what}{epilogue}{}", if w == Dtype::F32 { String::new() } else { format!(" w {w}") })
     }
 
     /// The WGSL: `@binding(0)` the uniform of [`Linear::params`], 1 x (f32), 2 w (stored as `w`),
-    /// then with `bias` 3 b and 4 y, else 3 y.
-    pub fn wgsl(&self, bias: bool, w: Dtype) -> String {
+    /// then from 3 on the bias and the addend where `epilogue` has them, then y.
+    pub fn wgsl(&self, epilogue: Epilogue, w: Dtype) -> String {
         match self {
-            Linear::Matvec(p) => p.wgsl(bias, Dtype::F32, w),
-            Linear::Matmul(p) => p.wgsl_with(MatmulOptions { b: BLayout::NK, bias, a_dtype: Dtype::F32, b_dtype: w }),
+            Linear::Matvec(p) => p.wgsl(epilogue, Dtype::F32, w),
+            Linear::Matmul(p) => p.wgsl_with(MatmulOptions { b: BLayout::NK, epilogue, a_dtype: Dtype::F32, b_dtype: w }),
         }
     }
 
@@ -129,16 +130,22 @@ mod tests {
 
     #[test]
     fn the_shader_binds_what_the_model_passes() {
+        let (plain, bias, both) = (Epilogue::default(), Epilogue { bias: true, add: false }, Epilogue { bias: true, add: true });
         let mv = Linear::choose(1, 64, 64);
-        assert!(mv.wgsl(true, Dtype::F32).contains("@binding(4) var<storage, read_write> y"));
+        assert!(mv.wgsl(bias, Dtype::F32).contains("@binding(4) var<storage, read_write> y"));
+        let wgsl = mv.wgsl(both, Dtype::F32);
+        assert!(wgsl.contains("@binding(5) var<storage, read_write> y") && wgsl.contains("+ bias[row0 + t] + addend[row0 + t]"), "{wgsl}");
         assert_eq!(mv.params(1, 64, 65), vec![64, 65]);
         let mm = Linear::choose(8, 64, 64);
-        let wgsl = mm.wgsl(true, Dtype::F32);
+        let wgsl = mm.wgsl(bias, Dtype::F32);
         assert!(wgsl.contains("@binding(4) var<storage, read_write> c") && wgsl.contains("+ bias[col]"), "{wgsl}");
-        assert!(mm.wgsl(false, Dtype::F32).contains("@binding(3) var<storage, read_write> c"));
+        let wgsl = mm.wgsl(both, Dtype::F32);
+        assert!(wgsl.contains("@binding(5) var<storage, read_write> c") && wgsl.contains("+ addend[row * p.n + col]"), "{wgsl}");
+        assert!(mm.wgsl(plain, Dtype::F32).contains("@binding(3) var<storage, read_write> c"));
         assert_eq!(mm.params(8, 64, 65), vec![8, 64, 65]);
-        assert_ne!(mm.label(true, Dtype::F32), mm.label(false, Dtype::F32));
-        assert_ne!(mm.label(true, Dtype::F32), mm.label(true, Dtype::F16));
-        assert!(mv.wgsl(false, Dtype::F16).starts_with("enable f16;") && mv.wgsl(false, Dtype::F16).contains("alias WIn = vec4<f16>;"));
+        assert_ne!(mm.label(bias, Dtype::F32), mm.label(plain, Dtype::F32));
+        assert_ne!(mm.label(bias, Dtype::F32), mm.label(both, Dtype::F32));
+        assert_ne!(mm.label(bias, Dtype::F32), mm.label(bias, Dtype::F16));
+        assert!(mv.wgsl(plain, Dtype::F16).starts_with("enable f16;") && mv.wgsl(plain, Dtype::F16).contains("alias WIn = vec4<f16>;"));
     }
 }

@@ -2,6 +2,7 @@
 //! model), whose speed is how fast W streams from memory. Its workgroup size, rows per workgroup
 //! and vector width are [`MatvecParams`], which a tuner searches.
 
+use super::epilogue::Epilogue;
 use super::shapes;
 use crate::check::Tolerance;
 use crate::dtype::Dtype;
@@ -77,41 +78,69 @@ impl MatvecParams {
         split_workgroups(n.div_ceil(self.rows.max(1)))
     }
 
-    /// The WGSL of this variant, with a bias `[N]` at `@binding(3)` (y moving to 4) when `bias`,
-    /// x stored as `x` and W as `w` (f16 is widened on load; arithmetic is f32): its constants and
-    /// types, then the shader of `wgsl/matvec.wgsl`, which is written in terms of them, with its
-    /// accumulators, products and partial sums unrolled over the rows.
-    pub fn wgsl(&self, bias: bool, x: Dtype, w: Dtype) -> String {
+    /// The WGSL of this variant, with the bias and addend of `epilogue` bound from `@binding(3)` on
+    /// (y follows them), x stored as `x` and W as `w` (f16 is widened on load; arithmetic is f32).
+    pub fn wgsl(&self, epilogue: Epilogue, x: Dtype, w: Dtype) -> String {
+        self.generate(Output::Linear(epilogue), x, w)
+    }
+
+    /// The WGSL of SwiGLU's first half, `y = silu(W·x) · (W_up·x)`: W (the gate) at `@binding(2)`,
+    /// W_up (same shape and storage) at 3, y at 4. Each workgroup computes the same rows of both,
+    /// so the gate and up projections and their product are one dispatch.
+    pub fn wgsl_swiglu(&self, x: Dtype, w: Dtype) -> String {
+        self.generate(Output::SwiGlu, x, w)
+    }
+
+    /// Its constants and types, then the shader of `wgsl/matvec.wgsl`, which is written in terms
+    /// of them, with its accumulators, products, partial sums and stores unrolled over the rows
+    /// (and over the two weights of SwiGLU).
+    fn generate(&self, output: Output, x: Dtype, w: Dtype) -> String {
         let MatvecParams { wg, rows, vec } = *self;
+        let weights: &[(&str, &str)] = match output {
+            Output::Linear(_) => &[("w", "acc")],
+            Output::SwiGlu => &[("w", "acc"), ("w_up", "up")],
+        };
         let mut declare = String::new();
         let mut multiply_vec = String::new();
         let mut multiply_scalar = String::new();
         let mut share = String::new();
         for r in 0..rows {
-            declare += &format!("    var acc_{r} = 0.0;\n    let row_{r} = min(row0 + {r}u, last);\n");
-            multiply_vec += &format!("            acc_{r} += vdot(Vec(w[row_{r} * kv + i]), xv);\n");
-            multiply_scalar += &format!("            {{ let e = row_{r} * p.k + i; acc_{r} += lane(Vec(w[e / VEC]), e % VEC) * xv; }}\n");
-            share += &format!("    partial[{r}u][t] = acc_{r};\n");
+            declare += &format!("    let row_{r} = min(row0 + {r}u, last);\n");
+            for (part, (w, acc)) in weights.iter().enumerate() {
+                declare += &format!("    var {acc}_{r} = 0.0;\n");
+                multiply_vec += &format!("            {acc}_{r} += vdot(Vec({w}[row_{r} * kv + i]), xv);\n");
+                multiply_scalar += &format!("            {{ let e = row_{r} * p.k + i; {acc}_{r} += lane(Vec({w}[e / VEC]), e % VEC) * xv; }}\n");
+                share += &format!("    partial[{}u][t] = {acc}_{r};\n", part as u32 * rows + r);
+            }
         }
-        let (output, add) = match bias {
-            true => ("@group(0) @binding(3) var<storage, read> bias: array<f32>;\n@group(0) @binding(4)", " + bias[row0 + t]"),
-            false => ("@group(0) @binding(3)", ""),
+        let (bindings, store, label) = match output {
+            Output::Linear(epilogue) => (
+                epilogue.bindings(3, "y"),
+                format!("y[row0 + t] = partial[t][0]{};", epilogue.terms("row0 + t", "row0 + t")),
+                epilogue.to_string(),
+            ),
+            Output::SwiGlu => (
+                "@group(0) @binding(3) var<storage, read> w_up: array<WIn>;\n@group(0) @binding(4) var<storage, read_write> y: array<f32>;".into(),
+                "let gate = partial[t][0];\n        y[row0 + t] = gate / (1.0 + exp(-gate)) * partial[ROWS + t][0];".into(),
+                " swiglu".into(),
+            ),
         };
         let body = include_str!("../../wgsl/matvec.wgsl")
-            .replace("{{output}}", &format!("{output} var<storage, read_write> y: array<f32>;"))
+            .replace("{{output}}", &bindings)
             .replace("{{declare}}", declare.trim_end())
             .replace("{{multiply_vec}}", multiply_vec.trim_end())
             .replace("{{multiply_scalar}}", multiply_scalar.trim_end())
             .replace("{{share}}", share.trim_end())
-            .replace("{{bias}}", add);
+            .replace("{{store}}", &store);
         let (lane, vdot) = match vec {
             1 => ("v", "a * b"),
             _ => ("v[e]", "dot(a, b)"),
         };
         format!(
-            "{enables}// Variant {self}{}, x {x}, W {w}.
+            "{enables}// Variant {self}{label}, x {x}, W {w}.
 const WG: u32 = {wg}u;
 const ROWS: u32 = {rows}u;
+const PARTS: u32 = {parts}u;
 const VEC: u32 = {vec}u;
 alias Vec = {vec_type};
 alias XIn = {x_type};
@@ -120,13 +149,22 @@ fn lane(v: Vec, e: u32) -> f32 {{ return {lane}; }}
 fn vdot(a: Vec, b: Vec) -> f32 {{ return {vdot}; }}
 
 {body}",
-            if bias { " +bias" } else { "" },
+            parts = rows * weights.len() as u32,
             enables = Dtype::enables(&[x, w]),
             vec_type = Dtype::F32.vector(vec),
             x_type = x.vector(vec),
             w_type = w.vector(vec),
         )
     }
+}
+
+/// What a matvec shader stores.
+#[derive(Debug, Clone, Copy)]
+enum Output {
+    /// `W·x` plus the epilogue's terms.
+    Linear(Epilogue),
+    /// `silu(W·x) · (W_up·x)`.
+    SwiGlu,
 }
 
 impl fmt::Display for MatvecParams {
@@ -231,7 +269,7 @@ impl Kernel for Matvec {
         pad_params(vec![s.dim(0), s.dim(1)])
     }
     fn wgsl(&self) -> String {
-        self.params.wgsl(false, self.dtype, self.dtype)
+        self.params.wgsl(Epilogue::default(), self.dtype, self.dtype)
     }
     fn workgroups(&self, s: &Shape) -> [u32; 3] {
         self.params.workgroups(s.dim(1))
@@ -282,13 +320,17 @@ mod tests {
 
     #[test]
     fn the_shader_has_the_variants_constants_and_the_bias_moves_the_output() {
-        let plain = MatvecParams::DEFAULT.wgsl(false, Dtype::F32, Dtype::F32);
+        let plain = MatvecParams::DEFAULT.wgsl(Epilogue::default(), Dtype::F32, Dtype::F32);
         for line in ["const WG: u32 = 128u;", "const ROWS: u32 = 2u;", "alias Vec = vec4<f32>;", "@binding(3) var<storage, read_write> y", "acc_1"] {
             assert!(plain.contains(line), "{line} missing:\n{plain}");
         }
-        let biased = MatvecParams { vec: 1, ..MatvecParams::DEFAULT }.wgsl(true, Dtype::F32, Dtype::F32);
+        let biased = MatvecParams { vec: 1, ..MatvecParams::DEFAULT }.wgsl(Epilogue { bias: true, add: false }, Dtype::F32, Dtype::F32);
         for line in ["alias Vec = f32;", "@binding(3) var<storage, read> bias", "@binding(4) var<storage, read_write> y", "+ bias[row0 + t]"] {
             assert!(biased.contains(line), "{line} missing:\n{biased}");
+        }
+        let swiglu = MatvecParams::DEFAULT.wgsl_swiglu(Dtype::F32, Dtype::F16);
+        for line in ["const PARTS: u32 = 4u;", "@binding(3) var<storage, read> w_up: array<WIn>", "@binding(4) var<storage, read_write> y", "up_1 += vdot(Vec(w_up[row_1"] {
+            assert!(swiglu.contains(line), "{line} missing:\n{swiglu}");
         }
         assert_eq!(MatvecParams::DEFAULT.workgroups(5), [3, 1, 1]);
         assert_eq!(MatvecParams { rows: 1, ..MatvecParams::DEFAULT }.workgroups(70_000), [65_535, 2, 1]);

@@ -2,6 +2,7 @@
 
 mod activation;
 mod elementwise;
+pub mod epilogue;
 pub mod linear;
 pub mod matmul;
 pub mod matvec;

@@ -7,10 +7,18 @@ use super::op::Op;
 /// Applies `op` to the tensors `v`.
 pub fn eval(op: &Op, v: &mut [Vec<f64>]) {
     match *op {
-        Op::Linear { x, w, b, y, m, k, n } => {
+        Op::Linear { x, w, b, add, y, m, k, n } => {
             let (m, k, n) = (m as usize, k as usize, n as usize);
-            let out = linear(&v[x], &v[w], b.map(|b| v[b].as_slice()), m, k, n);
+            let mut out = linear(&v[x], &v[w], b.map(|b| v[b].as_slice()), m, k, n);
+            if let Some(add) = add {
+                out.iter_mut().zip(&v[add]).for_each(|(o, a)| *o += a);
+            }
             v[y] = out;
+        }
+        Op::SwiGlu { x, gate, up, y, m, k, n } => {
+            let (m, k, n) = (m as usize, k as usize, n as usize);
+            let (g, u) = (linear(&v[x], &v[gate], None, m, k, n), linear(&v[x], &v[up], None, m, k, n));
+            v[y] = g.iter().zip(&u).map(|(g, u)| silu(*g) * u).collect();
         }
         Op::Norm { x, g, b, y, rows, cols, eps } => {
             let cols = cols as usize;
@@ -29,7 +37,7 @@ pub fn eval(op: &Op, v: &mut [Vec<f64>]) {
         Op::Gelu { x, y, n } => {
             v[y] = v[x][..n as usize].iter().map(|&e| 0.5 * e * (1.0 + libm::erf(e / std::f64::consts::SQRT_2))).collect()
         }
-        Op::SiluMul { g, u, y, n } => v[y] = (0..n as usize).map(|i| v[g][i] / (1.0 + (-v[g][i]).exp()) * v[u][i]).collect(),
+        Op::SiluMul { g, u, y, n } => v[y] = (0..n as usize).map(|i| silu(v[g][i]) * v[u][i]).collect(),
         Op::Rope { x, y, tokens, heads, hd, pos0, base } => {
             let (hd, half) = (hd as usize, hd as usize / 2);
             let mut out = v[x].clone();
@@ -102,6 +110,10 @@ pub fn eval(op: &Op, v: &mut [Vec<f64>]) {
             v[y] = out;
         }
     }
+}
+
+fn silu(x: f64) -> f64 {
+    x / (1.0 + (-x).exp())
 }
 
 fn dot(a: &[f64], b: &[f64]) -> f64 {

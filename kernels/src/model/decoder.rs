@@ -71,8 +71,9 @@ pub enum Phase {
 }
 
 /// The op tags of one decoder layer, in order: the per-op cases.
-pub const OPS: [&str; 11] =
-    ["attn_norm", "qkv", "rope", "kv_write", "attention", "o_proj", "residual", "ffn_norm", "gate_up", "silu_mul", "down"];
+/// `o_proj` and `down` add the residual as they store their output; `gate_up` is SwiGLU's gate and
+/// up projections and their product.
+pub const OPS: [&str; 9] = ["attn_norm", "qkv", "rope", "kv_write", "attention", "o_proj", "ffn_norm", "gate_up", "down"];
 
 /// One decoder case.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -137,9 +138,10 @@ impl DecoderCase {
             g.store_as(w, self.dtype)
         };
         let gain = |g: &mut Graph, name: String| g.seeded(name, h as usize, 0.8, 1.2);
-        let linear = |g: &mut Graph, tag: &'static str, x: T, w: T, k: u32, n: u32, name: String| {
+        // `add`: the residual, added as the layer stores its output.
+        let linear = |g: &mut Graph, tag: &'static str, x: T, w: T, add: Option<T>, k: u32, n: u32, name: String| {
             let y = g.computed(name, (t * n) as usize);
-            g.op(tag, Op::Linear { x, w, b: None, y, m: t, k, n });
+            g.op(tag, Op::Linear { x, w, b: None, add, y, m: t, k, n });
             y
         };
         let n = t * h;
@@ -155,9 +157,9 @@ impl DecoderCase {
             };
             let hn = norm(&mut g, "attn_norm", x, p("attn_norm"));
             let (wq, wk, wv) = (weight(&mut g, p("wq"), h, h), weight(&mut g, p("wk"), kvdim, h), weight(&mut g, p("wv"), kvdim, h));
-            let q = linear(&mut g, "qkv", hn, wq, h, h, p("q"));
-            let k = linear(&mut g, "qkv", hn, wk, h, kvdim, p("k"));
-            let v = linear(&mut g, "qkv", hn, wv, h, kvdim, p("v"));
+            let q = linear(&mut g, "qkv", hn, wq, None, h, h, p("q"));
+            let k = linear(&mut g, "qkv", hn, wk, None, h, kvdim, p("k"));
+            let v = linear(&mut g, "qkv", hn, wv, None, h, kvdim, p("v"));
             let (qr, kr) = (g.computed(p("q_rope"), n as usize), g.computed(p("k_rope"), (t * kvdim) as usize));
             g.op("rope", Op::Rope { x: q, y: qr, tokens: t, heads: c.heads, hd, pos0, base: ROPE_BASE });
             g.op("rope", Op::Rope { x: k, y: kr, tokens: t, heads: c.kv_heads, hd, pos0, base: ROPE_BASE });
@@ -173,20 +175,13 @@ impl DecoderCase {
                 q: qr, k: kc, v: vc, lens, y: a, rows: t, seq: t, heads: c.heads, kv_heads: c.kv_heads, hd, kv_len: cache_len, causal: true, pos0,
             });
             let wo = weight(&mut g, p("wo"), h, h);
-            let o = linear(&mut g, "o_proj", a, wo, h, h, p("o"));
-            let x2 = g.computed(p("residual1"), n as usize);
-            g.op("residual", Op::Add { a: x, b: o, y: x2, n });
+            let x2 = linear(&mut g, "o_proj", a, wo, Some(x), h, h, p("residual1"));
             let h2 = norm(&mut g, "ffn_norm", x2, p("ffn_norm"));
             let (wg, wu) = (weight(&mut g, p("w_gate"), c.ffn, h), weight(&mut g, p("w_up"), c.ffn, h));
-            let gt = linear(&mut g, "gate_up", h2, wg, h, c.ffn, p("gate"));
-            let up = linear(&mut g, "gate_up", h2, wu, h, c.ffn, p("up"));
-            let s = g.computed(p("swiglu"), (t * c.ffn) as usize);
-            g.op("silu_mul", Op::SiluMul { g: gt, u: up, y: s, n: t * c.ffn });
+            let sw = g.computed(p("swiglu"), (t * c.ffn) as usize);
+            g.op("gate_up", Op::SwiGlu { x: h2, gate: wg, up: wu, y: sw, m: t, k: h, n: c.ffn });
             let wd = weight(&mut g, p("w_down"), h, c.ffn);
-            let d = linear(&mut g, "down", s, wd, c.ffn, h, p("down"));
-            let x3 = g.computed(p("residual2"), n as usize);
-            g.op("residual", Op::Add { a: x2, b: d, y: x3, n });
-            x = x3;
+            x = linear(&mut g, "down", sw, wd, Some(x2), c.ffn, h, p("residual2"));
         }
         let fw = gain(&mut g, "final_norm.weight".into());
         let out = g.computed("hidden", n as usize);
@@ -247,6 +242,15 @@ mod tests {
             let out = g.evaluate(None).unwrap();
             assert!(!out.is_empty() && out.iter().all(|v| v.is_finite()), "{op}");
         }
+    }
+
+    #[test]
+    fn a_decode_layer_is_thirteen_dispatches_and_prefill_splits_only_swiglu() {
+        // attn_norm, q, k, v, 2 rope, 2 kv_write, attention, o_proj (+ residual), ffn_norm,
+        // gate_up (+ silu_mul), down (+ residual); then the final norm.
+        assert_eq!(tiny(Phase::Decode, 4).graph(1).lower(None).unwrap().steps.len(), 2 * 13 + 1);
+        // Several rows: gate, up and silu_mul are three dispatches.
+        assert_eq!(tiny(Phase::Prefill, 4).graph(1).lower(None).unwrap().steps.len(), 2 * 15 + 1);
     }
 
     #[test]

@@ -96,31 +96,28 @@ impl EncoderCase {
         let mut x = layer_norm(&mut g, &w, "embeddings.LayerNorm", e, rows, c);
         for l in 0..c.num_hidden_layers {
             let p = |s: &str| format!("encoder.layer.{l}.{s}");
-            let linear = |g: &mut Graph, name: &str, x: T, k: u32, out: u32, tag: &'static str| {
+            // `add`: the residual, added as the layer stores its output (before the LayerNorm).
+            let linear = |g: &mut Graph, name: &str, x: T, add: Option<T>, k: u32, out: u32, tag: &'static str| {
                 let wt = w(g, &format!("{name}.weight"), out * k);
                 let wt = g.store_as(wt, self.dtype);
                 let b = w(g, &format!("{name}.bias"), out);
                 let y = g.computed(format!("{name}.out"), (rows * out) as usize);
-                g.op(tag, Op::Linear { x, w: wt, b: Some(b), y, m: rows, k, n: out });
+                g.op(tag, Op::Linear { x, w: wt, b: Some(b), add, y, m: rows, k, n: out });
                 y
             };
-            let q = linear(&mut g, &p("attention.self.query"), x, h, h, "qkv");
-            let k = linear(&mut g, &p("attention.self.key"), x, h, h, "qkv");
-            let v = linear(&mut g, &p("attention.self.value"), x, h, h, "qkv");
+            let q = linear(&mut g, &p("attention.self.query"), x, None, h, h, "qkv");
+            let k = linear(&mut g, &p("attention.self.key"), x, None, h, h, "qkv");
+            let v = linear(&mut g, &p("attention.self.value"), x, None, h, h, "qkv");
             let a = g.computed(p("attention.context"), n);
             g.op("attention", Op::Attention {
                 q, k, v, lens, y: a, rows, seq: self.seq, heads, kv_heads: heads, hd: h / heads, kv_len: self.seq, causal: false, pos0: 0,
             });
-            let o = linear(&mut g, &p("attention.output.dense"), a, h, h, "attn_out");
-            let r = g.computed(p("attention.residual"), n);
-            g.op("residual", Op::Add { a: x, b: o, y: r, n: n as u32 });
+            let r = linear(&mut g, &p("attention.output.dense"), a, Some(x), h, h, "attn_out");
             let x1 = layer_norm(&mut g, &w, &p("attention.output.LayerNorm"), r, rows, c);
-            let up = linear(&mut g, &p("intermediate.dense"), x1, h, ffn, "ffn_up");
+            let up = linear(&mut g, &p("intermediate.dense"), x1, None, h, ffn, "ffn_up");
             let act = g.computed(p("intermediate.gelu"), (rows * ffn) as usize);
             g.op("gelu", Op::Gelu { x: up, y: act, n: rows * ffn });
-            let down = linear(&mut g, &p("output.dense"), act, ffn, h, "ffn_down");
-            let r2 = g.computed(p("output.residual"), n);
-            g.op("residual", Op::Add { a: x1, b: down, y: r2, n: n as u32 });
+            let r2 = linear(&mut g, &p("output.dense"), act, Some(x1), ffn, h, "ffn_down");
             x = layer_norm(&mut g, &w, &p("output.LayerNorm"), r2, rows, c);
         }
         let out = g.computed("embeddings", (self.batch * h) as usize);

@@ -7,8 +7,12 @@ pub type T = usize;
 /// One operation. Shapes are row-major; `Linear`'s weight is `[n, k]` (PyTorch's layout).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Op {
-    /// `y[m,n] = x[m,k] · w[n,k]ᵀ (+ b[n])`.
-    Linear { x: T, w: T, b: Option<T>, y: T, m: u32, k: u32, n: u32 },
+    /// `y[m,n] = x[m,k] · w[n,k]ᵀ (+ b[n]) (+ add[m,n])`: `add` is the residual a transformer adds
+    /// right after the layer, folded into its store.
+    Linear { x: T, w: T, b: Option<T>, add: Option<T>, y: T, m: u32, k: u32, n: u32 },
+    /// `y[m,n] = silu(x[m,k] · gate[n,k]ᵀ) · (x · up[n,k]ᵀ)`: SwiGLU's gate and up projections and
+    /// their product, one dispatch for one row (both weights stored alike).
+    SwiGlu { x: T, gate: T, up: T, y: T, m: u32, k: u32, n: u32 },
     /// Row normalisation over `cols`: LayerNorm with a bias, RMSNorm without.
     Norm { x: T, g: T, b: Option<T>, y: T, rows: u32, cols: u32, eps: f32 },
     /// `y = a + b`.
@@ -39,7 +43,8 @@ impl Op {
     pub(super) fn io(&self) -> (Vec<T>, Vec<T>) {
         use Op::*;
         match *self {
-            Linear { x, w, b, y, .. } => ([vec![x, w], b.into_iter().collect()].concat(), vec![y]),
+            Linear { x, w, b, add, y, .. } => ([vec![x, w], b.into_iter().chain(add).collect()].concat(), vec![y]),
+            SwiGlu { x, gate, up, y, .. } => (vec![x, gate, up], vec![y]),
             Norm { x, g, b, y, .. } => ([vec![x, g], b.into_iter().collect()].concat(), vec![y]),
             Add { a, b, y, .. } => (vec![a, b], vec![y]),
             Gelu { x, y, .. } => (vec![x], vec![y]),
@@ -57,7 +62,8 @@ impl Op {
         use Op::*;
         let opt = |b: &mut Option<T>| *b = b.map(&f);
         match self {
-            Linear { x, w, b, y, .. } => { *x = f(*x); *w = f(*w); opt(b); *y = f(*y) }
+            Linear { x, w, b, add, y, .. } => { *x = f(*x); *w = f(*w); opt(b); opt(add); *y = f(*y) }
+            SwiGlu { x, gate, up, y, .. } => { *x = f(*x); *gate = f(*gate); *up = f(*up); *y = f(*y) }
             Norm { x, g, b, y, .. } => { *x = f(*x); *g = f(*g); opt(b); *y = f(*y) }
             Add { a, b, y, .. } => { *a = f(*a); *b = f(*b); *y = f(*y) }
             Gelu { x, y, .. } | Rope { x, y, .. } => { *x = f(*x); *y = f(*y) }
@@ -73,7 +79,8 @@ impl Op {
     pub fn flops(&self) -> f64 {
         use Op::*;
         match *self {
-            Linear { m, k, n, .. } => 2.0 * m as f64 * k as f64 * n as f64,
+            Linear { m, k, n, add, .. } => (2 * k as u64 + add.is_some() as u64) as f64 * m as f64 * n as f64,
+            SwiGlu { m, k, n, .. } => (4 * k as u64 + 3) as f64 * m as f64 * n as f64,
             Norm { rows, cols, .. } => 5.0 * rows as f64 * cols as f64,
             Add { n, .. } | Gelu { n, .. } => n as f64,
             SiluMul { n, .. } => 3.0 * n as f64,

@@ -4,34 +4,71 @@
 
 use super::op::{Op, T};
 use crate::dtype::Dtype;
+use crate::catalog::epilogue::Epilogue;
 use crate::catalog::linear::Linear;
 use crate::kernel::linear_workgroups;
 use crate::program::{Buffer, Program};
 
+/// RMSNorm and LayerNorm over rows, one workgroup a row, `Vec` wide loads (see [`norm_wgsl`]).
+/// Each invocation sums up its share of the row in one pass as (count, mean, squared deviations),
+/// which merge exactly (Chan et al.): LayerNorm's variance involves no difference of large sums,
+/// so it stays accurate in f32 whatever the rows' mean. The partials merge 16 at a time, two
+/// barriers where a tree over 256 takes eight.
 const NORM: &str = r#"
 struct P { rows: u32, cols: u32, center: u32, eps: f32 }
 @group(0) @binding(0) var<uniform> p: P;
-@group(0) @binding(1) var<storage, read> x: array<f32>;
-@group(0) @binding(2) var<storage, read> g: array<f32>;
-@group(0) @binding(3) var<storage, read> b: array<f32>;
-@group(0) @binding(4) var<storage, read_write> y: array<f32>;
+@group(0) @binding(1) var<storage, read> x: array<Vec>;
+@group(0) @binding(2) var<storage, read> g: array<Vec>;
+@group(0) @binding(3) var<storage, read> b: array<Vec>;
+@group(0) @binding(4) var<storage, read_write> y: array<Vec>;
 const WG: u32 = 256u;
+const FAN: u32 = 16u;
+var<workgroup> part: array<vec3<f32>, WG>;
+var<workgroup> merged: array<vec3<f32>, FAN>;
+// Statistics (count, mean, sum of squared deviations from the mean) of two sets, merged.
+fn merge(a: vec3<f32>, b: vec3<f32>) -> vec3<f32> {
+  let n = a.x + b.x;
+  if (b.x == 0.0) { return a; }
+  let d = b.y - a.y;
+  return vec3<f32>(n, a.y + d * (b.x / n), a.z + b.z + d * d * (a.x * b.x / n));
+}
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t: u32) {
-  let base = wg.x * p.cols;
-  var s = 0.0;
-  if (p.center != 0u) { for (var c = t; c < p.cols; c += WG) { s += x[base + c]; } }
-  let mean = reduce(t, s, false) / f32(p.cols);
-  var q = 0.0;
-  for (var c = t; c < p.cols; c += WG) { let d = x[base + c] - mean; q += d * d; }
-  let inv = inverseSqrt(reduce(t, q, false) / f32(p.cols) + p.eps);
-  for (var c = t; c < p.cols; c += WG) {
-    var v = (x[base + c] - mean) * inv * g[c];
-    if (p.center != 0u) { v += b[c]; }
-    y[base + c] = v;
+  let cv = p.cols / VEC;
+  let base = wg.x * cv;
+  // RMSNorm keeps every mean at 0: the sum of squares about 0 is what it divides by.
+  var s = vec3<f32>(0.0);
+  for (var i = t; i < cv; i += WG) {
+    let v = x[base + i];
+    var m = 0.0;
+    if (p.center != 0u) { m = hsum(v) / f32(VEC); }
+    let d = v - Vec(m);
+    s = merge(s, vec3<f32>(f32(VEC), m, hsum(d * d)));
+  }
+  part[t] = s;
+  workgroupBarrier();
+  if (t < FAN) {
+    var a = part[t * FAN];
+    for (var j = 1u; j < FAN; j++) { a = merge(a, part[t * FAN + j]); }
+    merged[t] = a;
+  }
+  workgroupBarrier();
+  var st = merged[0];
+  for (var j = 1u; j < FAN; j++) { st = merge(st, merged[j]); }
+  let inv = inverseSqrt(st.z / f32(p.cols) + p.eps);
+  for (var i = t; i < cv; i += WG) {
+    var v = (x[base + i] - Vec(st.y)) * inv * g[i];
+    if (p.center != 0u) { v += b[i]; }
+    y[base + i] = v;
   }
 }
 "#;
+
+/// [`NORM`] loading `vec` f32 at a time: 4 where every row starts on a vec4 (`cols % 4 == 0`), else 1.
+fn norm_wgsl(vec: u32) -> String {
+    let (ty, hsum) = if vec == 4 { ("vec4<f32>", "dot(v, vec4<f32>(1.0))") } else { ("f32", "v") };
+    format!("const VEC: u32 = {vec}u;\nalias Vec = {ty};\nfn hsum(v: Vec) -> f32 {{ return {hsum}; }}\n{NORM}")
+}
 
 /// Elementwise ops share one shader: `mode` 0 add, 1 gelu, 2 silu(a)·b.
 const ELEMENTWISE: &str = r#"
@@ -215,17 +252,25 @@ fn reduce(t: u32, v: f32, is_max: bool) -> f32 {
 pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: impl Fn(T) -> Dtype) {
     let f = |v: f32| v.to_bits();
     let (name, src, words, tensors, groups): (&str, &str, Vec<u32>, Vec<usize>, [u32; 3]) = match *op {
-        Op::Linear { x, w, b, y, m, k, n } => {
-            let kernel = Linear::choose(m, k, n);
-            let bias = b.is_some();
-            let wd = dtype_of(w);
-            let shader = p.shader(&kernel.label(bias, wd), || kernel.wgsl(bias, wd));
-            let tensors = [x, w].into_iter().chain(b).chain([y]);
-            return dispatch(p, tag, shader, kernel.params(m, k, n), tensors, kernel.workgroups(m, n));
+        Op::Linear { x, w, b, add, y, m, k, n } => return linear(p, tag, [x, w, y], b, add, [m, k, n], dtype_of(w)),
+        Op::SwiGlu { x, gate, up, y, m, k, n } => {
+            let wd = dtype_of(gate);
+            if let Linear::Matvec(mv) = Linear::choose(m, k, n) {
+                let shader = p.shader(&format!("swiglu: matvec {mv} w {wd}"), || mv.wgsl_swiglu(Dtype::F32, wd));
+                return dispatch(p, tag, shader, vec![k, n], [x, gate, up, y], mv.workgroups(n));
+            }
+            // Several rows: the gate and up projections into buffers of their own, then silu(g)·u.
+            let (g, u) = (p.buffer(Buffer::zeroed(format!("{tag} gate"), (m * n) as usize)), p.buffer(Buffer::zeroed(format!("{tag} up"), (m * n) as usize)));
+            linear(p, tag, [x, gate, g], None, None, [m, k, n], wd);
+            linear(p, tag, [x, up, u], None, None, [m, k, n], wd);
+            ("elementwise", ELEMENTWISE, vec![m * n, 2], vec![g, u, y], elementwise(m * n))
         }
-        Op::Norm { x, g, b, y, rows, cols, eps } => (
-            "norm", NORM, vec![rows, cols, b.is_some() as u32, f(eps)], vec![x, g, b.unwrap_or(dummy), y], [rows, 1, 1],
-        ),
+        Op::Norm { x, g, b, y, rows, cols, eps } => {
+            let vec = if cols % 4 == 0 { 4 } else { 1 };
+            let shader = p.shader(&format!("norm v{vec}"), || norm_wgsl(vec));
+            let words = vec![rows, cols, b.is_some() as u32, f(eps)];
+            return dispatch(p, tag, shader, words, [x, g, b.unwrap_or(dummy), y], [rows, 1, 1]);
+        }
         Op::Add { a, b, y, n } => ("elementwise", ELEMENTWISE, vec![n, 0], vec![a, b, y], elementwise(n)),
         Op::Gelu { x, y, n } => ("elementwise", ELEMENTWISE, vec![n, 1], vec![x, dummy, y], elementwise(n)),
         Op::SiluMul { g, u, y, n } => ("elementwise", ELEMENTWISE, vec![n, 2], vec![g, u, y], elementwise(n)),
@@ -245,9 +290,18 @@ pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: impl F
         ),
         Op::Pool { x, lens, y, batch, seq, hidden } => ("pool", POOL, vec![seq, hidden], vec![x, lens, y], [batch, 1, 1]),
     };
-    let reduces = matches!(op, Op::Norm { .. } | Op::Attention { .. } | Op::Pool { .. });
+    let reduces = matches!(op, Op::Attention { .. } | Op::Pool { .. });
     let shader = p.shader(name, || if reduces { format!("{src}{REDUCE}") } else { src.to_string() });
     dispatch(p, tag, shader, words, tensors, groups);
+}
+
+/// Appends the dispatch of a linear layer `y = x·wᵀ (+ b) (+ add)` of `[m, k, n]`, `w` stored as `wd`.
+fn linear(p: &mut Program, tag: &str, [x, w, y]: [usize; 3], b: Option<usize>, add: Option<usize>, [m, k, n]: [u32; 3], wd: Dtype) {
+    let kernel = Linear::choose(m, k, n);
+    let epilogue = Epilogue { bias: b.is_some(), add: add.is_some() };
+    let shader = p.shader(&kernel.label(epilogue, wd), || kernel.wgsl(epilogue, wd));
+    let tensors = [x, w].into_iter().chain(b).chain(add).chain([y]);
+    dispatch(p, tag, shader, kernel.params(m, k, n), tensors, kernel.workgroups(m, n));
 }
 
 /// Appends a dispatch of `shader` over a uniform of `words` (binding 0) and `tensors` (1…n).

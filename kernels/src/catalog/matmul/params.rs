@@ -1,6 +1,7 @@
 //! The register-blocked matmul's tuning parameters: what a variant is, which combinations can
 //! run on any WebGPU device, the search space a tuner tries, and the WGSL each one compiles to.
 
+use super::super::epilogue::Epilogue;
 use crate::dtype::Dtype;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -145,24 +146,20 @@ impl MatmulParams {
 
     /// The WGSL of this variant with `options`: its constants and vector type, then the shader of
     /// `wgsl/matmul.wgsl`, which is written in terms of them, with the B tile, its loads, the
-    /// accumulators, products and stores generated (unrolled) for B's layout and the bias.
+    /// accumulators, products and stores generated (unrolled) for B's layout and the epilogue.
     pub fn wgsl_with(&self, options: MatmulOptions) -> String {
         let MatmulParams { bm, bn, bk, tm, tn, vec } = *self;
         let generated = match options.b {
             BLayout::KN => self.b_rows_along_n(),
             BLayout::NK => self.b_rows_along_k(),
         };
-        let (bias, output) = match options.bias {
-            true => (" + bias[col]", "@group(0) @binding(3) var<storage, read> bias: array<f32>;\n@group(0) @binding(4)"),
-            false => ("", "@group(0) @binding(3)"),
-        };
         let body = include_str!("../../../wgsl/matmul.wgsl")
-            .replace("{{output}}", &format!("{output} var<storage, read_write> c: array<f32>;"))
+            .replace("{{output}}", &options.epilogue.bindings(3, "c"))
             .replace("{{tile_b}}", &generated.tile_b)
             .replace("{{load_b}}", &generated.load_b)
             .replace("{{declare}}", generated.declare.trim_end())
             .replace("{{multiply}}", generated.multiply.trim_end())
-            .replace("{{store}}", generated.store.replace("{bias}", bias).trim_end());
+            .replace("{{store}}", generated.store.replace("{terms}", &options.epilogue.terms("col", "row * p.n + col")).trim_end());
         let (lane, vec_of, vdot) = match vec {
             1 => ("v", "x[0]", "a * b"),
             _ => ("v[e]", "Vec(x[0], x[1], x[2], x[3])", "dot(a, b)"),
@@ -259,10 +256,10 @@ fn vdot(a: Vec, b: Vec) -> f32 {{ return {vdot}; }}
     }
 }
 
-/// The store of one output: row `lid.y + i·WY` of the block, column `col` of it, `{bias}` left for
+/// The store of one output: row `lid.y + i·WY` of the block, column `col` of it, `{terms}` left for
 /// [`MatmulParams::wgsl_with`] to fill.
 fn store(i: u32, col: &str, value: &str) -> String {
-    format!("    {{ let row = m0 + lid.y + {i}u * WY; let col = n0 + {col}; if (row < p.m && col < p.n) {{ c[row * p.n + col] = {value}{{bias}}; }} }}\n")
+    format!("    {{ let row = m0 + lid.y + {i}u * WY; let col = n0 + {col}; if (row < p.m && col < p.n) {{ c[row * p.n + col] = {value}{{terms}}; }} }}\n")
 }
 
 /// The parts of the shader that depend on B's layout.
@@ -290,13 +287,14 @@ pub enum BLayout {
     NK,
 }
 
-/// What a shader of a [`MatmulParams`] computes besides the tiles: B's layout and a bias.
+/// What a shader of a [`MatmulParams`] computes besides the tiles: B's layout and what is added at the store.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct MatmulOptions {
     /// B's layout.
     pub b: BLayout,
-    /// A bias `[N]` added to every row of C, bound at `@binding(3)` (C moves to 4).
-    pub bias: bool,
+    /// A bias `[N]` and an addend `[M,N]` added to C as it is stored, bound from `@binding(3)` on
+    /// (C follows them).
+    pub epilogue: Epilogue,
     /// How A is stored (f16 is widened to f32 as the tiles are loaded).
     pub a_dtype: Dtype,
     /// How B is stored.
@@ -304,14 +302,12 @@ pub struct MatmulOptions {
 }
 
 impl fmt::Display for MatmulOptions {
-    /// Empty for the catalogue's default; ` B[N,K]` and ` +bias` otherwise, for shader labels.
+    /// Empty for the catalogue's default; ` B[N,K]`, ` +bias`, ` +add` otherwise, for shader labels.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.b == BLayout::NK {
             f.write_str(" B[N,K]")?;
         }
-        if self.bias {
-            f.write_str(" +bias")?;
-        }
+        write!(f, "{}", self.epilogue)?;
         for (name, dtype) in [("A", self.a_dtype), ("B", self.b_dtype)] {
             if dtype != Dtype::F32 {
                 write!(f, " {name} {dtype}")?;
