@@ -334,3 +334,60 @@ fn steady_batches_a_fast_kernel_and_isolated_takes_it_one_at_a_time() {
     let (from, to) = one.timed_span;
     assert!(to > from, "the timed samples' span is recorded");
 }
+
+/// `Op::Attention` configurations, as `(batch, seq, heads, kv_heads, hd, kv_len, causal, pos0, lens)`;
+/// rows are `batch · seq`. Decode, one key, keys past one workgroup's worth, causal prefill after a
+/// cache, GQA groups of 1, 2, 3 and 8, head dims in vec4s and not, whose columns leave invocations over, wider than one workgroup's
+/// columns, lens shorter than kv_len, and the most keys a row may see.
+#[allow(clippy::type_complexity)]
+const ATTENTIONS: &[(u32, u32, u32, u32, u32, u32, bool, u32, &[u32])] = &[
+    (1, 1, 32, 4, 64, 129, true, 128, &[0]),
+    (1, 1, 2, 2, 64, 1, true, 0, &[0]),
+    (1, 1, 3, 1, 6, 1, false, 0, &[1]),
+    (1, 1, 8, 8, 64, 300, true, 299, &[0]),
+    (1, 5, 4, 2, 32, 8, true, 3, &[0]),
+    (1, 6, 4, 2, 6, 6, true, 0, &[0]),
+    (3, 7, 2, 2, 32, 7, false, 0, &[7, 3, 1]),
+    (2, 5, 3, 1, 6, 5, false, 0, &[5, 2]),
+    (1, 2, 3, 3, 6, 90, true, 88, &[0]),
+    (2, 1, 4, 2, 48, 100, false, 0, &[100, 57]),
+    (1, 3, 2, 1, 128, 40, false, 0, &[33]),
+    (2, 2, 2, 1, 1028, 3, false, 0, &[3, 2]),
+    (1, 2, 1, 1, 258, 4, true, 2, &[0]),
+    (1, 1, 8, 1, 64, 2048, true, 2047, &[0]),
+    (1, 1, 2, 2, 32, 2048, false, 0, &[2048]),
+];
+
+/// Every [`ATTENTIONS`] configuration through `Graph::lower` against `Graph::evaluate` (f64).
+#[test]
+fn attention_matches_f64_at_odd_configurations_natively() {
+    use kernels::model::{graph::{Data, Graph}, op::Op};
+    let Some(gpu) = gpu() else { return };
+    let mut g = Graph { seed: 5, ..Graph::default() };
+    for &(batch, seq, heads, kv_heads, hd, kv_len, causal, pos0, lens) in ATTENTIONS {
+        let rows = batch * seq;
+        let name = format!("{batch}×{seq} h{heads}/{kv_heads} hd{hd} kv{kv_len} causal {causal} pos0 {pos0}");
+        let q = g.seeded(format!("q {name}"), (rows * heads * hd) as usize, -1.0, 1.0);
+        let k = g.seeded(format!("k {name}"), (batch * kv_len * kv_heads * hd) as usize, -1.0, 1.0);
+        let v = g.seeded(format!("v {name}"), (batch * kv_len * kv_heads * hd) as usize, -1.0, 1.0);
+        let lens = g.tensor(format!("lens {name}"), lens.len(), Data::U32(lens.to_vec()));
+        let y = g.computed(format!("y {name}"), (rows * heads * hd) as usize);
+        g.op("attention", Op::Attention { q, k, v, lens, y, rows, seq, heads, kv_heads, hd, kv_len, causal, pos0 });
+        g.outputs.push(y);
+    }
+    let program = g.lower(None).unwrap();
+    let prepared = pollster::block_on(gpu.prepare("attention", &program)).unwrap();
+    pollster::block_on(gpu.dispatch(&prepared)).unwrap();
+    let mut got = le_bytes_to_f32s(&pollster::block_on(gpu.read_output(&prepared, &program)).unwrap()).into_iter();
+    let mut expected = g.evaluate(None).unwrap().into_iter();
+    let mut failures = Vec::new();
+    for &(batch, seq, heads, _, hd, kv_len, causal, pos0, _) in ATTENTIONS {
+        let len = (batch * seq * heads * hd) as usize;
+        let (got, expected): (Vec<f32>, Vec<f64>) = (got.by_ref().take(len).collect(), expected.by_ref().take(len).collect());
+        let verdict = compare(&got, &expected, kernels::Tolerance { abs: 1e-5, rel: 1e-4 });
+        if !verdict.passed {
+            failures.push(format!("{batch}×{seq} rows, {heads} heads, hd {hd}, kv_len {kv_len}, causal {causal} pos0 {pos0}: {verdict:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}

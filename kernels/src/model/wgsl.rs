@@ -136,18 +136,29 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 }
 "#;
 
-/// One workgroup per (query row, head); scores in workgroup memory, so at most [`MAX_KEYS`] keys
-/// (16 KiB of workgroup storage is all WebGPU guarantees).
+/// Attention, written over `Vec` (`vec4<f32>` where the head dim is a multiple of 4, else `f32`;
+/// [`attention_wgsl`] declares it) with strides in `Vec`s. One workgroup of 256 invocations per
+/// (query row, head), in three phases with no invocation looping over every key:
+/// - scores: one key per invocation (keys `t`, `t + WG`, …), a dot product of vector loads;
+///   the scores stay in workgroup memory, so at most [`MAX_KEYS`] keys (16 KiB of workgroup
+///   storage is all WebGPU guarantees), and their max comes from a tree reduction;
+/// - weights: `exp(score - max)`, each invocation for its own keys;
+/// - output: invocation `t` takes column `t % cw` and every `slices`-th key from `t / cw`, where
+///   `cw` is the head dim in `Vec`s (in chunks of at most `WG`) and `slices = WG / cw`: loads of
+///   V are then contiguous across neighbouring invocations. Their partial sums, and the partial
+///   sums of the weights (the softmax denominator), are added up per column in workgroup memory.
 const ATTENTION: &str = r#"
 struct P { seq: u32, heads: u32, kv_heads: u32, hd: u32, kv_len: u32, causal: u32, pos0: u32, scale: f32 }
 @group(0) @binding(0) var<uniform> p: P;
-@group(0) @binding(1) var<storage, read> q: array<f32>;
-@group(0) @binding(2) var<storage, read> k: array<f32>;
-@group(0) @binding(3) var<storage, read> v: array<f32>;
+@group(0) @binding(1) var<storage, read> q: array<Vec>;
+@group(0) @binding(2) var<storage, read> k: array<Vec>;
+@group(0) @binding(3) var<storage, read> v: array<Vec>;
 @group(0) @binding(4) var<storage, read> lens: array<u32>;
-@group(0) @binding(5) var<storage, read_write> y: array<f32>;
+@group(0) @binding(5) var<storage, read_write> y: array<Vec>;
 var<workgroup> s: array<f32, 2048>;
-const WG: u32 = 64u;
+var<workgroup> part: array<Vec, WG>;
+var<workgroup> wsum: array<f32, WG>;
+const WG: u32 = 256u;
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t: u32) {
   let row = wg.x;
@@ -157,32 +168,57 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
   if (p.causal != 0u) { n = p.pos0 + row % p.seq + 1u; }
   n = min(n, p.kv_len);
   let group = h / (p.heads / p.kv_heads);
-  let kvdim = p.kv_heads * p.hd;
-  let qb = (row * p.heads + h) * p.hd;
-  let kb = b * p.kv_len * kvdim + group * p.hd;
+  let hv = p.hd / VEC;
+  let kvv = p.kv_heads * hv;
+  let qb = (row * p.heads + h) * hv;
+  let kb = b * p.kv_len * kvv + group * hv;
   var m = -3.0e38;
   for (var j = t; j < n; j += WG) {
+    let kj = kb + j * kvv;
     var d = 0.0;
-    for (var e = 0u; e < p.hd; e++) { d += q[qb + e] * k[kb + j * kvdim + e]; }
+    for (var e = 0u; e < hv; e++) { d += vdot(q[qb + e], k[kj + e]); }
     d *= p.scale;
     s[j] = d;
     m = max(m, d);
   }
   let mx = reduce(t, m, true);
-  var sum = 0.0;
-  for (var j = t; j < n; j += WG) {
-    let e = exp(s[j] - mx);
-    s[j] = e;
-    sum += e;
-  }
-  let total = reduce(t, sum, false);
-  for (var e = t; e < p.hd; e += WG) {
-    var acc = 0.0;
-    for (var j = 0u; j < n; j++) { acc += s[j] * v[kb + j * kvdim + e]; }
-    y[qb + e] = acc / total;
+  for (var j = t; j < n; j += WG) { s[j] = exp(s[j] - mx); }
+  workgroupBarrier();
+  for (var c0 = 0u; c0 < hv; c0 += WG) {
+    let cw = min(hv - c0, WG);
+    let slices = WG / cw;
+    let c = c0 + t % cw;
+    var acc = Vec(0.0);
+    var total = 0.0;
+    // Invocations past the last whole slice (where cw does not divide WG) compute a sum no one reads.
+    for (var j = t / cw; j < n; j += slices) {
+      let w = s[j];
+      acc += w * v[kb + j * kvv + c];
+      total += w;
+    }
+    part[t] = acc;
+    wsum[t] = total;
+    workgroupBarrier();
+    if (t < cw) {
+      for (var i = 1u; i < slices; i++) {
+        acc += part[t + i * cw];
+        total += wsum[t + i * cw];
+      }
+      y[qb + c] = acc / total;
+    }
+    workgroupBarrier();
   }
 }
 "#;
+
+/// [`ATTENTION`] with `Vec` of `vec` f32 (1 or 4) and [`REDUCE`].
+fn attention_wgsl(vec: u32) -> String {
+    let vdot = if vec == 1 { "a * b" } else { "dot(a, b)" };
+    format!(
+        "const VEC: u32 = {vec}u;\nalias Vec = {};\nfn vdot(a: Vec, b: Vec) -> f32 {{ return {vdot}; }}\n{ATTENTION}{REDUCE}",
+        Dtype::F32.vector(vec)
+    )
+}
 
 const EMBED: &str = r#"
 struct P { rows: u32, seq: u32, hidden: u32 }
@@ -280,17 +316,19 @@ pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: impl F
         Op::KvWrite { src, cache, tokens, dim, pos0 } => (
             "kv_write", KV_WRITE, vec![tokens * dim, pos0 * dim], vec![src, cache], elementwise(tokens * dim),
         ),
-        Op::Attention { q, k, v, lens, y, rows, seq, heads, kv_heads, hd, kv_len, causal, pos0 } => (
-            "attention", ATTENTION,
-            vec![seq, heads, kv_heads, hd, kv_len, causal as u32, pos0, f(1.0 / (hd as f32).sqrt())],
-            vec![q, k, v, lens, y], [rows, heads, 1],
-        ),
+        Op::Attention { q, k, v, lens, y, rows, seq, heads, kv_heads, hd, kv_len, causal, pos0 } => {
+            // vec4 loads where every row of q, k, v and y starts on a vec4.
+            let vec = if hd % 4 == 0 { 4 } else { 1 };
+            let shader = p.shader(&format!("attention v{vec}"), || attention_wgsl(vec));
+            let words = vec![seq, heads, kv_heads, hd, kv_len, causal as u32, pos0, f(1.0 / (hd as f32).sqrt())];
+            return dispatch(p, tag, shader, words, [q, k, v, lens, y], [rows, heads, 1]);
+        }
         Op::Embed { ids, word, pos, ty, y, rows, seq, hidden } => (
             "embed", EMBED, vec![rows, seq, hidden], vec![ids, word, pos, ty, y], elementwise(rows * hidden),
         ),
         Op::Pool { x, lens, y, batch, seq, hidden } => ("pool", POOL, vec![seq, hidden], vec![x, lens, y], [batch, 1, 1]),
     };
-    let reduces = matches!(op, Op::Attention { .. } | Op::Pool { .. });
+    let reduces = matches!(op, Op::Pool { .. });
     let shader = p.shader(name, || if reduces { format!("{src}{REDUCE}") } else { src.to_string() });
     dispatch(p, tag, shader, words, tensors, groups);
 }
