@@ -132,29 +132,9 @@ impl MatvecParams {
             .replace("{{multiply_scalar}}", multiply_scalar.trim_end())
             .replace("{{share}}", share.trim_end())
             .replace("{{store}}", &store);
-        let (lane, vdot) = match vec {
-            1 => ("v", "a * b"),
-            _ => ("v[e]", "dot(a, b)"),
-        };
-        format!(
-            "{enables}// Variant {self}{label}, x {x}, W {w}.
-const WG: u32 = {wg}u;
-const ROWS: u32 = {rows}u;
-const PARTS: u32 = {parts}u;
-const VEC: u32 = {vec}u;
-alias Vec = {vec_type};
-alias XIn = {x_type};
-alias WIn = {w_type};
-fn lane(v: Vec, e: u32) -> f32 {{ return {lane}; }}
-fn vdot(a: Vec, b: Vec) -> f32 {{ return {vdot}; }}
-
-{body}",
-            parts = rows * weights.len() as u32,
-            enables = Dtype::enables(&[x, w]),
-            vec_type = Dtype::F32.vector(vec),
-            x_type = x.vector(vec),
-            w_type = w.vector(vec),
-        )
+        let constants = [("WG", wg), ("ROWS", rows), ("PARTS", rows * weights.len() as u32)];
+        let preamble = super::vector_preamble(&format!("{self}{label}, x {x}, W {w}"), &constants, vec, &[("XIn", x), ("WIn", w)]);
+        preamble + &body
     }
 }
 

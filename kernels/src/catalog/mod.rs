@@ -102,6 +102,29 @@ pub fn variant(name: &str, variant: &str) -> Result<Box<dyn Kernel>, VariantErro
     }
 }
 
+/// The top of a generated vector kernel (`matmul`, `matvec`): the `enable` its input types need,
+/// a comment naming the variant, the `u32` constants, the type `Vec` of `vec` f32, an alias per
+/// input for the type it is stored as (`vec4<f16>` is widened to `Vec` on load), and `lane(v, e)`,
+/// `vec_of(x)` and `vdot(a, b)` over `Vec`.
+fn vector_preamble(variant: &str, constants: &[(&str, u32)], vec: u32, inputs: &[(&str, Dtype)]) -> String {
+    let dtypes: Vec<Dtype> = inputs.iter().map(|(_, d)| *d).collect();
+    let mut out = format!("{}// Variant {variant}.\n", Dtype::enables(&dtypes));
+    for (name, value) in constants.iter().chain(&[("VEC", vec)]) {
+        out += &format!("const {name}: u32 = {value}u;\n");
+    }
+    out += &format!("alias Vec = {};\n", Dtype::F32.vector(vec));
+    for (name, dtype) in inputs {
+        out += &format!("alias {name} = {};\n", dtype.vector(vec));
+    }
+    let (lane, vec_of, vdot) = match vec {
+        1 => ("v", "x[0]", "a * b"),
+        _ => ("v[e]", "Vec(x[0], x[1], x[2], x[3])", "dot(a, b)"),
+    };
+    out + &format!(
+        "fn lane(v: Vec, e: u32) -> f32 {{ return {lane}; }}\nfn vec_of(x: array<f32, VEC>) -> Vec {{ return {vec_of}; }}\nfn vdot(a: Vec, b: Vec) -> f32 {{ return {vdot}; }}\n\n"
+    )
+}
+
 /// Shapes from literal dimension lists.
 fn shapes(list: &[&[u32]]) -> Vec<crate::Shape> {
     list.iter().map(|d| crate::Shape::from(*d)).collect()

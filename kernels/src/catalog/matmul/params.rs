@@ -160,29 +160,9 @@ impl MatmulParams {
             .replace("{{declare}}", generated.declare.trim_end())
             .replace("{{multiply}}", generated.multiply.trim_end())
             .replace("{{store}}", generated.store.replace("{terms}", &options.epilogue.terms("col", "row * p.n + col")).trim_end());
-        let (lane, vec_of, vdot) = match vec {
-            1 => ("v", "x[0]", "a * b"),
-            _ => ("v[e]", "Vec(x[0], x[1], x[2], x[3])", "dot(a, b)"),
-        };
-        let (vec_type, a_type, b_type) = (Dtype::F32.vector(vec), options.a_dtype.vector(vec), options.b_dtype.vector(vec));
-        format!(
-            "{enables}// Variant {self}{options}.
-const BM: u32 = {bm}u;
-const BN: u32 = {bn}u;
-const BK: u32 = {bk}u;
-const TM: u32 = {tm}u;
-const TN: u32 = {tn}u;
-const VEC: u32 = {vec}u;
-alias Vec = {vec_type};
-alias AIn = {a_type};
-alias BIn = {b_type};
-fn lane(v: Vec, e: u32) -> f32 {{ return {lane}; }}
-fn vec_of(x: array<f32, VEC>) -> Vec {{ return {vec_of}; }}
-fn vdot(a: Vec, b: Vec) -> f32 {{ return {vdot}; }}
-
-{body}",
-            enables = Dtype::enables(&[options.a_dtype, options.b_dtype]),
-        )
+        let constants = [("BM", bm), ("BN", bn), ("BK", bk), ("TM", tm), ("TN", tn)];
+        let preamble = super::super::vector_preamble(&format!("{self}{options}"), &constants, vec, &[("AIn", options.a_dtype), ("BIn", options.b_dtype)]);
+        preamble + &body
     }
 
     /// B `[K,N]`: its tile holds BK rows of BN columns, Vecs along N, and each accumulator is a
