@@ -35,7 +35,14 @@ fn quick_suite_passes_every_check_in_headless_chromium() {
     let cases = run["cases"].as_array().unwrap();
     let planned = harness(&["list", "--suite", "quick"]);
     assert_eq!(cases.len(), text(&planned.stdout).lines().count());
+    let features = run["adapter"]["features"].as_array().unwrap();
     for case in cases {
+        // f16 kernels need shader-f16, which SwiftShader lacks: unsupported, with the reason.
+        if case["status"] == "unsupported" {
+            assert!(case["kernel"].as_str().unwrap().ends_with("_f16") && !features.iter().any(|f| f == "shader-f16"), "{case:#}");
+            assert!(case["message"].as_str().unwrap().contains("shader-f16"), "{case:#}");
+            continue;
+        }
         assert_eq!(case["status"], "passed", "{case:#}");
         assert_eq!(case["correctness"]["passed"], true);
         let samples = case["samples"].as_array().unwrap();
@@ -64,7 +71,8 @@ fn wrong_answers_hangs_and_exceptions_are_reported_and_the_run_goes_on() {
     assert_eq!(out.status.code(), Some(1), "stderr:\n{stderr}");
 
     let results = read_json(&dir.join("results.json"));
-    assert!(schema_errors(&results).is_empty());
+    let errors = schema_errors(&results);
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
     let run = &results["runs"][0];
     let status = |kernel: &str| -> Vec<String> {
         run["cases"]
@@ -203,14 +211,21 @@ fn chrome_and_firefox_in_one_invocation_then_merged_from_separate_folders() {
         assert!(latency["workDone"]["median"].as_f64().unwrap() > 0.0, "{}: {latency}", run["browser"]);
         assert!(latency["mapAsync"]["median"].as_f64().unwrap() > 0.0, "{}: {latency}", run["browser"]);
         assert_eq!(latency["samples"]["workDoneMs"].as_array().unwrap().len(), 10);
-        for case in run["cases"].as_array().unwrap() {
+        for case in run["cases"].as_array().unwrap().iter().filter(|c| c["status"] != "unsupported") {
             assert_eq!(case["sampling"], "steady", "{}: {case}", run["browser"]);
             assert!(case["batch"].as_u64().unwrap() >= 1 && case["inFlight"].as_u64().unwrap() >= 2, "{}: {case}", run["browser"]);
         }
         assert!(run["browserInfo"]["version"].is_string());
-        let statuses = case_statuses(run);
-        assert!(!statuses.is_empty() && statuses.iter().all(|s| s == "passed"), "{}: {statuses:?}", run["browser"]);
-        assert!(run["cases"].as_array().unwrap().iter().all(|c| c["correctness"]["passed"] == true));
+        // Every case passes, but for f16 kernels where the adapter lacks shader-f16 (SwiftShader):
+        // those are unsupported. Firefox's lavapipe has it.
+        let f16 = run["adapter"]["features"].as_array().unwrap().iter().any(|f| f == "shader-f16");
+        let measured: Vec<&Value> = run["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| f16 || !(c["status"] == "unsupported" && c["kernel"].as_str().unwrap().ends_with("_f16")))
+            .collect();
+        assert!(measured.len() > 1 && measured.iter().all(|c| c["status"] == "passed" && c["correctness"]["passed"] == true), "{}: {:?}", run["browser"], case_statuses(run));
     }
     assert!(std::fs::read_to_string(dir.join("report.html")).unwrap().contains("Across browsers"));
     assert_eq!(count_processes("geckodriver") + count_processes("chromedriver"), 0, "a driver was left running");
