@@ -197,6 +197,10 @@ impl Gpu {
         if let Some(feature) = program.features.iter().find(|f| !self.has(f)) {
             let hint = match feature.as_str() {
                 "shader-f16" => " (f16 kernels store their inputs in f16; most GPUs have it, software adapters often do not)",
+                // wgpu 30's WebGPU backend has no mapping for `subgroups`, so it never asks the
+                // browser for it, even where the browser's adapter offers it.
+                "subgroups" if cfg!(target_arch = "wasm32") => " to wgpu (wgpu 30's WebGPU backend cannot request `subgroups` from the browser, so subgroup variants run natively only)",
+                "subgroups" => " (subgroup variants are tuner candidates where the adapter has it; the others run everywhere)",
                 _ => "",
             };
             return Err(GpuError::MissingFeature { label: label.to_string(), feature: feature.clone(), hint });
@@ -233,7 +237,7 @@ impl Gpu {
             .map(|s| {
                 let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
                     label: Some(&s.label),
-                    source: wgpu::ShaderSource::Wgsl(s.wgsl.as_str().into()),
+                    source: wgpu::ShaderSource::Wgsl(for_this_compiler(&s.wgsl).into()),
                 });
                 self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                     label: Some(&s.label),
@@ -672,6 +676,17 @@ pub struct Prepared {
     pub pipeline_ms: f64,
 }
 
+/// The WGSL as this platform's compiler takes it. Browsers want `enable subgroups;` before subgroup
+/// built-ins; naga 30 (the native path) lists that directive as unimplemented and refuses it, yet
+/// compiles the built-ins without it where the device has the `SUBGROUP` feature.
+fn for_this_compiler(wgsl: &str) -> std::borrow::Cow<'_, str> {
+    const ENABLE: &str = crate::catalog::matvec::SUBGROUPS_ENABLE;
+    match wgsl.strip_prefix(ENABLE) {
+        Some(rest) if !cfg!(target_arch = "wasm32") => rest.into(),
+        _ => wgsl.into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -692,3 +707,4 @@ mod tests {
         assert!(spread_ticks(&[1.0], 5).is_empty());
     }
 }
+

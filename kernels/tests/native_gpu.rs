@@ -75,8 +75,8 @@ fn quick_suite_kernels_match_their_references_natively() {
 
 /// Runs every variant the tuner can pick of catalogue kernel `name` and of its f16 form at
 /// `shapes` (all shapes one program per variant, so its shader compiles once) and returns those
-/// that miss the f64 reference. The f16 form is skipped, saying so, where the adapter has no
-/// `shader-f16`.
+/// that miss the f64 reference. The f16 form, and subgroup variants, are skipped, saying so,
+/// where the adapter lacks `shader-f16` or `subgroups`.
 fn variants_failing_at(gpu: &Gpu, name: &str, shapes: &[&[u32]]) -> Vec<String> {
     let f16 = format!("{name}_f16");
     if !gpu.has("shader-f16") {
@@ -97,6 +97,10 @@ fn variants_of_failing_at(gpu: &Gpu, name: &str, shapes: &[&[u32]]) -> Vec<Strin
     let mut failures = Vec::new();
     for variant in &variants {
         let kernel = catalog::variant(name, variant).unwrap();
+        if let Some(feature) = kernel.features().into_iter().find(|f| !gpu.has(f)) {
+            eprintln!("SKIPPED {name} {variant}: this adapter has no {feature}");
+            continue;
+        }
         let mut program = Program::default();
         program.outputs = shapes.iter().zip(&inputs).map(|(s, x)| program.kernel_step(&*kernel, s, x)).collect();
         let prepared = pollster::block_on(gpu.prepare(variant, &program)).unwrap_or_else(|e| panic!("{name} {variant}: {e}"));

@@ -3,13 +3,14 @@
 // A workgroup of WG invocations computes ROWS consecutive outputs: invocation t reads Vecs t,
 // t + WG, t + 2*WG, ... of each of its rows (neighbouring invocations read neighbouring words, so
 // every read of W is coalesced), multiplies them by the same Vecs of x, and the ROWS partial sums
-// of the workgroup are added up in workgroup memory, a tree of log2(WG) steps.
+// of the workgroup are added up: in workgroup memory, a tree of log2(WG) steps, or first within
+// each subgroup (subgroupAdd) in the variants that use subgroups.
 //
 // MatvecParams::generate puts above this the constants WG, ROWS, VEC, the type Vec of VEC consecutive
 // f32 (f32 or vec4<f32>), the types XIn and WIn in which x and W are stored (Vec, or its f16 form,
 // widened to Vec on every load: arithmetic is f32), lane(v, e) (its e-th f32) and vdot(a, b) (the
 // sum of a * b), PARTS (ROWS, or 2 * ROWS for SwiGLU: its up rows follow the gate rows in
-// `partial`), and generates the accumulators, products and stores unrolled over the rows.
+// `partial`), and generates the accumulators, products, reduction and stores unrolled over the rows.
 struct Params { k: u32, n: u32, pad0: u32, pad1: u32 }
 
 // x and W are bound as arrays of Vec: harness pads every input buffer to a multiple of 16 bytes.
@@ -24,7 +25,7 @@ var<workgroup> partial: array<array<f32, WG>, PARTS>;
 fn main(
     @builtin(workgroup_id) wg: vec3<u32>,
     @builtin(num_workgroups) groups: vec3<u32>,
-    @builtin(local_invocation_index) t: u32,
+    @builtin(local_invocation_index) t: u32,{{builtins}}
 ) {
     // Workgroups past 65535 continue along y (kernel::split_workgroups).
     let row0 = (wg.x + wg.y * groups.x) * ROWS;
@@ -45,16 +46,7 @@ fn main(
 {{multiply_scalar}}
         }
     }
-{{share}}
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s >>= 1u) {
-        if (t < s) {
-            for (var r = 0u; r < PARTS; r++) {
-                partial[r][t] += partial[r][t + s];
-            }
-        }
-        workgroupBarrier();
-    }
+{{reduce}}
     if (t < ROWS && row0 + t < p.n) {
         {{store}}
     }

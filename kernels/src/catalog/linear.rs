@@ -42,7 +42,7 @@ impl Linear {
             let wg = (k / vec / 4).clamp(32, 256);
             let wg = if wg.is_power_of_two() { wg } else { wg.next_power_of_two() / 2 };
             let rows = [4, 2].into_iter().find(|r| n.div_ceil(*r) >= MATVEC_FILL).unwrap_or(1);
-            return Linear::Matvec(MatvecParams { wg, rows, vec });
+            return Linear::Matvec(MatvecParams { wg, rows, vec, sg: false });
         }
         let ladder = [
             MatmulParams { vec, ..MatmulParams::DEFAULT },

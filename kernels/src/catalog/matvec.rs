@@ -1,6 +1,7 @@
 //! `matvec`: `y[N] = W[N,K] · x[K]`, a linear layer of one token (the decode step of a language
-//! model), whose speed is how fast W streams from memory. Its workgroup size, rows per workgroup
-//! and vector width are [`MatvecParams`], which a tuner searches.
+//! model), whose speed is how fast W streams from memory. Its workgroup size, rows per workgroup,
+//! vector width and reduction (workgroup memory, or subgroups where the adapter has them) are
+//! [`MatvecParams`], which a tuner searches.
 
 use super::epilogue::Epilogue;
 use super::shapes;
@@ -25,7 +26,7 @@ const MAX_ROWS: u32 = 8;
 
 /// One variant of `matvec`: a workgroup of `wg` invocations computes `rows` consecutive outputs,
 /// reading W and x `vec` consecutive f32 at a time (`vec4<f32>` loads for 4) where K allows, and
-/// adds up its partial sums in workgroup memory.
+/// adds up its partial sums in workgroup memory, first across each subgroup where `sg` is set.
 ///
 /// Plain and serialisable like [`MatmulParams`](super::matmul::MatmulParams), so a tuner can store
 /// the winners; whoever receives one checks it with [`MatvecParams::validate`] before compiling it.
@@ -37,6 +38,11 @@ pub struct MatvecParams {
     pub rows: u32,
     /// f32 per load: 1 (scalar) or 4 (`vec4<f32>`).
     pub vec: u32,
+    /// Partial sums added within each subgroup (`subgroupAdd`), leaving one per subgroup to add in
+    /// workgroup memory, instead of a tree over every invocation. Needs the WebGPU feature
+    /// `subgroups`: a candidate where the adapter has it, unsupported elsewhere.
+    #[serde(default)]
+    pub sg: bool,
 }
 
 /// Why a [`MatvecParams`] cannot run; the message names the parameters and the rule.
@@ -56,7 +62,7 @@ pub enum MatvecParamError {
 impl MatvecParams {
     /// The catalogue's `matvec`: 128 invocations, 2 rows each, vec4 loads; what the model lowering
     /// ([`super::linear`]) picks for TinyLlama's 2048 → 2048 decode projections.
-    pub const DEFAULT: MatvecParams = MatvecParams { wg: 128, rows: 2, vec: 4 };
+    pub const DEFAULT: MatvecParams = MatvecParams { wg: 128, rows: 2, vec: 4, sg: false };
 
     /// Refuses a combination that cannot compile or run on every WebGPU device, saying which
     /// rule it breaks.
@@ -95,7 +101,7 @@ impl MatvecParams {
     /// of them, with its accumulators, products, partial sums and stores unrolled over the rows
     /// (and over the two weights of SwiGLU).
     fn generate(&self, output: Output, x: Dtype, w: Dtype) -> String {
-        let MatvecParams { wg, rows, vec } = *self;
+        let MatvecParams { wg, rows, vec, sg } = *self;
         let weights: &[(&str, &str)] = match output {
             Output::Linear(_) => &[("w", "acc")],
             Output::SwiGlu => &[("w", "acc"), ("w_up", "up")],
@@ -103,14 +109,14 @@ impl MatvecParams {
         let mut declare = String::new();
         let mut multiply_vec = String::new();
         let mut multiply_scalar = String::new();
-        let mut share = String::new();
+        let mut sums = Vec::new();
         for r in 0..rows {
             declare += &format!("    let row_{r} = min(row0 + {r}u, last);\n");
             for (part, (w, acc)) in weights.iter().enumerate() {
                 declare += &format!("    var {acc}_{r} = 0.0;\n");
                 multiply_vec += &format!("            {acc}_{r} += vdot(Vec({w}[row_{r} * kv + i]), xv);\n");
                 multiply_scalar += &format!("            {{ let e = row_{r} * p.k + i; {acc}_{r} += lane(Vec({w}[e / VEC]), e % VEC) * xv; }}\n");
-                share += &format!("    partial[{}u][t] = {acc}_{r};\n", part as u32 * rows + r);
+                sums.push((part as u32 * rows + r, format!("{acc}_{r}")));
             }
         }
         let (bindings, store, label) = match output {
@@ -130,12 +136,61 @@ impl MatvecParams {
             .replace("{{declare}}", declare.trim_end())
             .replace("{{multiply_vec}}", multiply_vec.trim_end())
             .replace("{{multiply_scalar}}", multiply_scalar.trim_end())
-            .replace("{{share}}", share.trim_end())
+            .replace("{{builtins}}", if sg { SUBGROUP_BUILTINS } else { "" })
+            .replace("{{reduce}}", &reduction(&sums, sg))
             .replace("{{store}}", &store);
         let constants = [("WG", wg), ("ROWS", rows), ("PARTS", rows * weights.len() as u32)];
         let preamble = super::vector_preamble(&format!("{self}{label}, x {x}, W {w}"), &constants, vec, &[("XIn", x), ("WIn", w)]);
-        preamble + &body
+        // `enable subgroups;` is what Chromium's WGSL compiler needs; the native path drops it for
+        // naga, which reads subgroup built-ins without it (Gpu::prepare).
+        if sg { format!("{SUBGROUPS_ENABLE}{preamble}{body}") } else { preamble + &body }
     }
+}
+
+/// The directive a subgroup variant's WGSL starts with.
+pub const SUBGROUPS_ENABLE: &str = "enable subgroups;\n";
+
+/// The entry point's extra parameters in a subgroup variant.
+const SUBGROUP_BUILTINS: &str = "\n    @builtin(subgroup_invocation_id) lane_in_sg: u32,\n    @builtin(subgroup_size) sg_size: u32,";
+
+/// The WGSL that leaves the sum of every invocation's `(part, accumulator)` in `partial[part][0]`,
+/// all invocations having passed a barrier after it. Without subgroups: each invocation's value in
+/// `partial[part][t]`, then a tree of log2(WG) halvings. With them: `subgroupAdd` per subgroup, the
+/// first invocation of each storing its subgroup's sum, then invocation `part` adds those up. The
+/// subgroups of a one-dimensional workgroup are runs of consecutive invocation indices, so
+/// `t / sg_size` numbers them; the check against the reference catches an adapter where not.
+fn reduction(sums: &[(u32, String)], sg: bool) -> String {
+    if !sg {
+        let share: String = sums.iter().map(|(part, acc)| format!("    partial[{part}u][t] = {acc};\n")).collect();
+        return share
+            + "    workgroupBarrier();
+    for (var s = WG / 2u; s > 0u; s >>= 1u) {
+        if (t < s) {
+            for (var r = 0u; r < PARTS; r++) {
+                partial[r][t] += partial[r][t + s];
+            }
+        }
+        workgroupBarrier();
+    }";
+    }
+    let mut out = String::new();
+    for (part, acc) in sums {
+        out += &format!("    let sg_sum_{part} = subgroupAdd({acc});\n");
+    }
+    out += "    if (lane_in_sg == 0u) {\n";
+    for (part, _) in sums {
+        out += &format!("        partial[{part}u][t / sg_size] = sg_sum_{part};\n");
+    }
+    out + "    }
+    workgroupBarrier();
+    if (t < PARTS) {
+        var total = partial[t][0];
+        for (var j = 1u; j < (WG + sg_size - 1u) / sg_size; j++) {
+            total += partial[t][j];
+        }
+        partial[t][0] = total;
+    }
+    workgroupBarrier();"
 }
 
 /// What a matvec shader stores.
@@ -148,10 +203,10 @@ enum Output {
 }
 
 impl fmt::Display for MatvecParams {
-    /// Compact and safe in ids and file names: `wg128-r2-v4`.
+    /// Compact and safe in ids and file names: `wg128-r2-v4`, and `wg128-r2-v4-sg` with subgroups.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let MatvecParams { wg, rows, vec } = self;
-        write!(f, "wg{wg}-r{rows}-v{vec}")
+        let MatvecParams { wg, rows, vec, sg } = self;
+        write!(f, "wg{wg}-r{rows}-v{vec}{}", if *sg { "-sg" } else { "" })
     }
 }
 
@@ -161,23 +216,29 @@ impl std::str::FromStr for MatvecParams {
     /// Reads the [`Display`](fmt::Display) form back; the result is not yet validated.
     fn from_str(s: &str) -> Result<Self, String> {
         let bad = || format!("`{s}` is not a matvec variant; variants are written like `{}`", MatvecParams::DEFAULT);
-        let parts: Vec<&str> = s.split('-').collect();
+        let (rest, sg) = s.strip_suffix("-sg").map_or((s, false), |rest| (rest, true));
+        let parts: Vec<&str> = rest.split('-').collect();
         let [wg, rows, vec] = parts[..] else { return Err(bad()) };
         let read = |part: &str, prefix: &str| part.strip_prefix(prefix).and_then(|n| n.parse().ok()).ok_or_else(bad);
-        Ok(MatvecParams { wg: read(wg, "wg")?, rows: read(rows, "r")?, vec: read(vec, "v")? })
+        Ok(MatvecParams { wg: read(wg, "wg")?, rows: read(rows, "r")?, vec: read(vec, "v")?, sg })
     }
 }
 
 /// The variants a tuner tries: vec4 loads with workgroups of 32 to 256 invocations and 1 to 8 rows
 /// each, and scalar loads at 64 and 256 invocations of 1 and 4 rows (for K not a multiple of 4,
-/// where vec4 variants fall back to scalar loads anyway). Every one validates.
+/// where vec4 variants fall back to scalar loads anyway); then the subgroup reductions of the vec4
+/// shapes most likely to win (unsupported where the adapter has no `subgroups`). Every one
+/// validates.
 pub fn candidates() -> Vec<MatvecParams> {
     let mut all = Vec::new();
     for wg in [32, 64, 128, 256] {
-        all.extend([1, 2, 4, 8].map(|rows| MatvecParams { wg, rows, vec: 4 }));
+        all.extend([1, 2, 4, 8].map(|rows| MatvecParams { wg, rows, vec: 4, sg: false }));
     }
     for wg in [64, 256] {
-        all.extend([1, 4].map(|rows| MatvecParams { wg, rows, vec: 1 }));
+        all.extend([1, 4].map(|rows| MatvecParams { wg, rows, vec: 1, sg: false }));
+    }
+    for (wg, rows) in [(64, 2), (128, 1), (128, 2), (128, 4), (256, 2)] {
+        all.push(MatvecParams { wg, rows, vec: 4, sg: true });
     }
     all
 }
@@ -226,6 +287,9 @@ impl Kernel for Matvec {
     }
     fn input_dtype(&self) -> Dtype {
         self.dtype
+    }
+    fn features(&self) -> Vec<&'static str> {
+        self.dtype.feature().into_iter().chain(self.params.sg.then_some("subgroups")).collect()
     }
     fn dims(&self) -> &'static [&'static str] {
         &["K", "N"]

@@ -146,7 +146,11 @@ mod tests {
                 let header = wgsl.lines().find(|l| l.starts_with("// Variant")).unwrap_or_default();
                 let rest = header.strip_prefix(&format!("// Variant {v}")).unwrap_or_else(|| panic!("{name} {v}: {header}"));
                 assert!(rest.starts_with(['.', ' ', ',']), "{name} {v}: {header}");
-                assert_eq!(wgsl.starts_with("enable f16;"), name.ends_with("_f16"), "{name} {v}");
+                let enables: Vec<&str> = wgsl.lines().take_while(|l| l.starts_with("enable ")).collect();
+                assert_eq!(enables.contains(&"enable f16;"), name.ends_with("_f16"), "{name} {v}");
+                let sg = v.ends_with("-sg");
+                assert_eq!(enables.contains(&"enable subgroups;"), sg, "{name} {v}");
+                assert_eq!(kernel.features().contains(&"subgroups"), sg, "{name} {v}");
                 assert_eq!(kernel.name(), *name);
             }
             names.sort();
