@@ -21,6 +21,9 @@
 #   and cp docs/hardware/h100-matmul/tune.json target/gpu-pack/; carry tfjs.tar.xz and tune.json with
 #   call 1 and add `&& bash docs/hardware/h100-firefox.sh stash-tfjs`; then `kernels` and `decoder`
 #   with call 2, `tfjs` with call 3 (after its stash-model), `minilm` with call 4.
+#   subgroups (issue 14, native only: no browser can run them): `tune-matvec` and `decoder-native` after step 2. The Vulkan
+#   loader and libGLdispatch alone were not enough for NVIDIA's ICD there (vkCreateInstance still
+#   missing); the libraries of the Firefox pack are.
 #   Chromium (an attempt; see h100-firefox.md): here `bash docs/hardware/h100-firefox.sh pack-chromium`,
 #   there `stash-chromium` once per part carried (chromium.tar.xz.aa, .ab, …), then `chromium`, and
 #   `chrome` for the suites in Chromium with the flags that got the GPU.
@@ -77,7 +80,7 @@ stash-model)
   fi
   exit 0
   ;;
-suite | models | chromium | chrome | tune-native | tune-firefox | matmul | kernels | decoder | tfjs | minilm) ;;
+suite | models | chromium | chrome | tune-native | tune-firefox | tune-matvec | decoder-native | matmul | kernels | decoder | tfjs | minilm) ;;
 *) sed -n 2,23p "$0"; exit 2 ;;
 esac
 
@@ -145,6 +148,14 @@ tune-native | tune-firefox)
     --timeout 120 --tune-cache "$cache" --out "$dir/tune"
   cp "$cache" "$dir/tune.json"
   ;;
+tune-matvec)
+  # Every matvec variant, the subgroup ones included, natively at the full suite's shapes (TinyLlama's
+  # and MiniLM's projections), f32 and f16.
+  cache=/tmp/gpu/tune-matvec.json
+  run tune-matvec harness run --tune --platform native --filter matvec,matvec_f16 --suite full --samples 10 --warmup 5 \
+    --max-time 1 --timeout 120 --tune-cache "$cache" --out "$dir/tune"
+  cp "$cache" "$dir/tune.json"
+  ;;
 matmul)
   # The tuned matmul beside the references it replaces, natively and in Firefox.
   cache=/tmp/gpu/tune.json; [ -f "$pack/tune.json" ] && [ ! -f "$cache" ] && cp "$pack/tune.json" "$cache"
@@ -160,6 +171,11 @@ kernels)
 decoder)
   # TinyLlama's shape, 22 layers, context 128: prefill, decode and each op, f32 and f16 weights.
   run decoder harness run "${ff[@]}" --platform webgpu,native --roofline --suite full --model tinyllama --context 128 \
+    --dtype f32,f16 --timeout 300 --out "$dir/decoder"
+  ;;
+decoder-native)
+  # The decoder natively only, where its decode matvecs reduce through subgroups (a browser cannot).
+  run decoder-native harness run --platform native --roofline --suite full --model tinyllama --context 128 \
     --dtype f32,f16 --timeout 300 --out "$dir/decoder"
   ;;
 tfjs)

@@ -383,7 +383,7 @@ impl Gpu {
         clock: &mut impl ClockGate,
         on_sample: impl FnMut(u32),
     ) -> Result<crate::wire::CaseMeasurement, GpuError> {
-        let program = case.program(weights).map_err(|e| GpuError::Pipeline { kernel: case.kernel.clone(), message: e.to_string() })?;
+        let program = case.program(weights, self.has("subgroups")).map_err(|e| GpuError::Pipeline { kernel: case.kernel.clone(), message: e.to_string() })?;
         self.check_fits(&case.kernel, &program)?;
         let prepared = self.prepare(&case.kernel, &program).await?;
         let measured = self.measure(&prepared, &plan.sampling, clock, on_sample).await?;

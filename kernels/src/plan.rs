@@ -145,10 +145,11 @@ impl CaseSpec {
         })
     }
 
-    /// The GPU program of this case; `weights` only for an encoder.
-    pub fn program(&self, weights: Option<&Weights>) -> Result<Program, ModelError> {
+    /// The GPU program of this case; `weights` only for an encoder; `subgroups` where the device
+    /// has them (models' linear layers then reduce through them).
+    pub fn program(&self, weights: Option<&Weights>, subgroups: bool) -> Result<Program, ModelError> {
         match (&self.workload, self.kernel()) {
-            (Some(w), _) => w.program(self.seed, weights),
+            (Some(w), _) => w.program(self.seed, weights, subgroups),
             (None, Some(k)) => Ok(Program::of_kernel(&*k, &self.shape, &k.inputs(&self.shape, self.seed))),
             (None, None) => Err(ModelError::UnknownKernel(self.kernel.clone())),
         }

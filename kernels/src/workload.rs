@@ -36,10 +36,11 @@ impl Workload {
     }
 
     /// The GPU program. `weights` are the encoder's safetensors; other workloads take none.
-    pub fn program(&self, seed: u64, weights: Option<&Weights>) -> Result<Program, ModelError> {
+    /// `subgroups`: whether the device has them (see [`Graph::lower`](crate::model::graph::Graph::lower)).
+    pub fn program(&self, seed: u64, weights: Option<&Weights>, subgroups: bool) -> Result<Program, ModelError> {
         match self {
-            Workload::Encoder(e) => e.graph().lower(weights),
-            Workload::Decoder(d) => d.graph(seed).lower(None),
+            Workload::Encoder(e) => e.graph().lower(weights, subgroups),
+            Workload::Decoder(d) => d.graph(seed).lower(None, subgroups),
             Workload::User(u) => Ok(u.program(seed)),
         }
     }

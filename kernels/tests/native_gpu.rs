@@ -177,32 +177,49 @@ fn linear_layers_match_f64(gpu: &Gpu, dtype: kernels::Dtype) {
     // matmul's tolerance, over K products, the bias and the addend.
     let failures: Vec<String> = failing_outputs(gpu, &g, |i| kernels::Tolerance { abs: 2e-6 * (LINEARS[i].1 + 2) as f64, rel: 1e-5 })
         .into_iter()
-        .map(|(i, verdict)| {
+        .map(|(i, lowering, verdict)| {
             let (m, k, n, bias, add) = LINEARS[i];
-            format!("{m}×{k}×{n} bias {bias} add {add}, w {dtype}, as {:?}: {verdict:?}", kernels::catalog::linear::Linear::choose(m, k, n))
+            format!("{m}×{k}×{n} bias {bias} add {add}, w {dtype}, {lowering}: {verdict:?}")
         })
         .collect();
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
 /// Runs `g` on the GPU and checks each of its outputs against the f64 reference with
-/// `tolerance(i)` (`i` its index in `g.outputs`); returns the failures as `(i, verdict)`.
-fn failing_outputs(gpu: &Gpu, g: &kernels::model::graph::Graph, tolerance: impl Fn(usize) -> kernels::Tolerance) -> Vec<(usize, kernels::Verdict)> {
-    let program = g.lower(None).unwrap();
-    let prepared = pollster::block_on(gpu.prepare("model ops", &program)).unwrap();
-    pollster::block_on(gpu.dispatch(&prepared)).unwrap();
-    let mut got = le_bytes_to_f32s(&pollster::block_on(gpu.read_output(&prepared, &program)).unwrap()).into_iter();
-    let mut expected = g.evaluate(None).unwrap().into_iter();
+/// `tolerance(i)` (`i` its index in `g.outputs`): lowered without subgroups, and again with them
+/// where the adapter has them (the linear layers' matvecs then reduce through them). Returns the
+/// failures as `(i, lowering, verdict)`.
+fn failing_outputs(gpu: &Gpu, g: &kernels::model::graph::Graph, tolerance: impl Fn(usize) -> kernels::Tolerance) -> Vec<(usize, &'static str, kernels::Verdict)> {
     let mut failures = Vec::new();
-    for (i, &o) in g.outputs.iter().enumerate() {
-        let len = g.tensors[o].len;
-        let (got, expected): (Vec<f32>, Vec<f64>) = (got.by_ref().take(len).collect(), expected.by_ref().take(len).collect());
-        let verdict = compare(&got, &expected, tolerance(i));
-        if !verdict.passed {
-            failures.push((i, verdict));
+    let reference = g.evaluate(None).unwrap();
+    for (subgroups, lowering) in [(false, "workgroup reduction"), (true, "subgroup reduction")] {
+        if subgroups && !gpu.has("subgroups") {
+            eprintln!("SKIPPED the subgroup lowering: this adapter has no subgroups");
+            continue;
+        }
+        let program = g.lower(None, subgroups).unwrap();
+        assert_eq!(program.features.iter().any(|f| f == "subgroups"), subgroups && g.ops.iter().any(|(_, op)| is_one_row_linear(op)));
+        let prepared = pollster::block_on(gpu.prepare("model ops", &program)).unwrap();
+        pollster::block_on(gpu.dispatch(&prepared)).unwrap();
+        let mut got = le_bytes_to_f32s(&pollster::block_on(gpu.read_output(&prepared, &program)).unwrap()).into_iter();
+        let mut expected = reference.iter().copied();
+        for (i, &o) in g.outputs.iter().enumerate() {
+            let len = g.tensors[o].len;
+            let (got, expected): (Vec<f32>, Vec<f64>) = (got.by_ref().take(len).collect(), expected.by_ref().take(len).collect());
+            let verdict = compare(&got, &expected, tolerance(i));
+            if !verdict.passed {
+                failures.push((i, lowering, verdict));
+            }
         }
     }
     failures
+}
+
+/// Whether `op` is a linear layer (or SwiGLU) of one row with K a multiple of 4: a vec4 matvec,
+/// which the lowering gives a subgroup reduction where the device has subgroups.
+fn is_one_row_linear(op: &kernels::model::op::Op) -> bool {
+    use kernels::model::op::Op;
+    matches!(*op, Op::Linear { m: 1, k, .. } | Op::SwiGlu { m: 1, k, .. } if k % 4 == 0)
 }
 
 /// RMSNorm and LayerNorm at odd widths (scalar and vec4 loads, fewer columns than invocations,
@@ -226,7 +243,7 @@ fn model_norms_match_f64_at_odd_widths_natively() {
     }
     let failures: Vec<String> = failing_outputs(&gpu, &g, |_| kernels::Tolerance { abs: 1e-4, rel: 1e-4 })
         .into_iter()
-        .map(|(i, verdict)| format!("{rows} rows of (cols, layer norm, around) {:?}: {verdict:?}", cases[i]))
+        .map(|(i, lowering, verdict)| format!("{rows} rows of (cols, layer norm, around) {:?}, {lowering}: {verdict:?}", cases[i]))
         .collect();
     assert!(failures.is_empty(), "{failures:#?}");
 }
@@ -257,7 +274,7 @@ fn model_swiglu_matches_f64_at_odd_shapes_natively() {
         }
         let failures: Vec<String> = failing_outputs(&gpu, &g, |i| kernels::Tolerance { abs: 4e-6 * (shapes[i].1 + 1) as f64, rel: 1e-5 })
             .into_iter()
-            .map(|(i, verdict)| format!("m, k, n {:?}, w {dtype}: {verdict:?}", shapes[i]))
+            .map(|(i, lowering, verdict)| format!("m, k, n {:?}, w {dtype}, {lowering}: {verdict:?}", shapes[i]))
             .collect();
         assert!(failures.is_empty(), "{failures:#?}");
     }
@@ -379,7 +396,7 @@ fn attention_matches_f64_at_odd_configurations_natively() {
         g.op("attention", Op::Attention { q, k, v, lens, y, rows, seq, heads, kv_heads, hd, kv_len, causal, pos0 });
         g.outputs.push(y);
     }
-    let program = g.lower(None).unwrap();
+    let program = g.lower(None, false).unwrap();
     let prepared = pollster::block_on(gpu.prepare("attention", &program)).unwrap();
     pollster::block_on(gpu.dispatch(&prepared)).unwrap();
     let mut got = le_bytes_to_f32s(&pollster::block_on(gpu.read_output(&prepared, &program)).unwrap()).into_iter();

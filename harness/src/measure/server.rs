@@ -1,11 +1,13 @@
 //! The local HTTP server: serves the page bundle with cross-origin isolation headers (for precise
 //! `performance.now()`), hands out the run plan, and turns what the page POSTs or streams into
 //! [`PageEvent`]s for the controller. One server serves every browser of an invocation in turn;
-//! each browser's run has its own token, and every API call must carry the current one.
+//! each browser's run has its own token, and every API call must carry the current one: it is
+//! checked (in constant time) before any body is read, and each route states its body limit.
 
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
-use axum::extract::{DefaultBodyLimit, Query, State};
+use axum::extract::{DefaultBodyLimit, Query, Request, State};
 use axum::http::{header, HeaderName, HeaderValue, StatusCode};
+use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -16,6 +18,7 @@ use std::net::SocketAddr;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use subtle::ConstantTimeEq;
 use tokio::sync::{mpsc, oneshot};
 use tower_http::services::ServeDir;
 use tower_http::set_header::SetResponseHeaderLayer;
@@ -81,7 +84,21 @@ impl AppState {
     fn slot(&self) -> std::sync::MutexGuard<'_, RunSlot> {
         self.slot.lock().unwrap_or_else(|e| e.into_inner())
     }
+
+    /// Whether `given` is the current run's token; the bytes are compared in constant time, so
+    /// the time of a refusal says nothing of how much of a guess was right.
+    fn is_current(&self, given: Option<&str>) -> bool {
+        given.is_some_and(|g| bool::from(g.as_bytes().ct_eq(self.slot().token.as_bytes())))
+    }
 }
+
+/// Most bytes a JSON report of the page may have (adapter, completion latency).
+pub const REPORT_BODY_LIMIT: usize = 64 << 10;
+/// Most bytes an error report may have: an exception with its stack and the case's context.
+pub const ERROR_BODY_LIMIT: usize = 1 << 20;
+/// Most bytes a case's result may have: its output arrives as base64 in one POST (a 4096×4096
+/// f32 matrix is 87 MiB of it; the largest model outputs are smaller).
+pub const RESULT_BODY_LIMIT: usize = 1 << 30;
 
 /// A running server; stops when dropped.
 pub struct Server {
@@ -189,20 +206,23 @@ fn router(state: Arc<AppState>, bundle_dir: &Path) -> Router {
         (HeaderName::from_static("cross-origin-embedder-policy"), "require-corp"),
         (HeaderName::from_static("cross-origin-resource-policy"), "same-origin"),
     ];
-    let mut app = Router::new()
+    // Every API route answers only the current run's token, checked before the body is read.
+    // Routes without a body take none: the limit of the ones that read one is stated beside them.
+    let api = Router::new()
         .route("/api/plan", get(plan))
-        .route("/api/adapter", post(adapter))
-        .route("/api/latency", post(latency))
+        .route("/api/adapter", post(adapter).layer(DefaultBodyLimit::max(REPORT_BODY_LIMIT)))
+        .route("/api/latency", post(latency).layer(DefaultBodyLimit::max(REPORT_BODY_LIMIT)))
         .route("/api/clock", get(clock))
-        .route("/api/result", post(result))
-        .route("/api/error", post(error))
+        .route("/api/result", post(result).layer(DefaultBodyLimit::max(RESULT_BODY_LIMIT)))
+        .route("/api/error", post(error).layer(DefaultBodyLimit::max(ERROR_BODY_LIMIT)))
         .route("/api/done", post(done))
         .route("/api/events", get(events))
         .route("/api/weights", get(weights))
+        .route_layer(middleware::from_fn_with_state(state.clone(), require_token));
+    let mut app = Router::new()
+        .merge(api)
         .route("/tfjs/{name}", get(tfjs))
         .fallback_service(ServeDir::new(bundle_dir))
-        // Outputs of large cases arrive as base64 in one POST.
-        .layer(DefaultBodyLimit::max(1 << 30))
         .with_state(state);
     for (name, value) in isolation {
         app = app.layer(SetResponseHeaderLayer::overriding(name, HeaderValue::from_static(value)));
@@ -215,41 +235,33 @@ struct TokenQuery {
     token: Option<String>,
 }
 
-fn authorize(state: &AppState, q: &TokenQuery) -> Result<(), (StatusCode, &'static str)> {
-    if q.token.as_deref() == Some(state.slot().token.as_str()) {
-        Ok(())
-    } else {
-        Err((StatusCode::FORBIDDEN, "wrong or missing run token"))
+/// Refuses an API request without the current run's token (`?token=`) with 403, before its body
+/// is read or parsed: a stray or hostile request costs a header's worth of work.
+async fn require_token(State(s): State<Arc<AppState>>, request: Request, next: Next) -> Response {
+    let token = Query::<TokenQuery>::try_from_uri(request.uri()).ok().and_then(|Query(q)| q.token);
+    if !s.is_current(token.as_deref()) {
+        return (StatusCode::FORBIDDEN, "wrong or missing run token").into_response();
     }
+    next.run(request).await
 }
 
-fn forward(state: &AppState, q: &TokenQuery, event: PageEvent) -> Response {
-    if let Err(r) = authorize(state, q) {
-        return r.into_response();
-    }
+fn forward(state: &AppState, event: PageEvent) -> Response {
     if let Some(events) = &state.slot().events {
         let _ = events.send(event);
     }
     StatusCode::NO_CONTENT.into_response()
 }
 
-async fn plan(State(s): State<Arc<AppState>>, Query(q): Query<TokenQuery>) -> Response {
-    if let Err(r) = authorize(&s, &q) {
-        return r.into_response();
-    }
+async fn plan(State(s): State<Arc<AppState>>) -> Response {
     Json(s.slot().plan.clone()).into_response()
 }
 
 #[derive(Deserialize)]
 struct WeightsQuery {
-    token: Option<String>,
     name: String,
 }
 
 async fn weights(State(s): State<Arc<AppState>>, Query(q): Query<WeightsQuery>) -> Response {
-    if let Err(r) = authorize(&s, &TokenQuery { token: q.token }) {
-        return r.into_response();
-    }
     let path = s.weights.lock().unwrap_or_else(|e| e.into_inner()).get(&q.name).cloned();
     let Some(path) = path else {
         return (StatusCode::NOT_FOUND, format!("no weights called `{}` in this run", q.name)).into_response();
@@ -273,39 +285,34 @@ async fn tfjs(State(s): State<Arc<AppState>>, axum::extract::Path(name): axum::e
     send_file(&path, "text/javascript").await
 }
 
-async fn adapter(State(s): State<Arc<AppState>>, Query(q): Query<TokenQuery>, Json(a): Json<AdapterReport>) -> Response {
-    forward(&s, &q, PageEvent::Adapter(a))
+async fn adapter(State(s): State<Arc<AppState>>, Json(a): Json<AdapterReport>) -> Response {
+    forward(&s, PageEvent::Adapter(a))
 }
 
-async fn latency(State(s): State<Arc<AppState>>, Query(q): Query<TokenQuery>, Json(l): Json<CompletionLatency>) -> Response {
-    forward(&s, &q, PageEvent::Latency(l))
+async fn latency(State(s): State<Arc<AppState>>, Json(l): Json<CompletionLatency>) -> Response {
+    forward(&s, PageEvent::Latency(l))
 }
 
 /// `{"steady": true|false|null}`: whether the probe sees the GPU clock settled.
-async fn clock(State(s): State<Arc<AppState>>, Query(q): Query<TokenQuery>) -> Response {
-    if let Err(r) = authorize(&s, &q) {
-        return r.into_response();
-    }
+async fn clock(State(s): State<Arc<AppState>>) -> Response {
     let check = s.clock.lock().unwrap_or_else(|e| e.into_inner()).clone();
     Json(serde_json::json!({ "steady": check.and_then(|c| c()) })).into_response()
 }
 
-async fn result(State(s): State<Arc<AppState>>, Query(q): Query<TokenQuery>, Json(m): Json<CaseMeasurement>) -> Response {
-    forward(&s, &q, PageEvent::Result(Box::new(m)))
+async fn result(State(s): State<Arc<AppState>>, Json(m): Json<CaseMeasurement>) -> Response {
+    forward(&s, PageEvent::Result(Box::new(m)))
 }
 
-async fn error(State(s): State<Arc<AppState>>, Query(q): Query<TokenQuery>, Json(e): Json<PageError>) -> Response {
-    forward(&s, &q, PageEvent::Error(e))
+async fn error(State(s): State<Arc<AppState>>, Json(e): Json<PageError>) -> Response {
+    forward(&s, PageEvent::Error(e))
 }
 
-async fn done(State(s): State<Arc<AppState>>, Query(q): Query<TokenQuery>) -> Response {
-    forward(&s, &q, PageEvent::Done)
+async fn done(State(s): State<Arc<AppState>>) -> Response {
+    forward(&s, PageEvent::Done)
 }
 
 async fn events(State(s): State<Arc<AppState>>, Query(q): Query<TokenQuery>, ws: WebSocketUpgrade) -> Response {
-    if let Err(r) = authorize(&s, &q) {
-        return r.into_response();
-    }
+    // require_token has checked it; the socket keeps it to stop when its run ends.
     let token = q.token.unwrap_or_default();
     ws.on_upgrade(move |socket| progress_stream(s, token, socket))
 }
@@ -315,13 +322,15 @@ async fn progress_stream(state: Arc<AppState>, token: String, mut socket: WebSoc
         if let Message::Text(text) = msg {
             match serde_json::from_str::<Progress>(&text) {
                 Ok(p) => {
-                    let slot = state.slot();
                     // A socket outlives neither its run nor its token.
-                    match &slot.events {
-                        Some(events) if slot.token == token => {
+                    if !state.is_current(Some(&token)) {
+                        break;
+                    }
+                    match &state.slot().events {
+                        Some(events) => {
                             let _ = events.send(PageEvent::Progress(p));
                         }
-                        _ => break,
+                        None => break,
                     }
                 }
                 Err(e) => tracing::warn!("ignoring a progress message the harness does not understand: {e}"),
@@ -358,10 +367,73 @@ mod token_tests {
 
     fn status_of(addr: SocketAddr, request: &str) -> String {
         let mut s = std::net::TcpStream::connect(addr).unwrap();
-        s.write_all(request.as_bytes()).unwrap();
-        let mut buf = String::new();
-        let _ = s.read_to_string(&mut buf);
-        buf.lines().next().unwrap_or("").to_string()
+        // A server that waited for a body that never comes would otherwise hang the test.
+        s.set_read_timeout(Some(std::time::Duration::from_secs(30))).unwrap();
+        let _ = s.write_all(request.as_bytes());
+        let mut buf = Vec::new();
+        let _ = s.read_to_end(&mut buf);
+        String::from_utf8_lossy(&buf).lines().next().unwrap_or("").to_string()
+    }
+
+    /// A POST of `body` to `path`, its Content-Length `length` (the body may be shorter).
+    fn post_of(path: &str, length: usize, body: &str) -> String {
+        format!("POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {length}\r\nConnection: close\r\n\r\n{body}")
+    }
+
+    /// A server with a run begun, its address and the run's token.
+    async fn serving() -> (Server, SocketAddr, String, mpsc::UnboundedReceiver<PageEvent>) {
+        let server = start(([127, 0, 0, 1], 0).into(), None, Path::new(".")).await.unwrap();
+        let events = server.begin_run(RunPlan::empty(kernels::Platform::Webgpu));
+        let token = server.page_url().split("token=").nth(1).unwrap().to_string();
+        let addr = server.addr;
+        (server, addr, token, events)
+    }
+
+    /// The status lines of `requests`, sent one after the other from a blocking thread.
+    async fn statuses(addr: SocketAddr, requests: Vec<String>) -> Vec<String> {
+        tokio::task::spawn_blocking(move || requests.iter().map(|r| status_of(addr, r)).collect()).await.unwrap()
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn the_token_is_checked_before_any_body_is_read() {
+        let (_server, addr, token, _events) = serving().await;
+        let wrong_same_length: String = token.chars().map(|c| if c == '0' { '1' } else { '0' }).collect();
+        let requests = vec![
+            // No token, a body announced as 8 MB of which only garbage arrives: refused at once.
+            post_of("/api/result", 8 << 20, "{garbage"),
+            // Bad JSON with a wrong token: 403, not the parser's 400/422.
+            post_of(&format!("/api/adapter?token={wrong_same_length}"), 8, "{garbage"),
+            post_of(&format!("/api/error?token={}", &token[..31]), 8, "{garbage"),
+            post_of(&format!("/api/latency?token={token}0"), 8, "{garbage"),
+            format!("GET /api/plan?token=&token={wrong_same_length} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
+            // The same bad JSON with the run's token reaches the parser.
+            post_of(&format!("/api/adapter?token={token}"), 8, "{garbage"),
+        ];
+        let got = statuses(addr, requests).await;
+        for status in &got[..5] {
+            assert!(status.contains("403"), "{got:?}");
+        }
+        assert!(got[5].contains("400") || got[5].contains("422"), "{got:?}");
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn each_route_refuses_a_body_over_its_stated_limit() {
+        let (_server, addr, token, _events) = serving().await;
+        let over = |path: &str, limit: usize| post_of(&format!("{path}?token={token}"), limit + 1, &"x".repeat(limit + 1));
+        // 4 MiB of garbage: over the error route's limit, under the result route's, which parses it.
+        let big = 4 << 20;
+        let requests = vec![
+            over("/api/adapter", REPORT_BODY_LIMIT),
+            over("/api/latency", REPORT_BODY_LIMIT),
+            over("/api/error", ERROR_BODY_LIMIT),
+            post_of(&format!("/api/error?token={token}"), big, &"x".repeat(big)),
+            post_of(&format!("/api/result?token={token}"), big, &"x".repeat(big)),
+        ];
+        let got = statuses(addr, requests).await;
+        for status in &got[..4] {
+            assert!(status.contains("413"), "{got:?}");
+        }
+        assert!(got[4].contains("400") || got[4].contains("422"), "a result may be larger: {got:?}");
     }
 
     #[tokio::test(flavor = "multi_thread")]

@@ -248,9 +248,16 @@ mod tests {
     fn a_decode_layer_is_thirteen_dispatches_and_prefill_splits_only_swiglu() {
         // attn_norm, q, k, v, 2 rope, 2 kv_write, attention, o_proj (+ residual), ffn_norm,
         // gate_up (+ silu_mul), down (+ residual); then the final norm.
-        assert_eq!(tiny(Phase::Decode, 4).graph(1).lower(None).unwrap().steps.len(), 2 * 13 + 1);
+        assert_eq!(tiny(Phase::Decode, 4).graph(1).lower(None, false).unwrap().steps.len(), 2 * 13 + 1);
         // Several rows: gate, up and silu_mul are three dispatches.
-        assert_eq!(tiny(Phase::Prefill, 4).graph(1).lower(None).unwrap().steps.len(), 2 * 15 + 1);
+        assert_eq!(tiny(Phase::Prefill, 4).graph(1).lower(None, false).unwrap().steps.len(), 2 * 15 + 1);
+        // Where the device has subgroups, decode's matvecs reduce through them (and say they need
+        // them); prefill's matmuls have no reduction to change.
+        let decode = tiny(Phase::Decode, 4).graph(1).lower(None, true).unwrap();
+        assert_eq!(decode.features, vec!["subgroups".to_string()]);
+        let matvecs: Vec<&str> = decode.shaders.iter().map(|s| s.label.as_str()).filter(|l| l.contains(": matvec ")).collect();
+        assert!(!matvecs.is_empty() && matvecs.iter().all(|l| l.contains("-sg")), "{matvecs:?}");
+        assert!(tiny(Phase::Prefill, 4).graph(1).lower(None, true).unwrap().features.is_empty());
     }
 
     #[test]
@@ -263,9 +270,9 @@ mod tests {
         assert_eq!(weights.len(), 14);
         let saved: usize = weights.iter().map(|&t| 2 * g16.tensors[t].len).sum();
         assert_eq!(g32.bytes() - g16.bytes(), saved as f64);
-        let program = g16.lower(None).unwrap();
+        let program = g16.lower(None, false).unwrap();
         assert_eq!(program.features, vec!["shader-f16".to_string()]);
-        assert!(g32.lower(None).unwrap().features.is_empty());
+        assert!(g32.lower(None, false).unwrap().features.is_empty());
         let (a, b) = (g32.evaluate(None).unwrap(), g16.evaluate(None).unwrap());
         assert_ne!(a, b, "the f16 reference must read rounded weights");
         assert!(crate::check::cosine(&a, &b) > 0.999, "f16 weights stay close to f32's");

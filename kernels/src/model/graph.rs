@@ -155,8 +155,9 @@ impl Graph {
         Ok(values)
     }
 
-    /// The GPU program: one buffer per tensor, one dispatch per op.
-    pub fn lower(&self, weights: Option<&Weights>) -> Result<Program, ModelError> {
+    /// The GPU program: one buffer per tensor, one dispatch per op; `subgroups` where the device
+    /// has them, so the linear layers may use them.
+    pub fn lower(&self, weights: Option<&Weights>, subgroups: bool) -> Result<Program, ModelError> {
         let mut p = Program::default();
         for (t, tensor) in self.tensors.iter().enumerate() {
             let label = tensor.name.clone();
@@ -174,7 +175,7 @@ impl Graph {
         }
         let dummy = p.buffer(Buffer { label: "unused".into(), uniform: false, init: Init::Zeroed(16) });
         for (tag, op) in &self.ops {
-            wgsl::lower(&mut p, tag, op, dummy, |t| self.tensors[t].dtype);
+            wgsl::lower(&mut p, tag, op, dummy, |t| self.tensors[t].dtype, subgroups);
         }
         p.outputs = self.outputs.clone();
         Ok(p)

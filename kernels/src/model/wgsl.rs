@@ -284,21 +284,23 @@ fn reduce(t: u32, v: f32, is_max: bool) -> f32 {
 
 /// Appends `op` to `p` as one dispatch. `dummy` stands in for an absent optional tensor, since
 /// every binding a shader declares must be bound; `dtype_of` says how each tensor is stored (a
-/// linear layer's weight may be f16).
-pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: impl Fn(T) -> Dtype) {
+/// linear layer's weight may be f16); `subgroups`, whether the device has them (for
+/// [`Linear::choose`]).
+pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: impl Fn(T) -> Dtype, subgroups: bool) {
     let f = |v: f32| v.to_bits();
     let (name, src, words, tensors, groups): (&str, &str, Vec<u32>, Vec<usize>, [u32; 3]) = match *op {
-        Op::Linear { x, w, b, add, y, m, k, n } => return linear(p, tag, [x, w, y], b, add, [m, k, n], dtype_of(w)),
+        Op::Linear { x, w, b, add, y, m, k, n } => return linear(p, tag, [x, w, y], b, add, [m, k, n], dtype_of(w), subgroups),
         Op::SwiGlu { x, gate, up, y, m, k, n } => {
             let wd = dtype_of(gate);
-            if let Linear::Matvec(mv) = Linear::choose(m, k, n) {
+            if let Linear::Matvec(mv) = Linear::choose(m, k, n, subgroups) {
                 let shader = p.shader(&format!("swiglu: matvec {mv} w {wd}"), || mv.wgsl_swiglu(Dtype::F32, wd));
+                p.require(mv.sg.then_some("subgroups"));
                 return dispatch(p, tag, shader, vec![k, n], [x, gate, up, y], mv.workgroups(n));
             }
             // Several rows: the gate and up projections into buffers of their own, then silu(g)·u.
             let (g, u) = (p.buffer(Buffer::zeroed(format!("{tag} gate"), (m * n) as usize)), p.buffer(Buffer::zeroed(format!("{tag} up"), (m * n) as usize)));
-            linear(p, tag, [x, gate, g], None, None, [m, k, n], wd);
-            linear(p, tag, [x, up, u], None, None, [m, k, n], wd);
+            linear(p, tag, [x, gate, g], None, None, [m, k, n], wd, subgroups);
+            linear(p, tag, [x, up, u], None, None, [m, k, n], wd, subgroups);
             ("elementwise", ELEMENTWISE, vec![m * n, 2], vec![g, u, y], elementwise(m * n))
         }
         Op::Norm { x, g, b, y, rows, cols, eps } => {
@@ -334,8 +336,12 @@ pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: impl F
 }
 
 /// Appends the dispatch of a linear layer `y = x·wᵀ (+ b) (+ add)` of `[m, k, n]`, `w` stored as `wd`.
-fn linear(p: &mut Program, tag: &str, [x, w, y]: [usize; 3], b: Option<usize>, add: Option<usize>, [m, k, n]: [u32; 3], wd: Dtype) {
-    let kernel = Linear::choose(m, k, n);
+#[allow(clippy::too_many_arguments)]
+fn linear(p: &mut Program, tag: &str, [x, w, y]: [usize; 3], b: Option<usize>, add: Option<usize>, [m, k, n]: [u32; 3], wd: Dtype, subgroups: bool) {
+    let kernel = Linear::choose(m, k, n, subgroups);
+    if let Linear::Matvec(mv) = kernel {
+        p.require(mv.sg.then_some("subgroups"));
+    }
     let epilogue = Epilogue { bias: b.is_some(), add: add.is_some() };
     let shader = p.shader(&kernel.label(epilogue, wd), || kernel.wgsl(epilogue, wd));
     let tensors = [x, w].into_iter().chain(b).chain(add).chain([y]);
