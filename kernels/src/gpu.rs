@@ -237,7 +237,7 @@ impl Gpu {
             .map(|s| {
                 let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
                     label: Some(&s.label),
-                    source: wgpu::ShaderSource::Wgsl(for_this_compiler(&s.wgsl).into()),
+                    source: wgpu::ShaderSource::Wgsl(for_this_compiler(&s.wgsl)),
                 });
                 self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                     label: Some(&s.label),

@@ -185,6 +185,42 @@ mod every_report {
         broken["runs"][0]["cases"][1]["clock"]["smMhzMedian"] = "fast".into();
         assert!(!validator.is_valid(&broken), "the clock is checked, not merely allowed");
     }
+
+    #[test]
+    fn a_crashed_case_and_one_passed_on_a_retry_show_in_every_report() {
+        let mut crashed = case("c", &[], true, false);
+        crashed.status = CaseStatus::Crashed;
+        crashed.message = Some("the WebDriver session failed: invalid session id".into());
+        let mut retried = case("r", &[1.0, 1.1], true, true);
+        retried.earlier_attempts = vec![Attempt { status: CaseStatus::Crashed, message: "chromedriver ended: signal: 9 (SIGKILL)".into() }];
+        let report = report_with(vec![("chrome", vec![case("a", &[1.0], true, true), retried, crashed])]);
+        let counts = report.runs[0].counts();
+        assert_eq!((counts.passed, counts.crashed), (2, 1));
+        assert!(!counts.all_passed());
+        assert_eq!(report.runs[0].cases.iter().map(CaseReport::saw_a_crash).collect::<Vec<_>>(), [false, true, true]);
+
+        let html = html::render(&report).unwrap().replace("&#x2F;", "/");
+        assert!(html.contains("1 crashed</span>"), "the badge");
+        assert!(html.contains("earlier attempt 1: crashed: chromedriver ended: signal: 9 (SIGKILL)"), "the attempts");
+        let md = markdown::render(&report);
+        assert!(md.contains("| crashed |") && md.contains("| 2 | 0 | 0 | 1 |"), "{md}");
+        let junit = junit::render(&report);
+        let doc = roxmltree::Document::parse(&junit).unwrap();
+        assert_eq!(doc.root_element().attribute("errors"), Some("1"), "{junit}");
+
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(json["runs"][0]["cases"][1]["earlierAttempts"][0]["status"], "crashed");
+        assert!(json["runs"][0]["cases"][0].get("earlierAttempts").is_none(), "absent when there were none");
+        let schema: serde_json::Value = serde_json::from_str(include_str!("../schema/results.schema.json")).unwrap();
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        assert!(validator.is_valid(&json), "{:?}", validator.iter_errors(&json).map(|e| e.to_string()).collect::<Vec<_>>());
+        let mut broken = json.clone();
+        broken["runs"][0]["cases"][1]["earlierAttempts"][0]["status"] = "passed".into();
+        assert!(!validator.is_valid(&broken), "an earlier attempt is one that crashed or timed out");
+        let dir = tempfile::tempdir().unwrap();
+        write_all(&report, dir.path()).unwrap();
+        assert_eq!(read_results(&dir.path().join(RESULTS_JSON)).unwrap(), report);
+    }
 }
 
 #[cfg(test)]

@@ -27,7 +27,7 @@ pub fn render(report: &RunReport) -> String {
     if !user_flags.is_empty() {
         let _ = writeln!(s, "User browser flags: {}\n", user_flags.join(", "));
     }
-    let _ = writeln!(s, "| run | host | browser | adapter | passed | wrong | timed out | error | not run | unsupported |");
+    let _ = writeln!(s, "| run | host | browser | adapter | passed | wrong | timed out | crashed | error | not run | unsupported |");
     let _ = writeln!(s, "|---|---|---|---|---:|---:|---:|---:|---:|---:|");
     let labels = crate::model::labels(report);
     for (run, label) in report.runs.iter().zip(&labels) {
@@ -49,8 +49,8 @@ pub fn render(report: &RunReport) -> String {
         };
         let _ = writeln!(
             s,
-            "| {label} | {} | {browser} | {adapter} | {} | {} | {} | {} | {} | {} |",
-            run.host.os, c.passed, c.failed, c.timed_out, c.error, c.not_run, c.unsupported
+            "| {label} | {} | {browser} | {adapter} | {} | {} | {} | {} | {} | {} | {} |",
+            run.host.os, c.passed, c.failed, c.timed_out, c.crashed, c.error, c.not_run, c.unsupported
         );
     }
     for (run, label) in report.runs.iter().zip(&labels) {

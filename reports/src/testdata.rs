@@ -127,6 +127,7 @@ pub fn report_with(runs: Vec<(&str, Vec<CaseReport>)>) -> RunReport {
             seed: 1,
             max_time_s: 10.0,
             case_timeout_s: 60.0,
+            retries: 1,
             headless: true,
             weights: None,
             browser_args: vec![],

@@ -283,8 +283,8 @@ Statistics and baselines:
 Reports go to runs/<timestamp>-<browser>/ (results.json, report.html, summary.md, junit.xml)
 unless --out is given; `harness open` serves them with an index of runs.
 
-Exit status: 0 every case passed its check; 1 a case was wrong, timed out or raised an error, or
-regressed beyond --fail-on-regression; 2 the run could not happen (browser or driver missing, no WebGPU adapter, bad arguments).";
+Exit status: 0 every case passed its check; 1 a case was wrong, timed out, crashed its browser
+(even if a retry then passed) or raised an error, or regressed beyond --fail-on-regression; 2 the run could not happen (browser or driver missing, no WebGPU adapter, bad arguments).";
 
 /// How samples are taken (`--sampling`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -451,6 +451,10 @@ pub struct RunArgs {
     /// Seconds a case may take (including its pipeline compile) before it is marked timed out.
     #[arg(long, default_value_t = 60.0, value_parser = positive_seconds, conflicts_with = "replay")]
     pub timeout: f64,
+    /// Runs a case whose browser crashed, or that timed out, again up to N times; a crash starts a
+    /// fresh browser session for it and the cases after it. The report lists every attempt.
+    #[arg(long, value_name = "N", default_value_t = 1, conflicts_with = "replay")]
+    pub retries: u32,
     /// Browser executable instead of searching PATH and the usual install locations; with several
     /// browsers write BROWSER=PATH (repeatable).
     #[arg(long, value_name = "[BROWSER=]PATH")]

@@ -55,6 +55,7 @@ pub fn apply(args: &mut RunArgs, path: &Path) -> Result<Vec<CaseSpec>, ReplayErr
     args.seed = s.seed;
     args.max_time = s.max_time_s;
     args.timeout = s.case_timeout_s;
+    args.retries = s.retries;
     args.target_ci = s.target_ci_pct;
     if args.workloads.weights.is_none() {
         args.workloads.weights = s.weights.as_ref().map(Into::into);

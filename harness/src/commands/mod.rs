@@ -100,7 +100,9 @@ pub fn write_reports(report: &mut RunReport, out_dir: &std::path::Path, json: bo
     Ok(())
 }
 
-/// 0 when every case of every run passed; 2 when nothing at all was measured; 1 otherwise.
+/// 0 when every case of every run passed without a crash; 2 when nothing at all was measured;
+/// 1 otherwise (a case that passed only on a retry after its browser crashed counts: the crash
+/// is news).
 pub fn exit_code(report: &RunReport) -> ExitCode {
     let nothing_measured = report
         .runs
@@ -108,7 +110,7 @@ pub fn exit_code(report: &RunReport) -> ExitCode {
         .all(|r| r.cases.iter().all(|c| c.samples.is_empty()) && r.failure.is_some());
     if nothing_measured {
         ExitCode::from(EXIT_UNUSABLE)
-    } else if report.runs.iter().all(|r| r.counts().all_passed() && r.failure.is_none()) {
+    } else if report.runs.iter().all(|r| r.counts().all_passed() && r.failure.is_none() && !r.cases.iter().any(|c| c.saw_a_crash())) {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

@@ -4,7 +4,7 @@
 use super::{exit_code, interrupt_watch, serve_page, write_reports};
 use crate::cli::{self, path_for, replay, RunArgs};
 use crate::measure::browser::BrowserKind;
-use crate::measure::controller::{self, BrowserRunRequest};
+use crate::measure::controller::{self, BrowserRunRequest, CaseLimits};
 use crate::measure::tfjs::TfjsFiles;
 use crate::measure::{discovery, host, native, probe};
 use crate::output::progress::TerminalReporter;
@@ -137,7 +137,7 @@ pub async fn exec(mut args: RunArgs) -> Result<ExitCode> {
             webdriver_url: args.webdriver_url.clone(),
             user_flags: args.browser_flags.for_browser(browser),
             plan: kernels::RunPlan { cases, ..plan.clone() },
-            case_timeout: Duration::from_secs_f64(args.timeout),
+            limits: CaseLimits { timeout: Duration::from_secs_f64(args.timeout), retries: args.retries },
             read_diagnostics: false,
             references: references.clone(),
             probe: probe.clone(),
@@ -210,6 +210,7 @@ pub async fn exec(mut args: RunArgs) -> Result<ExitCode> {
             seed: args.seed,
             max_time_s: args.max_time,
             case_timeout_s: args.timeout,
+            retries: args.retries,
             headless: args.is_headless(),
             weights: weights.get(workload::MINILM).and_then(|p| p.parent()).map(|p| p.display().to_string()),
             browser_args: args.browser_flags.given_args(),

@@ -3,7 +3,7 @@
 
 use super::{interrupt_watch, serve_page};
 use crate::cli::{PlatformArg, VerifyArgs};
-use crate::measure::controller::{self, BrowserRunRequest};
+use crate::measure::controller::{self, BrowserRunRequest, CaseLimits};
 use crate::measure::{native, probe};
 use crate::output::progress::TerminalReporter;
 use crate::output::verdict;
@@ -66,7 +66,7 @@ pub async fn exec(args: VerifyArgs) -> Result<ExitCode> {
                 webdriver_url: None,
                 user_flags: args.browser_flags.for_browser(args.browser),
                 plan: plan.clone(),
-                case_timeout: timeout,
+                limits: CaseLimits { timeout, retries: 0 },
                 read_diagnostics: platform == kernels::Platform::Webgpu,
                 references: references.clone(),
                 probe: probe.clone(),

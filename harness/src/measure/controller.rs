@@ -1,8 +1,9 @@
 //! Runs a plan in one browser: starts the driver (or uses a remote WebDriver) and the browser,
 //! navigates to the page served by the shared server, settles every case as its events arrive (checking each result against the reference),
-//! enforces the per-case timeout by reloading the page with the cases still to run, and always
-//! ends the browser and driver. Whatever happens, it returns a [`PlatformRun`] holding every case
-//! settled so far.
+//! enforces the per-case timeout by reloading the page with the cases still to run, notices a
+//! browser or driver that died (the case is `crashed`) and goes on in a fresh session, runs a
+//! crashed or timed-out case again (`--retries`), and always ends the browser and driver.
+//! Whatever happens, it returns a [`PlatformRun`] holding every case settled so far.
 
 use crate::measure::browser::{BrowserFlags, BrowserKind, LaunchOptions};
 use crate::measure::driver::Driver;
@@ -14,7 +15,8 @@ use crate::measure::probe::{ClockProbe, PageClock, RunProbe};
 use crate::plan::reference::References;
 use kernels::check::check;
 use kernels::{CaseSpec, Platform, RunPlan};
-use reports::{BrowserInfo, CaseReport, CaseStatus, DriverInfo, Phases, PlatformRun, RunStatus};
+use kernels::wire::PageError;
+use reports::{Attempt, BrowserInfo, CaseReport, CaseStatus, DriverInfo, Phases, PlatformRun, RunStatus};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -41,8 +43,8 @@ pub struct BrowserRunRequest {
     pub user_flags: BrowserFlags,
     /// The cases and their timing settings.
     pub plan: RunPlan,
-    /// Longest a case may take.
-    pub case_timeout: Duration,
+    /// Longest a case may take, and how often a crashed or timed-out one runs again.
+    pub limits: CaseLimits,
     /// Read the browser's GPU diagnostics page after the cases (`harness verify`).
     pub read_diagnostics: bool,
     /// What outputs are checked against, shared by every browser and platform of the run.
@@ -50,6 +52,30 @@ pub struct BrowserRunRequest {
     /// The GPU clock probe of the invocation, or why there is none.
     pub probe: RunProbe,
 }
+
+/// How long a case may take, and how often one that crashed or timed out is run again.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CaseLimits {
+    /// Longest a case may take (`--timeout`).
+    pub timeout: Duration,
+    /// Further attempts at a case that crashed or timed out (`--retries`).
+    pub retries: u32,
+}
+
+/// The browser or its driver died while the page ran; the message says what they left behind.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Crashed(pub String);
+
+/// Crashes in a row, with no case settled in between, after which a browser is given up.
+pub const CRASHES_IN_A_ROW: u32 = 3;
+/// How often a run checks that its browser is still there.
+const LIVENESS_EVERY: Duration = Duration::from_secs(1);
+/// How long the browser may take to answer that check before it counts as busy (a hang is the
+/// case timeout's to judge), not gone.
+const LIVENESS_ANSWER: Duration = Duration::from_secs(5);
+/// Waits before each new try at a session after a crash (a Grid node restarting, say).
+const RELAUNCH_BACKOFF: [Duration; 3] = [Duration::from_secs(1), Duration::from_secs(2), Duration::from_secs(4)];
 
 /// Runs `req` with the page `server` serves. A browser that cannot start, crashes or hangs yields
 /// a failed [`PlatformRun`] holding every case settled so far.
@@ -113,24 +139,68 @@ pub fn finish_run(mut run: PlatformRun, book: CaseBook, outcome: Result<()>, rep
     run
 }
 
-/// Starts the cases still to run again, after a case hung or the page failed.
+/// Starts the cases still to run again, after a case hung or the page failed, and says whether
+/// the platform is still there.
+#[allow(async_fn_in_trait)]
 pub trait Restart {
     /// Goes on with `plan`, the remaining cases.
-    #[allow(async_fn_in_trait)]
     async fn restart(&mut self, plan: RunPlan) -> Result<()>;
+
+    /// `Ok` while the platform can go on; what it left behind once it is gone.
+    async fn check_alive(&mut self) -> Result<(), String> {
+        Ok(())
+    }
 }
 
-/// Restarts a browser run by reloading the page with the remaining cases.
-struct PageRestart<'a> {
+/// A browser session: the driver harness started (none with a remote WebDriver), the WebDriver
+/// session, and the profile folder, which outlives the browser.
+struct Session<'a> {
     server: &'a Server,
-    client: &'a fantoccini::Client,
     url: String,
+    client: fantoccini::Client,
+    driver: Option<Driver>,
+    driver_name: String,
+    profile: Option<tempfile::TempDir>,
 }
 
-impl Restart for PageRestart<'_> {
+impl Restart for Session<'_> {
     async fn restart(&mut self, plan: RunPlan) -> Result<()> {
         self.server.set_plan(plan);
-        navigate(self.client, &self.url).await
+        navigate(&self.client, &self.url).await
+    }
+
+    async fn check_alive(&mut self) -> Result<(), String> {
+        let exited = self.driver.as_mut().and_then(Driver::exit_status);
+        let answer = tokio::time::timeout(LIVENESS_ANSWER, self.client.window()).await;
+        let said = match (answer, &exited) {
+            // It answered, or it is busy: a hang is the case timeout's to judge.
+            (Ok(Ok(_)) | Err(_), None) => return Ok(()),
+            (Ok(Err(e)), _) => format!("the WebDriver session failed: {e}"),
+            (_, Some(_)) => "the WebDriver session is gone".to_string(),
+        };
+        Err(self.leftovers(&said, exited))
+    }
+}
+
+impl Session<'_> {
+    /// What the browser and driver left behind: what WebDriver `said`, how the driver ended (or
+    /// that it still runs) and the end of its log.
+    fn leftovers(&self, said: &str, exited: Option<String>) -> String {
+        let Some(driver) = &self.driver else { return format!("{said} (a remote WebDriver: its logs are on its machine)") };
+        let state = exited.map_or_else(|| "is still running".to_string(), |status| format!("ended: {status}"));
+        let tail = driver.log_tail();
+        let tail = tail.lines().rev().take(8).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n");
+        format!("{said}; {} {state}; its log ends:\n{tail}", self.driver_name)
+    }
+
+    /// Closes the WebDriver session and stops the driver (and with it the browser), then removes
+    /// the profile.
+    async fn end(self) {
+        let _ = tokio::time::timeout(Duration::from_secs(10), self.client.close()).await;
+        if let Some(d) = self.driver {
+            let _ = tokio::task::spawn_blocking(move || d.stop()).await;
+        }
+        drop(self.profile);
     }
 }
 
@@ -144,6 +214,89 @@ async fn drive(
     interrupted: &mut watch::Receiver<bool>,
 ) -> Result<()> {
     let spec = req.browser.spec();
+    let mut crashes_in_a_row = 0;
+    loop {
+        let t = Instant::now();
+        let settled_before = book.settled_without_a_crash();
+        let mut session = match crashes_in_a_row {
+            0 => start_session(req, server, run, reporter).await?,
+            _ => relaunch(req, server, run, reporter, interrupted).await?,
+        };
+        run.phases.browser_start_ms += elapsed_ms(t);
+
+        let t = Instant::now();
+        let remaining = book.remaining();
+        reporter.event(RunEvent::Planned { browser: &run.browser, cases: remaining.len(), sampling: &req.plan.sampling });
+        let plan = RunPlan { platform: req.platform, cases: remaining, ..req.plan.clone() };
+        server.set_plan(plan.clone());
+        let result = match navigate(&session.client, &session.url).await {
+            Ok(()) => {
+                let flags = run.browser_info.as_ref().map(|b| b.flags.clone()).unwrap_or_default();
+                let probe = req.probe.probe().filter(|_| req.webdriver_url.is_none());
+                run_cases(&plan, req.limits, events, &mut session, run, book, reporter, interrupted, &flags, &req.references, probe).await
+            }
+            // A browser that died before the page loaded is a crash like any other.
+            Err(e) => match session.check_alive().await {
+                Err(why) => Err(Crashed(why).into()),
+                Ok(()) => Err(e),
+            },
+        };
+        run.phases.cases_ms += elapsed_ms(t);
+        let crash = result.as_ref().err().and_then(|e| e.downcast_ref::<Crashed>()).map(|c| c.0.clone());
+        if req.read_diagnostics && crash.is_none() {
+            run.diagnostics = read_diagnostics(&session.client, spec.diagnostics_url).await;
+        }
+        session.end().await;
+        let Some(why) = crash else { return result };
+
+        crashes_in_a_row = if book.settled_without_a_crash() > settled_before { 1 } else { crashes_in_a_row + 1 };
+        let case_id = book.last_crashed.take();
+        run.errors.push(PageError { message: format!("{} crashed: {why}", spec.display), stack: None, case_id, fatal: true, unsupported: false });
+        if crashes_in_a_row >= CRASHES_IN_A_ROW {
+            bail!("{} crashed {crashes_in_a_row} times in a row with no case finished in between; gave up on it. The last time: {why}", spec.display);
+        }
+        if book.remaining().is_empty() {
+            return Ok(());
+        }
+        reporter.event(RunEvent::Step(&format!(
+            "{} crashed; starting a fresh session for the {} cases still to run",
+            spec.display,
+            book.remaining().len()
+        )));
+    }
+}
+
+/// Starts a session again after a crash, trying again after each of [`RELAUNCH_BACKOFF`]'s waits
+/// (a Grid node may take a moment to come back).
+async fn relaunch<'a>(
+    req: &BrowserRunRequest,
+    server: &'a Server,
+    run: &mut PlatformRun,
+    reporter: &mut dyn Reporter,
+    interrupted: &mut watch::Receiver<bool>,
+) -> Result<Session<'a>> {
+    let mut tries = RELAUNCH_BACKOFF.iter();
+    loop {
+        match start_session(req, server, run, reporter).await {
+            Ok(session) => return Ok(session),
+            Err(e) => match tries.next() {
+                Some(wait) => {
+                    tracing::warn!("a fresh session did not start ({e:#}); trying again in {} s", wait.as_secs());
+                    tokio::select! {
+                        _ = tokio::time::sleep(*wait) => {}
+                        _ = interrupted.changed() => bail!("interrupted (Ctrl-C, SIGTERM or SIGHUP)"),
+                    }
+                }
+                None => return Err(e.context(format!("no fresh session after {} tries", RELAUNCH_BACKOFF.len() + 1))),
+            },
+        }
+    }
+}
+
+/// Starts the driver (unless the WebDriver is remote) and a browser session, and records them in
+/// `run`.
+async fn start_session<'a>(req: &BrowserRunRequest, server: &'a Server, run: &mut PlatformRun, reporter: &mut dyn Reporter) -> Result<Session<'a>> {
+    let spec = req.browser.spec();
     let remote = req.webdriver_url.is_some();
     // A remote browser's path (if given) is a path on its machine, so it is not checked here.
     let binary = match remote {
@@ -154,7 +307,6 @@ async fn drive(
         true => None,
         false => Some(spec.find_driver(req.driver_path.as_deref())?),
     };
-    // Declared before the driver so it is removed only after the browser has ended.
     let profile = match remote {
         true => None,
         false => Some(tempfile::Builder::new().prefix("harness-profile-").tempdir()?),
@@ -168,7 +320,6 @@ async fn drive(
     flags.merge(&req.user_flags);
     let capabilities = (spec.capabilities)(&options, &flags);
 
-    let t = Instant::now();
     let (endpoint, driver) = match (&req.webdriver_url, driver_path) {
         (Some(url), _) => {
             reporter.event(RunEvent::Step(&format!("asking {url} for a {} session", spec.display)));
@@ -212,40 +363,17 @@ async fn drive(
         flags: flags.describe(),
         user_flags: req.user_flags.describe(),
     });
-    run.phases.browser_start_ms = elapsed_ms(t);
-
-    let t = Instant::now();
-    let url = server.page_url();
-    reporter.event(RunEvent::Planned { browser: &run.browser, cases: req.plan.cases.len(), sampling: &req.plan.sampling });
-    let mut restart = PageRestart { server, client: &client, url: url.clone() };
-    let result = match navigate(&client, &url).await {
-        Ok(()) => {
-            let plan = RunPlan { platform: req.platform, ..req.plan.clone() };
-            let flags = flags.describe();
-            let probe = req.probe.probe().filter(|_| req.webdriver_url.is_none());
-            run_cases(&plan, req.case_timeout, events, &mut restart, run, book, reporter, interrupted, &flags, &req.references, probe).await
-        }
-        Err(e) => Err(e),
-    };
-    run.phases.cases_ms = elapsed_ms(t);
-    if req.read_diagnostics {
-        run.diagnostics = read_diagnostics(&client, spec.diagnostics_url).await;
-    }
-
-    let _ = tokio::time::timeout(Duration::from_secs(10), client.close()).await;
-    if let Some(d) = driver {
-        tokio::task::spawn_blocking(move || d.stop()).await?;
-    }
-    drop(profile);
-    result
+    let driver_name = spec.driver_names[0].to_string();
+    Ok(Session { server, url: server.page_url(), client, driver, driver_name, profile })
 }
 
 /// Settles every case of `plan` from the platform's `events` (a page's, or the native worker's),
-/// enforcing `case_timeout` through `restart`.
+/// enforcing `limits` through `restart`. A platform that is gone ends it with [`Crashed`], the
+/// case it was running settled `crashed` (or left to run again).
 #[allow(clippy::too_many_arguments)]
 pub async fn run_cases(
     plan: &RunPlan,
-    case_timeout: Duration,
+    limits: CaseLimits,
     events: &mut mpsc::UnboundedReceiver<PageEvent>,
     restart: &mut impl Restart,
     run: &mut PlatformRun,
@@ -256,8 +384,11 @@ pub async fn run_cases(
     references: &Arc<References>,
     probe: Option<&ClockProbe>,
 ) -> Result<()> {
+    let case_timeout = limits.timeout;
     // The page needs time to load, find an adapter and compile the WASM before its first case.
     let idle_limit = case_timeout.max(Duration::from_secs(60));
+    let mut liveness = tokio::time::interval(LIVENESS_EVERY);
+    liveness.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut current: Option<(String, Instant)> = None;
     // When the current case started, on the probe's clock.
     let mut started_ms = 0.0;
@@ -342,8 +473,7 @@ pub async fn run_cases(
                     Some((id, _)) => {
                         if let Some(spec) = book.open_spec(&id) {
                             let message = format!("no result within the {} s case timeout (--timeout)", case_timeout.as_secs_f64());
-                            let case = book.unmeasured(&spec, CaseStatus::TimedOut, message);
-                            book.settle(case, reporter);
+                            book.attempt_failed(&spec, CaseStatus::TimedOut, message, limits.retries, reporter);
                         }
                         reload = true;
                     }
@@ -351,6 +481,14 @@ pub async fn run_cases(
                         "the page sent nothing for {} s: it did not load, or the browser hung",
                         idle_limit.as_secs()
                     ),
+                }
+            }
+            _ = liveness.tick() => {
+                if let Err(why) = restart.check_alive().await {
+                    if let Some(spec) = current.take().and_then(|(id, _)| book.open_spec(&id)) {
+                        book.attempt_failed(&spec, CaseStatus::Crashed, why.clone(), limits.retries, reporter);
+                    }
+                    return Err(Crashed(why).into());
                 }
             }
             _ = interrupted.changed() => bail!("interrupted (Ctrl-C, SIGTERM or SIGHUP)"),
@@ -361,7 +499,7 @@ pub async fn run_cases(
                 return Ok(());
             }
             reloads += 1;
-            if reloads > plan.cases.len() + 1 {
+            if reloads > plan.cases.len() * (limits.retries as usize + 1) + 1 {
                 bail!("the platform kept failing; gave up after {reloads} restarts");
             }
             tracing::info!("restarting for the {} cases still to run", remaining.len());
@@ -445,16 +583,41 @@ async fn analyze(spec: CaseSpec, m: CaseMeasurement, references: Arc<References>
     .await?)
 }
 
-/// The plan's cases and what became of each.
+/// The plan's cases and what became of each, with the attempts that did not settle a case.
 pub struct CaseBook {
     specs: Vec<CaseSpec>,
     settled: HashMap<String, CaseReport>,
+    earlier: HashMap<String, Vec<Attempt>>,
+    /// The case the last crash hit, for the run's error list.
+    last_crashed: Option<String>,
 }
 
 impl CaseBook {
     /// A book of `specs`, none settled.
     pub fn new(specs: &[CaseSpec]) -> Self {
-        CaseBook { specs: specs.to_vec(), settled: HashMap::new() }
+        CaseBook { specs: specs.to_vec(), settled: HashMap::new(), earlier: HashMap::new(), last_crashed: None }
+    }
+
+    /// An attempt at `spec` crashed or timed out: it is settled so, unless it has had fewer
+    /// than `retries` earlier attempts, in which case it stays open to run again.
+    fn attempt_failed(&mut self, spec: &CaseSpec, status: CaseStatus, message: String, retries: u32, reporter: &mut dyn Reporter) {
+        if status == CaseStatus::Crashed {
+            self.last_crashed = Some(spec.id.clone());
+        }
+        let earlier = self.earlier.get(&spec.id).map_or(0, Vec::len);
+        if earlier < retries as usize {
+            let what = if status == CaseStatus::Crashed { "crashed" } else { "timed out" };
+            reporter.event(RunEvent::Step(&format!("{} {what}; it runs again (attempt {} of {})", spec.id, earlier + 2, retries + 1)));
+            self.earlier.entry(spec.id.clone()).or_default().push(Attempt { status, message });
+        } else {
+            let case = self.unmeasured(spec, status, message);
+            self.settle(case, reporter);
+        }
+    }
+
+    /// Cases settled with any status but `crashed`: the sign that a session got somewhere.
+    fn settled_without_a_crash(&self) -> usize {
+        self.settled.values().filter(|c| c.status != CaseStatus::Crashed).count()
     }
 
     /// The spec of a case of this plan not settled yet.
@@ -470,8 +633,9 @@ impl CaseBook {
         CaseReport::unmeasured(spec, &info, status, Some(message))
     }
 
-    /// Records `case` as settled and tells the reporter.
-    fn settle(&mut self, case: CaseReport, reporter: &mut dyn Reporter) {
+    /// Records `case` as settled, with its earlier attempts, and tells the reporter.
+    fn settle(&mut self, mut case: CaseReport, reporter: &mut dyn Reporter) {
+        case.earlier_attempts = self.earlier.remove(&case.id).unwrap_or_default();
         reporter.event(RunEvent::CaseFinished(&case));
         self.settled.insert(case.id.clone(), case);
     }
@@ -480,14 +644,21 @@ impl CaseBook {
         self.specs.iter().filter(|s| !self.settled.contains_key(&s.id)).cloned().collect()
     }
 
-    /// Every case in plan order; those never reached are `notRun`.
+    /// Every case in plan order. One the run ended before is `notRun`, or, if an attempt at it
+    /// crashed or timed out, what its last attempt was.
     fn finish(mut self) -> Vec<CaseReport> {
         let specs = std::mem::take(&mut self.specs);
         specs
             .iter()
             .map(|s| {
                 self.settled.remove(&s.id).unwrap_or_else(|| {
-                    self.unmeasured(s, CaseStatus::NotRun, "the run ended before this case".into())
+                    let mut earlier = self.earlier.remove(&s.id).unwrap_or_default();
+                    let mut case = match earlier.pop() {
+                        Some(last) => self.unmeasured(s, last.status, last.message),
+                        None => self.unmeasured(s, CaseStatus::NotRun, "the run ended before this case".into()),
+                    };
+                    case.earlier_attempts = earlier;
+                    case
                 })
             })
             .collect()

@@ -117,6 +117,11 @@ impl Driver {
         Err(DriverError::NotReady { path: self.path.clone(), port, secs: limit.as_secs() })
     }
 
+    /// How the driver ended (`signal: 9 (SIGKILL)`, `exit status: 1`), or `None` while it runs.
+    pub fn exit_status(&mut self) -> Option<String> {
+        self.child.try_wait().ok().flatten().map(|status| status.to_string())
+    }
+
     /// The last lines the driver printed.
     pub fn log_tail(&self) -> String {
         let mut text = String::new();

@@ -3,7 +3,7 @@
 //! part and sends the same events, so cases are settled, checked and reported exactly as in a
 //! browser.
 
-use crate::measure::controller::{finish_run, new_run, run_cases, CaseBook, Restart};
+use crate::measure::controller::{finish_run, new_run, run_cases, CaseBook, CaseLimits, Restart};
 use crate::measure::probe::RunProbe;
 use crate::measure::events::{Reporter, RunEvent};
 use crate::plan::reference::References;
@@ -49,7 +49,9 @@ pub async fn run_native(
     let mut book = CaseBook::new(&plan.cases);
     let t = Instant::now();
     reporter.event(RunEvent::Planned { browser: &run.browser, cases: plan.cases.len(), sampling: &plan.sampling });
-    let outcome = run_cases(plan, case_timeout, &mut events, &mut NoRestart, &mut run, &mut book, reporter, interrupted, &[], references, probe.probe()).await;
+    // A native dispatch cannot be interrupted, so a timed-out case is not run again.
+    let limits = CaseLimits { timeout: case_timeout, retries: 0 };
+    let outcome = run_cases(plan, limits, &mut events, &mut NoRestart, &mut run, &mut book, reporter, interrupted, &[], references, probe.probe()).await;
     run.phases.cases_ms = t.elapsed().as_secs_f64() * 1e3;
     // The worker drops its device when it ends: let it, before harness goes on to exit. A driver
     // torn down by the exit while a thread still releases its device crashed harness on an H100.

@@ -112,6 +112,7 @@ impl Reporter for TerminalReporter {
                     CaseStatus::Passed => "PASS   ",
                     CaseStatus::Failed => "WRONG  ",
                     CaseStatus::TimedOut => "TIMEOUT",
+                    CaseStatus::Crashed => "CRASHED",
                     CaseStatus::Error => "ERROR  ",
                     CaseStatus::NotRun => "NOT RUN",
                     CaseStatus::Unsupported => "N/A    ",

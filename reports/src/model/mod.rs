@@ -18,7 +18,7 @@ use kernels::{CaseInfo, CaseSpec, SamplingMode, Shape, WarmupPolicy, WarmupStop}
 use serde::{Deserialize, Serialize};
 
 /// Version of the `results.json` layout.
-pub const SCHEMA_VERSION: u32 = 5;
+pub const SCHEMA_VERSION: u32 = 6;
 
 /// One invocation of harness: its settings, where it ran, and one [`PlatformRun`] per browser
 /// and platform measured.
@@ -103,6 +103,10 @@ pub struct Settings {
     pub max_time_s: f64,
     /// Seconds a case may take before it is marked timed out.
     pub case_timeout_s: f64,
+    /// Further attempts at a case that crashed or timed out (`--retries`); 0 in files written
+    /// before it existed.
+    #[serde(default)]
+    pub retries: u32,
     /// Whether browsers ran headless.
     pub headless: bool,
     /// The encoder's weights folder, when a model read one (`--weights`).
@@ -181,6 +185,7 @@ impl PlatformRun {
                 CaseStatus::TimedOut => c.timed_out += 1,
                 CaseStatus::Error => c.error += 1,
                 CaseStatus::NotRun => c.not_run += 1,
+                CaseStatus::Crashed => c.crashed += 1,
                 CaseStatus::Unsupported => c.unsupported += 1,
             }
         }
@@ -232,6 +237,9 @@ pub struct Counts {
     pub error: usize,
     /// Never reached.
     pub not_run: usize,
+    /// Its browser or driver died while it ran.
+    #[serde(default)]
+    pub crashed: usize,
     /// Not supported on the platform (no TensorFlow.js op for the kernel): neither passed nor
     /// failed.
     #[serde(default)]
@@ -241,7 +249,7 @@ pub struct Counts {
 impl Counts {
     /// True when every case the platform supports passed.
     pub fn all_passed(&self) -> bool {
-        self.failed + self.timed_out + self.error + self.not_run == 0
+        self.failed + self.timed_out + self.error + self.not_run + self.crashed == 0
     }
 }
 
@@ -304,6 +312,9 @@ pub enum CaseStatus {
     Error,
     /// Never reached.
     NotRun,
+    /// The browser or its driver died while it ran (crash, kill, out of memory); `message` says
+    /// what they left behind.
+    Crashed,
     /// The platform has no way to run it (TensorFlow.js has no op for the kernel); `message`
     /// says why. Not a failure.
     Unsupported,
@@ -318,6 +329,7 @@ impl CaseStatus {
             CaseStatus::TimedOut => "timedOut",
             CaseStatus::Error => "error",
             CaseStatus::NotRun => "notRun",
+            CaseStatus::Crashed => "crashed",
             CaseStatus::Unsupported => "unsupported",
         }
     }
@@ -436,7 +448,21 @@ pub struct CaseReport {
     /// same timer: derived by [`roofline::apply`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub roofline: Option<CaseRoofline>,
+    /// The attempts before this one (`--retries`), in order: each crashed or timed out.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub earlier_attempts: Vec<Attempt>,
 }
+
+/// An attempt at a case that did not settle it: it crashed or timed out, and was run again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Attempt {
+    /// `crashed` or `timedOut`.
+    pub status: CaseStatus,
+    /// What happened, as the case's message would have said.
+    pub message: String,
+}
+
 
 /// A model-level rate: tokens/s or sentences/s, and milliseconds per item.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -556,6 +582,11 @@ impl CaseReport {
         }
     }
 
+    /// Whether its browser or driver died while it ran, in this attempt or an earlier one.
+    pub fn saw_a_crash(&self) -> bool {
+        self.status == CaseStatus::Crashed || self.earlier_attempts.iter().any(|a| a.status == CaseStatus::Crashed)
+    }
+
     /// A case with no measurement (timed out, error, not run).
     pub fn unmeasured(spec: &CaseSpec, info: &CaseInfo, status: CaseStatus, message: Option<String>) -> Self {
         CaseReport {
@@ -589,6 +620,7 @@ impl CaseReport {
             correctness: None,
             throughput: info.rate.as_ref().map(|r| Throughput { item: r.item.clone(), per_run: r.per_run, per_second: None, ms_per_item: None }),
             roofline: None,
+            earlier_attempts: Vec::new(),
         }
     }
 
