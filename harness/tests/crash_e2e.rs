@@ -5,119 +5,26 @@
 
 mod common;
 use common::*;
-use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
 use std::time::Duration;
-
-/// Processes whose name starts with `name`, and the name of each one's parent.
-fn processes(name: &str) -> Vec<(i32, String)> {
-    let comm = |pid: &str| std::fs::read_to_string(format!("/proc/{pid}/comm")).map(|c| c.trim().to_string()).unwrap_or_default();
-    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
-    entries
-        .flatten()
-        .filter_map(|e| {
-            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
-            // The parent is the fourth field of /proc/PID/stat, after the name in parentheses.
-            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
-            let parent = stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.to_string();
-            comm(&pid.to_string()).starts_with(name).then(|| (pid, comm(&parent)))
-        })
-        .collect()
-}
-
-/// What a test kills: the browser's main process (the one its WebDriver started, not its GPU,
-/// renderer or content children), or the WebDriver.
-#[derive(Debug, Clone, Copy)]
-enum Victim {
-    Browser,
-    Driver,
-}
-
-/// The pids of `victim` for `browser` (`chrome` or `firefox`).
-fn victims(browser: &str, victim: Victim) -> Vec<i32> {
-    let (browser, driver) = if browser == "chrome" { ("chromium", "chromedriver") } else { ("firefox", "geckodriver") };
-    let found = match victim {
-        Victim::Browser => processes(browser).into_iter().filter(|(_, parent)| parent.starts_with(driver)).collect(),
-        Victim::Driver => processes(driver),
-    };
-    found.into_iter().map(|(pid, _)| pid).collect()
-}
-
-/// Runs a dozen quick cases of about a second each in `browser`, SIGKILLs `victim` once the second
-/// case has passed, and returns the exit status, results.json and what harness printed.
-fn run_and_kill(browser: &str, victim: Victim) -> (Option<i32>, Value, Vec<String>) {
-    let dir = out_dir(&format!("crash-{browser}-{victim:?}"));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args(["run", "--browser", browser, "--suite", "quick", "--filter", "add,sub,mul,div,relu,gelu"])
-        .args(["--samples", "1000", "--max-time", "1", "--warmup", "0", "--out", dir.to_str().unwrap()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let (tx, rx) = mpsc::channel();
-    let stderr = child.stderr.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    let mut seen = Vec::new();
-    while let Ok(line) = rx.recv_timeout(Duration::from_secs(180)) {
-        seen.push(line);
-        if seen.iter().filter(|l| l.starts_with("PASS")).count() == 2 {
-            break;
-        }
-    }
-    let pids = victims(browser, victim);
-    assert!(!pids.is_empty(), "no {victim:?} of {browser} to kill; harness said: {seen:#?}");
-    for pid in &pids {
-        // SAFETY: signals processes of the run this test started.
-        unsafe { libc::kill(*pid, libc::SIGKILL) };
-    }
-    println!("{browser}: SIGKILLed its {victim:?} ({pids:?}) after two cases had passed");
-    let status = child.wait().unwrap();
-    seen.extend(rx.try_iter());
-    (status.code(), read_json(&dir.join("results.json")), seen)
-}
-
-fn check_recovered(browser: &str, victim: Victim) {
-    let (code, results, printed) = run_and_kill(browser, victim);
-    assert!(schema_errors(&results).is_empty(), "{:?}", schema_errors(&results));
-    let run = &results["runs"][0];
-    let cases = run["cases"].as_array().unwrap();
-    let crashed: Vec<&Value> = cases.iter().filter(|c| c["earlierAttempts"].as_array().is_some_and(|a| a.iter().any(|a| a["status"] == "crashed"))).collect();
-    // The case that was running when the process died: crashed, then run again, and passed.
-    assert_eq!(crashed.len(), 1, "{browser} {victim:?}: {cases:#?}\n{printed:#?}");
-    let attempt = &crashed[0]["earlierAttempts"][0];
-    assert!(attempt["message"].as_str().unwrap().contains("WebDriver"), "{attempt}");
-    println!("{browser} {victim:?}: {} crashed: {}", crashed[0]["id"], attempt["message"]);
-    // Nothing finished is lost and every remaining case was measured, in a fresh session.
-    let statuses: Vec<&str> = cases.iter().map(|c| c["status"].as_str().unwrap()).collect();
-    assert!(statuses.iter().all(|s| *s == "passed"), "{browser} {victim:?}: {statuses:?}\n{printed:#?}");
-    assert_eq!(run["status"], "completed", "{}", run["failure"]);
-    assert!(run["errors"].as_array().unwrap().iter().any(|e| e["message"].as_str().unwrap().contains("crashed")), "{}", run["errors"]);
-    assert!(printed.iter().any(|l| l.contains("fresh session")), "{printed:#?}");
-    // The crash is news even though the retry passed.
-    assert_eq!(code, Some(1), "{printed:#?}");
-    for name in ["chromedriver", "chromium", "geckodriver", "firefox"] {
-        assert_eq!(count_processes(name), 0, "{name} left running after {browser} {victim:?}");
-    }
-}
 
 #[test]
 fn a_killed_chromium_or_chromedriver_costs_one_attempt_and_the_run_goes_on_in_a_fresh_session() {
     let _lock = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
-    check_recovered("chrome", Victim::Browser);
-    check_recovered("chrome", Victim::Driver);
+    check_recovered("chrome", Victim::Browser, &[]);
+    assert_no_browser_or_driver_left("Chromium was killed");
+    check_recovered("chrome", Victim::Driver, &[]);
+    assert_no_browser_or_driver_left("chromedriver was killed");
 }
 
 #[test]
 fn a_killed_firefox_or_geckodriver_costs_one_attempt_and_the_run_goes_on_in_a_fresh_session() {
     let _lock = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
-    check_recovered("firefox", Victim::Browser);
-    check_recovered("firefox", Victim::Driver);
+    check_recovered("firefox", Victim::Browser, &[]);
+    assert_no_browser_or_driver_left("Firefox was killed");
+    check_recovered("firefox", Victim::Driver, &[]);
+    assert_no_browser_or_driver_left("geckodriver was killed");
 }
 
 #[test]
@@ -169,7 +76,82 @@ fn three_crashes_in_a_row_give_up_chromium_and_firefox_still_runs() {
     assert_eq!(firefox["status"], "completed", "{}", firefox["failure"]);
     assert!(firefox["cases"].as_array().unwrap().iter().all(|c| c["status"] == "passed"), "{firefox}");
     assert_eq!(code, Some(1));
-    for name in ["chromedriver", "chromium", "geckodriver", "firefox"] {
-        assert_eq!(count_processes(name), 0, "{name} left running");
+    assert_no_browser_or_driver_left("Chromium was given up");
+}
+
+#[test]
+fn a_browser_killed_behind_a_selenium_grid_costs_one_attempt_and_a_fresh_grid_session_goes_on() {
+    let _lock = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+    let grid = Grid::start();
+    check_recovered("chrome", Victim::Browser, &["--webdriver-url", &grid.url, "--browser-path", "chrome=/usr/bin/chromium"]);
+    drop(grid);
+    assert_browsers_and_drivers_end("the Grid's Chromium was killed and the Grid stopped");
+}
+
+/// The ids of the cases a `PASS …` progress line reports.
+fn passed_ids(lines: &[String]) -> Vec<String> {
+    lines.iter().filter(|l| l.starts_with("PASS")).filter_map(|l| l.split_whitespace().nth(1)).map(str::to_string).collect()
+}
+
+#[test]
+fn harness_sigkilled_mid_run_loses_no_finished_case_and_resume_completes_it_running_none_twice() {
+    let _lock = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = out_dir("resume");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["run", "--browser", "chrome", "--suite", "quick", "--filter", "add,sub,mul,div,relu,gelu"])
+        .args(["--samples", "1000", "--max-time", "1", "--warmup", "0", "--out", dir.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut seen = Vec::new();
+    for line in stderr.lines().map_while(Result::ok) {
+        seen.push(line);
+        if passed_ids(&seen).len() == 3 {
+            break;
+        }
     }
+    child.kill().unwrap(); // SIGKILL: no handler, no destructor runs.
+    child.wait().unwrap();
+    let before = passed_ids(&seen);
+    assert_eq!(before.len(), 3, "{seen:#?}");
+
+    // The driver's watchdog ends the driver and browser that harness could not.
+    assert_browsers_and_drivers_end("harness was SIGKILLed");
+    assert!(!dir.join("results.json").exists(), "harness was killed before writing its reports");
+    let journal = std::fs::read_to_string(dir.join("results.jsonl")).unwrap();
+    let journaled: Vec<String> = journal
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|e| e["case"]["case"]["id"].as_str().map(str::to_string))
+        .collect();
+    for id in &before {
+        assert!(journaled.contains(id), "{id} passed but is not in the journal:\n{journal}");
+    }
+    println!("killed harness after {} cases; its journal holds {}", before.len(), journaled.len());
+
+    let out = harness(&["run", "--resume", dir.to_str().unwrap()]);
+    let printed: Vec<String> = text(&out.stderr).lines().map(str::to_string).collect();
+    assert_eq!(out.status.code(), Some(0), "{printed:#?}");
+    let resumed = passed_ids(&printed);
+    for id in &resumed {
+        assert!(!journaled.contains(id), "{id} ran twice");
+    }
+    let results = read_json(&dir.join("results.json"));
+    assert!(schema_errors(&results).is_empty(), "{:?}", schema_errors(&results));
+    let cases = results["runs"][0]["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 12);
+    assert!(cases.iter().all(|c| c["status"] == "passed"), "{cases:#?}");
+    assert_eq!(journaled.len() + resumed.len(), 12, "journaled {journaled:?}, resumed {resumed:?}");
+    println!("--resume ran the other {} cases; results.json has all 12", resumed.len());
+
+    // A complete journal: --resume runs nothing and writes the same reports again.
+    std::fs::remove_file(dir.join("report.html")).unwrap();
+    let out = harness(&["run", "--resume", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(passed_ids(&text(&out.stderr).lines().map(str::to_string).collect::<Vec<_>>()).is_empty());
+    assert!(dir.join("report.html").exists());
+    assert_eq!(read_json(&dir.join("results.json"))["runs"][0]["cases"], results["runs"][0]["cases"]);
+    assert_no_browser_or_driver_left("the resumed run");
 }

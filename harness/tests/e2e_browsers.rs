@@ -292,6 +292,31 @@ fn webdriver_url_uses_a_chromedriver_started_by_the_test() {
 }
 
 #[test]
+fn the_quick_suite_runs_through_a_real_selenium_grid_in_chromium_and_firefox() {
+    let _lock = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+    let grid = Grid::start();
+    let dir = out_dir("grid");
+    let out = harness(&[
+        "run", "--webdriver-url", &grid.url, "--browser", "chrome,firefox",
+        "--browser-path", "chrome=/usr/bin/chromium", "--browser-path", "firefox=/usr/bin/firefox-esr",
+        "--suite", "quick", "--samples", "3", "--warmup", "0", "--out", dir.to_str().unwrap(),
+    ]);
+    drop(grid);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let results = read_json(&dir.join("results.json"));
+    assert!(schema_errors(&results).is_empty(), "{:?}", schema_errors(&results));
+    for run in results["runs"].as_array().unwrap() {
+        assert_eq!(run["driver"]["name"], "remote WebDriver");
+        let statuses = case_statuses(run);
+        // f16 kernels are unsupported in Chromium's SwiftShader, as without the Grid.
+        assert!(statuses.iter().all(|s| s == "passed" || s == "unsupported"), "{}: {statuses:?}", run["browser"]);
+        println!("{} through the Grid: {} cases passed", run["browser"], statuses.iter().filter(|s| *s == "passed").count());
+    }
+    assert_browsers_and_drivers_end("the Grid stopped");
+}
+
+#[test]
 fn a_users_browser_arg_reaches_chromium_is_recorded_and_replayed() {
     let _lock = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
     let dir = out_dir("browser-arg");

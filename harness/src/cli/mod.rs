@@ -279,8 +279,10 @@ Statistics and baselines:
   harness run --save-baseline main               keep this run as the baseline `main`
   harness run --baseline main --fail-on-regression 5    compare with it; fail on a >5% regression
   harness run --replay runs/<dir>/results.json   run the same plan, seeds and settings again
+  harness run --resume runs/<dir>                complete a killed run from its journal (results.jsonl)
 
-Reports go to runs/<timestamp>-<browser>/ (results.json, report.html, summary.md, junit.xml)
+Reports go to runs/<timestamp>-<browser>/ (results.json, report.html, summary.md, junit.xml,
+and the journal results.jsonl, written as cases finish)
 unless --out is given; `harness open` serves them with an index of runs.
 
 Exit status: 0 every case passed its check; 1 a case was wrong, timed out, crashed its browser
@@ -366,11 +368,11 @@ impl From<SuiteArg> for kernels::Suite {
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Browsers to drive, comma-separated, one after the other (so they do not share the GPU).
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "chrome", conflicts_with = "replay")]
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "chrome", conflicts_with_all = ["replay", "resume"])]
     pub browser: Vec<BrowserChoice>,
     /// Where the kernels run, comma-separated; the report puts them side by side with ratios.
     /// `native` needs no browser.
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "webgpu", conflicts_with = "replay")]
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "webgpu", conflicts_with_all = ["replay", "resume"])]
     pub platform: Vec<PlatformArg>,
     /// Run the browser without a window (the default).
     #[arg(long, conflicts_with = "headed")]
@@ -379,44 +381,44 @@ pub struct RunArgs {
     #[arg(long)]
     pub headed: bool,
     /// Which shapes to run.
-    #[arg(long, value_enum, default_value = "default", conflicts_with = "replay")]
+    #[arg(long, value_enum, default_value = "default", conflicts_with_all = ["replay", "resume"])]
     pub suite: SuiteArg,
     /// Kernels to run, as names or globs, comma-separated (`matmul_*,softmax`).
-    #[arg(long, value_delimiter = ',', conflicts_with = "replay")]
+    #[arg(long, value_delimiter = ',', conflicts_with_all = ["replay", "resume"])]
     pub filter: Vec<String>,
     /// How a sample is taken: `steady` batches N back-to-back dispatches (N sized so a batch is
     /// ~5 ms of GPU work, longer where the browser reports completion late so the samples span
     /// ten completion latencies; on the wall clock alone, ten latencies a batch) and keeps batches
     /// queued so the GPU never idles; `isolated` times one dispatch at a time, the GPU idle in
     /// between. Times are per dispatch either way.
-    #[arg(long, value_enum, default_value = "steady", conflicts_with = "replay")]
+    #[arg(long, value_enum, default_value = "steady", conflicts_with_all = ["replay", "resume"])]
     pub sampling: SamplingArg,
     /// Timed samples per case; with --target-ci, the fewest taken before the target is checked.
-    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=100_000), conflicts_with = "replay")]
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=100_000), conflicts_with_all = ["replay", "resume"])]
     pub samples: u32,
     /// Time budget in seconds of a case's timed samples: sampling stops early once it is spent
     /// (at least 5 samples are always taken). The report says which limit ended each case.
-    #[arg(long, default_value_t = 10.0, value_parser = positive_seconds, conflicts_with = "replay")]
+    #[arg(long, default_value_t = 10.0, value_parser = positive_seconds, conflicts_with_all = ["replay", "resume"])]
     pub max_time: f64,
     /// Keep sampling each case until the 95% confidence interval of its median is within ±PCT
     /// percent of the median (or --max-time is spent; at most 2048 samples, or --samples if more).
-    #[arg(long, value_name = "PCT", value_parser = positive_pct, conflicts_with = "replay")]
+    #[arg(long, value_name = "PCT", value_parser = positive_pct, conflicts_with_all = ["replay", "resume"])]
     pub target_ci: Option<f64>,
     /// Untimed warm-up samples per case after the first (always untimed) dispatch: a count, or
     /// `auto` to go on until two windows of 5 agree within 5% and, where a clock probe watches
     /// the GPU, its clock has settled (at most 100 samples or a quarter of --max-time). The
     /// report says how each case's warm-up ended.
-    #[arg(long, default_value = "auto", value_parser = clap::value_parser!(stats::WarmupPolicy), conflicts_with = "replay")]
+    #[arg(long, default_value = "auto", value_parser = clap::value_parser!(stats::WarmupPolicy), conflicts_with_all = ["replay", "resume"])]
     pub warmup: stats::WarmupPolicy,
     /// Seed of the inputs: a case is reproducible from (kernel, shape, seed).
-    #[arg(long, default_value_t = 1, conflicts_with = "replay")]
+    #[arg(long, default_value_t = 1, conflicts_with_all = ["replay", "resume"])]
     pub seed: u64,
     /// Tune: run every variant of the tunable kernels selected (`matmul`'s tile sizes, workgroup
     /// shapes and vector widths; `matvec`'s workgroup sizes, rows per workgroup and vector
     /// widths) instead of their default, check each, rank the correct ones per
     /// browser and shape, and keep the fastest in --tune-cache for later runs. A wrong variant
     /// is reported and never picked. Other kernels are left out.
-    #[arg(long, conflicts_with = "replay")]
+    #[arg(long, conflicts_with_all = ["replay", "resume"])]
     pub tune: bool,
     /// The winners of --tune: later runs take each tunable kernel's variant from here (the one
     /// tuned in the same browser, or natively, at the nearest shape). A cache that cannot be
@@ -429,12 +431,17 @@ pub struct RunArgs {
     /// of the same browser and platform then shows its fraction of the peak that binds it
     /// (`62% mem`, `41% FMA`: bytes / peak GB/s against FLOPs / peak GFLOP/s, whichever takes
     /// longer). Selecting the probes with --filter counts too.
-    #[arg(long, conflicts_with = "replay")]
+    #[arg(long, conflicts_with_all = ["replay", "resume"])]
     pub roofline: bool,
     /// Run the plan (cases, seeds, browsers, platforms, sampling settings) recorded in a
     /// results.json (or its folder) again.
     #[arg(long, value_name = "RESULTS")]
     pub replay: Option<PathBuf>,
+    /// Complete the run in DIR that ended early (harness killed, a CI runner lost): the plan and
+    /// settings its journal (results.jsonl) recorded, less the cases it already holds, written
+    /// into the same folder. With every case there, it only writes the reports again.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["replay", "out"])]
+    pub resume: Option<PathBuf>,
     /// Save this run as the baseline NAME (in --baseline-dir), replacing any of that name.
     #[arg(long, value_name = "NAME")]
     pub save_baseline: Option<String>,
@@ -449,11 +456,11 @@ pub struct RunArgs {
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Seconds a case may take (including its pipeline compile) before it is marked timed out.
-    #[arg(long, default_value_t = 60.0, value_parser = positive_seconds, conflicts_with = "replay")]
+    #[arg(long, default_value_t = 60.0, value_parser = positive_seconds, conflicts_with_all = ["replay", "resume"])]
     pub timeout: f64,
     /// Runs a case whose browser crashed, or that timed out, again up to N times; a crash starts a
     /// fresh browser session for it and the cases after it. The report lists every attempt.
-    #[arg(long, value_name = "N", default_value_t = 1, conflicts_with = "replay")]
+    #[arg(long, value_name = "N", default_value_t = 1, conflicts_with_all = ["replay", "resume"])]
     pub retries: u32,
     /// Browser executable instead of searching PATH and the usual install locations; with several
     /// browsers write BROWSER=PATH (repeatable).

@@ -44,7 +44,13 @@ pub enum ReplayError {
 pub fn apply(args: &mut RunArgs, path: &Path) -> Result<Vec<CaseSpec>, ReplayError> {
     let file = reports::results_path(path);
     let report = reports::read_results(&file)?;
-    let shown = file.display().to_string();
+    apply_report(args, &report, &file.display().to_string())
+}
+
+/// Sets `args` to the settings of `report` (read from `shown`, for messages) and returns its
+/// recorded cases.
+pub fn apply_report(args: &mut RunArgs, report: &RunReport, shown: &str) -> Result<Vec<CaseSpec>, ReplayError> {
+    let shown = shown.to_string();
     let unknown = |what: &'static str, value: &str| ReplayError::Unknown { path: shown.clone(), what, value: value.to_string() };
     let s = &report.settings;
     args.suite = SuiteArg::from_str(&s.suite, false).map_err(|_| unknown("suite", &s.suite))?;
@@ -78,7 +84,7 @@ pub fn apply(args: &mut RunArgs, path: &Path) -> Result<Vec<CaseSpec>, ReplayErr
             .map(|p| user::parse_pref(p).map_err(|e| flag_error("--browser-pref", p, e)))
             .collect::<Result<_, _>>()?;
     }
-    let (browsers, platforms) = recorded_targets(&report);
+    let (browsers, platforms) = recorded_targets(report);
     args.browser = browsers
         .iter()
         .map(|b| BrowserChoice::from_str(b, false).map_err(|_| unknown("browser", b)))

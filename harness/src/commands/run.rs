@@ -7,6 +7,7 @@ use crate::measure::browser::BrowserKind;
 use crate::measure::controller::{self, BrowserRunRequest, CaseLimits};
 use crate::measure::tfjs::TfjsFiles;
 use crate::measure::{discovery, host, native, probe};
+use crate::output::journal::{self, Journal};
 use crate::output::progress::TerminalReporter;
 use crate::output::summary;
 use crate::plan::tuning::{self, TuneCache};
@@ -20,9 +21,17 @@ use std::time::Duration;
 
 /// Runs the plan `args` describe in every browser and platform asked for.
 pub async fn exec(mut args: RunArgs) -> Result<ExitCode> {
-    let replayed = match args.replay.clone() {
-        Some(path) => replay::apply(&mut args, &path).with_context(|| format!("replaying {}", path.display()))?,
-        None => Vec::new(),
+    let journaled = match &args.resume {
+        Some(dir) => Some(journal::read(dir).with_context(|| format!("resuming {}", dir.display()))?),
+        None => None,
+    };
+    let replayed = match (args.replay.clone(), &journaled) {
+        (Some(path), _) => replay::apply(&mut args, &path).with_context(|| format!("replaying {}", path.display()))?,
+        (None, Some(j)) => {
+            let shown = args.resume.as_ref().map(|d| d.join(journal::JOURNAL).display().to_string()).unwrap_or_default();
+            replay::apply_report(&mut args, &j.started, &shown).with_context(|| format!("resuming {shown}"))?
+        }
+        (None, None) => Vec::new(),
     };
     if let Some(name) = &args.save_baseline {
         baseline::check_name(name)?;
@@ -148,8 +157,9 @@ pub async fn exec(mut args: RunArgs) -> Result<ExitCode> {
         keys.push("native");
     }
     let out_dir = args
-        .out
+        .resume
         .clone()
+        .or_else(|| args.out.clone())
         .unwrap_or_else(|| PathBuf::from("runs").join(format!("{}-{}", created.format("%Y%m%d-%H%M%S"), keys.join("+"))));
     if !args.bind.is_loopback() {
         eprintln!(
@@ -158,44 +168,11 @@ pub async fn exec(mut args: RunArgs) -> Result<ExitCode> {
             args.bind
         );
     }
-    let mut interrupted = interrupt_watch();
-    let mut reporter = TerminalReporter::new();
-    let mut runs = Vec::new();
-    if !requests.is_empty() {
-        let listen = (args.bind, args.port.unwrap_or(0)).into();
-        let (server, bundle_ms, server_ms) =
-            serve_page(args.bundle.clone(), listen, args.public_url.as_deref(), &mut reporter).await?;
-        for (key, path) in &weights {
-            server.serve_weights(key, path.clone());
-        }
-        if let Some(check) = probe.check() {
-            server.set_clock(check);
-        }
-        if let Some(files) = &tfjs {
-            server.serve_tfjs(files);
-        }
-
-        for request in &requests {
-            if *interrupted.borrow() {
-                break;
-            }
-            let mut run = controller::run_browser(request, &server, &mut reporter, &mut interrupted).await;
-            run.phases.bundle_ms = bundle_ms;
-            run.phases.server_ms = server_ms;
-            runs.push(run);
-        }
-    }
-    if platforms.contains(&kernels::Platform::Native) && !*interrupted.borrow() {
-        let native_plan = kernels::RunPlan { cases: variants_for("native", &plan.cases), ..plan.clone() };
-        runs.push(native::run_native(&native_plan, Duration::from_secs_f64(args.timeout), &references, &probe, &mut reporter, &mut interrupted).await);
-    }
-    drop(reporter);
-
     let mut report = RunReport {
         schema_version: SCHEMA_VERSION,
         harness: host::harness_info(crate::plan::source_dir().as_deref()),
         host: host::host_info(),
-        created_at: created.to_rfc3339(),
+        created_at: journaled.as_ref().map_or_else(|| created.to_rfc3339(), |j| j.started.created_at.clone()),
         settings: Settings {
             suite: suite.to_string(),
             filters: args.filter.clone(),
@@ -216,9 +193,62 @@ pub async fn exec(mut args: RunArgs) -> Result<ExitCode> {
             browser_args: args.browser_flags.given_args(),
             browser_prefs: args.browser_flags.given_prefs(),
         },
-        runs,
+        runs: Vec::new(),
         baseline: None,
     };
+    let mut interrupted = interrupt_watch();
+    let mut reporter = match &journaled {
+        Some(_) => Journal::append(&out_dir, TerminalReporter::new())?,
+        None => Journal::create(&out_dir, &report, TerminalReporter::new())?,
+    };
+    let mut runs = Vec::new();
+    if !requests.is_empty() {
+        let listen = (args.bind, args.port.unwrap_or(0)).into();
+        let (server, bundle_ms, server_ms) =
+            serve_page(args.bundle.clone(), listen, args.public_url.as_deref(), &mut reporter).await?;
+        for (key, path) in &weights {
+            server.serve_weights(key, path.clone());
+        }
+        if let Some(check) = probe.check() {
+            server.set_clock(check);
+        }
+        if let Some(files) = &tfjs {
+            server.serve_tfjs(files);
+        }
+
+        for request in &requests {
+            if *interrupted.borrow() {
+                break;
+            }
+            let label = journal::run_label(request.browser.spec().key, request.platform.as_str());
+            if let Some(done) = journaled.as_ref().and_then(|j| j.finished_run(&label)) {
+                runs.push(done.clone());
+                continue;
+            }
+            let settled = journaled.as_ref().map(|j| j.settled(&label).to_vec()).unwrap_or_default();
+            let rest = BrowserRunRequest { plan: without(&request.plan, &settled), ..request.clone() };
+            let mut run = controller::run_browser(&rest, &server, &mut reporter, &mut interrupted).await;
+            run.phases.bundle_ms = bundle_ms;
+            run.phases.server_ms = server_ms;
+            runs.push(with_settled(run, settled, &request.plan.cases));
+        }
+    }
+    if platforms.contains(&kernels::Platform::Native) && !*interrupted.borrow() {
+        let native_plan = kernels::RunPlan { cases: variants_for("native", &plan.cases), ..plan.clone() };
+        let label = journal::run_label("wgpu", kernels::Platform::Native.as_str());
+        match journaled.as_ref().and_then(|j| j.finished_run(&label)) {
+            Some(done) => runs.push(done.clone()),
+            None => {
+                let settled = journaled.as_ref().map(|j| j.settled(&label).to_vec()).unwrap_or_default();
+                let rest = without(&native_plan, &settled);
+                let run = native::run_native(&rest, Duration::from_secs_f64(args.timeout), &references, &probe, &mut reporter, &mut interrupted).await;
+                runs.push(with_settled(run, settled, &native_plan.cases));
+            }
+        }
+    }
+    drop(reporter);
+
+    report.runs = runs;
     if let (Some(old), Some(name)) = (&baseline, &args.baseline) {
         report.baseline = Some(args.gate.compare(name, old, &report));
     }
@@ -243,4 +273,23 @@ pub async fn exec(mut args: RunArgs) -> Result<ExitCode> {
         true => Ok(ExitCode::from(1)),
         false => Ok(exit_code(&report)),
     }
+}
+
+/// `plan` less the cases a journal holds as settled.
+fn without(plan: &kernels::RunPlan, settled: &[reports::CaseReport]) -> kernels::RunPlan {
+    let cases = plan.cases.iter().filter(|c| !settled.iter().any(|s| s.id == c.id)).cloned().collect();
+    kernels::RunPlan { cases, ..plan.clone() }
+}
+
+/// `run` with the cases a journal held as settled before it put back, all in the order of `plan`
+/// (the whole plan of the run).
+fn with_settled(mut run: reports::PlatformRun, settled: Vec<reports::CaseReport>, plan: &[kernels::CaseSpec]) -> reports::PlatformRun {
+    if settled.is_empty() {
+        return run;
+    }
+    let ran = std::mem::take(&mut run.cases);
+    let mut cases: Vec<reports::CaseReport> = settled.into_iter().chain(ran).collect();
+    cases.sort_by_key(|c| plan.iter().position(|p| p.id == c.id).map_or(0, |i| i + 1));
+    run.cases = cases;
+    run
 }

@@ -87,6 +87,7 @@ pub async fn run_browser(
 ) -> PlatformRun {
     let mut run = new_run(req.browser.spec().key, req.platform);
     run.probe = Some(req.probe.status(req.webdriver_url.is_some()));
+    reporter.event(RunEvent::RunStarted { browser: &run.browser, platform: &run.platform });
 
     let mut book = CaseBook::new(&req.plan.cases);
     // What the platform cannot run is settled now, with the reason; the page gets the rest.

@@ -1,5 +1,6 @@
 //! Launching a WebDriver (chromedriver, …) in its own process group, so that it and every browser
-//! process it starts can be ended together, also on errors and Ctrl-C.
+//! process it starts can be ended together, also on errors and Ctrl-C, and by a watchdog when
+//! harness itself is killed.
 
 use std::io::Read;
 use std::net::TcpStream;
@@ -47,6 +48,7 @@ pub enum DriverError {
 /// A running WebDriver server; ended with its whole process group when dropped.
 pub struct Driver {
     child: Child,
+    watchdog: Option<Child>,
     log: tempfile::NamedTempFile,
     /// `http://127.0.0.1:PORT`.
     pub url: String,
@@ -88,8 +90,10 @@ impl Driver {
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         let child = cmd.spawn().map_err(spawn_err)?;
         LIVE_GROUPS.lock().expect("lock").push(child.id() as i32);
+        let watchdog = watchdog(child.id() as i32);
         let mut driver = Driver {
             child,
+            watchdog,
             log,
             url: format!("http://127.0.0.1:{port}"),
             path: path.to_path_buf(),
@@ -138,7 +142,17 @@ impl Driver {
         self.terminate(Duration::from_secs(3));
     }
 
+    /// Ends the watchdog before the driver: it must not fire at a group number that a later
+    /// process may reuse.
+    fn stop_watchdog(&mut self) {
+        if let Some(mut w) = self.watchdog.take() {
+            let _ = w.kill();
+            let _ = w.wait();
+        }
+    }
+
     fn terminate(&mut self, grace: Duration) {
+        self.stop_watchdog();
         let pgid = self.child.id() as i32;
         signal_group(pgid, Signal::Term);
         let start = Instant::now();
@@ -157,10 +171,29 @@ impl Driver {
 
 impl Drop for Driver {
     fn drop(&mut self) {
+        self.stop_watchdog();
         if matches!(self.child.try_wait(), Ok(None)) || group_alive(self.child.id() as i32) {
             self.terminate(Duration::from_millis(500));
         }
     }
+}
+
+/// A shell in a process group of its own that kills the driver's group `pgid` once harness is
+/// gone: it waits to read from a pipe only harness writes to, which ends when harness ends however
+/// it ends (SIGKILL, out of memory), when no Ctrl-C handler or destructor runs. `None` (with a
+/// warning) where no shell can be started; the driver is then ended only by harness.
+fn watchdog(pgid: i32) -> Option<Child> {
+    if !cfg!(unix) {
+        return None;
+    }
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", "read -r _; kill -s KILL -- -\"$0\" 2>/dev/null", &pgid.to_string()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    cmd.spawn().map_err(|e| tracing::warn!("no watchdog for the driver ({e}): if harness is killed, the browser may outlive it")).ok()
 }
 
 enum Signal {

@@ -10,7 +10,14 @@ use reports::{CaseReport, PlatformRun};
 pub enum RunEvent<'a> {
     /// A slow step began (building the bundle, starting the browser).
     Step(&'a str),
-    /// A browser's cases are about to run.
+    /// A browser's (or native) run begins: every event up to its `RunFinished` is of it.
+    RunStarted {
+        /// Browser key (`wgpu` natively).
+        browser: &'a str,
+        /// Platform name.
+        platform: &'a str,
+    },
+    /// A browser's (or native) cases are about to run, or to run on after a crash.
     Planned {
         /// Browser key.
         browser: &'a str,

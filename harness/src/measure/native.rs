@@ -48,6 +48,7 @@ pub async fn run_native(
     let worker = std::thread::spawn(move || pollster::block_on(worker(worker_plan, weights, worker_probe, tx)));
     let mut book = CaseBook::new(&plan.cases);
     let t = Instant::now();
+    reporter.event(RunEvent::RunStarted { browser: &run.browser, platform: &run.platform });
     reporter.event(RunEvent::Planned { browser: &run.browser, cases: plan.cases.len(), sampling: &plan.sampling });
     // A native dispatch cannot be interrupted, so a timed-out case is not run again.
     let limits = CaseLimits { timeout: case_timeout, retries: 0 };

