@@ -6,7 +6,6 @@
 mod common;
 use common::*;
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 #[test]
@@ -34,13 +33,7 @@ fn three_crashes_in_a_row_give_up_chromium_and_firefox_still_runs() {
     let _lock = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
     let dir = out_dir("crash-every-session");
     // Cases of at least 5 s each, so no case finishes in a Chromium that lives 2 s.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args(["run", "--browser", "chrome,firefox", "--suite", "quick", "--filter", "add"])
-        .args(["--samples", "100000", "--max-time", "5", "--warmup", "0", "--out", dir.to_str().unwrap()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_run(&dir, &["--browser", "chrome,firefox", "--filter", "add", "--samples", "100000", "--max-time", "5"]);
     let stderr = child.stderr.take().unwrap();
     let printed = std::thread::spawn(move || BufReader::new(stderr).lines().map_while(Result::ok).collect::<Vec<String>>());
     // Kill every Chromium main process 2 s after it appears, until harness ends.
@@ -97,13 +90,7 @@ fn passed_ids(lines: &[String]) -> Vec<String> {
 fn harness_sigkilled_mid_run_loses_no_finished_case_and_resume_completes_it_running_none_twice() {
     let _lock = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
     let dir = out_dir("resume");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args(["run", "--browser", "chrome", "--suite", "quick", "--filter", "add,sub,mul,div,relu,gelu"])
-        .args(["--samples", "1000", "--max-time", "1", "--warmup", "0", "--out", dir.to_str().unwrap()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_run(&dir, &["--browser", "chrome", "--filter", "add,sub,mul,div,relu,gelu", "--samples", "1000", "--max-time", "1"]);
     let stderr = BufReader::new(child.stderr.take().unwrap());
     let mut seen = Vec::new();
     for line in stderr.lines().map_while(Result::ok) {

@@ -153,3 +153,26 @@ fn tuning_nothing_tunable_or_only_the_cpu_is_a_clear_error() {
     let err = text(&out.stderr);
     assert!(err.contains("--tune") && err.contains("--platform webgpu or native"), "{err}");
 }
+
+#[test]
+fn every_f16_variant_passes_in_firefox_where_lavapipe_has_shader_f16() {
+    let cache = out_dir("tune-f16-cache").join("tune.json");
+    let mut args = vec!["--tune", "--browser", "firefox", "--platform", "webgpu"];
+    args.extend(quick("matmul_f16,matvec_f16"));
+    let (code, results, stderr) = run("tune-f16", &cache, &args);
+    assert_eq!(code, Some(0), "{stderr}");
+    let run = &results["runs"][0];
+    assert!(run["adapter"]["features"].as_array().unwrap().iter().any(|f| f == "shader-f16"), "{}", run["adapter"]);
+    let cases = run["cases"].as_array().unwrap();
+    let expected: usize = ["matmul_f16", "matvec_f16"]
+        .iter()
+        .map(|k| kernels::catalog::variants(k).len() * kernels::catalog::find(k).unwrap().shapes(kernels::Suite::Quick).len())
+        .sum();
+    assert_eq!(cases.len(), expected);
+    for c in cases {
+        // Firefox offers no subgroups: those variants are unsupported there, and only those.
+        let want = if c["variant"].as_str().unwrap().ends_with("-sg") { "unsupported" } else { "passed" };
+        assert_eq!(c["status"], want, "{}: {}", c["id"], c["message"]);
+    }
+    println!("{} f16 variant cases in Firefox: every one without subgroups passed its f16 tolerance", cases.len());
+}

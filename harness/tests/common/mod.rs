@@ -107,19 +107,26 @@ pub fn victims(browser: &str, victim: Victim) -> Vec<i32> {
     found.into_iter().map(|(pid, _)| pid).collect()
 }
 
+/// Starts `harness run --suite quick --warmup 0 --out DIR ARGS` in the background, its stderr (the
+/// progress lines) piped for the test to read.
+pub fn spawn_run(dir: &Path, args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["run", "--suite", "quick", "--warmup", "0", "--out", dir.to_str().unwrap()])
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 /// Runs a dozen quick cases of about a second each in `browser` (with `args` added: a remote
 /// WebDriver, say), SIGKILLs `victim` once the second case has passed, and returns the exit
 /// status, results.json and what harness printed.
 pub fn run_and_kill(browser: &str, victim: Victim, args: &[&str]) -> (Option<i32>, Value, Vec<String>) {
     let dir = out_dir(&format!("crash-{browser}-{victim:?}{}", if args.is_empty() { "" } else { "-remote" }));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args(["run", "--browser", browser, "--suite", "quick", "--filter", "add,sub,mul,div,relu,gelu"])
-        .args(["--samples", "1000", "--max-time", "1", "--warmup", "0", "--out", dir.to_str().unwrap()])
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut all = vec!["--browser", browser, "--filter", "add,sub,mul,div,relu,gelu", "--samples", "1000", "--max-time", "1"];
+    all.extend_from_slice(args);
+    let mut child = spawn_run(&dir, &all);
     let (tx, rx) = mpsc::channel();
     let stderr = child.stderr.take().unwrap();
     std::thread::spawn(move || {
