@@ -198,8 +198,8 @@ pub async fn exec(mut args: RunArgs) -> Result<ExitCode> {
     };
     let mut interrupted = interrupt_watch();
     let mut reporter = match &journaled {
-        Some(_) => Journal::append(&out_dir, TerminalReporter::new())?,
-        None => Journal::create(&out_dir, &report, TerminalReporter::new())?,
+        Some(_) => Journal::append(&out_dir, TerminalReporter::new()),
+        None => Journal::create(&out_dir, &report, TerminalReporter::new()),
     };
     let mut runs = Vec::new();
     if !requests.is_empty() {

@@ -51,38 +51,52 @@ pub fn run_label(browser: &str, platform: &str) -> String {
     format!("{browser}/{platform}")
 }
 
-/// Writes the journal of a run and passes every event on to `inner`.
+/// Writes the journal of a run and passes every event on to `inner`. The file is opened at the
+/// first run's start, so a run that fails before any browser or platform starts (a taken port)
+/// leaves no folder behind.
 pub struct Journal<R> {
     inner: R,
-    file: File,
     path: PathBuf,
+    /// The first line of a new journal; `None` when going on with one (`--resume`).
+    start: Option<Box<RunReport>>,
+    file: Option<File>,
     run: String,
     broken: bool,
 }
 
 impl<R: Reporter> Journal<R> {
-    /// Starts the journal of `report` (settings and plan, no runs yet) in `dir`, replacing any.
-    pub fn create(dir: &Path, report: &RunReport, inner: R) -> Result<Self, JournalError> {
-        let path = dir.join(JOURNAL);
-        let io = |source| JournalError::Io { path: path.clone(), source };
-        std::fs::create_dir_all(dir).map_err(io)?;
-        let file = File::create(&path).map_err(io)?;
-        let mut journal = Journal { inner, file, path, run: String::new(), broken: false };
-        journal.write(&Entry::Started(Box::new(report.clone())));
-        Ok(journal)
+    /// The journal of `report` (settings and plan, no runs yet) in `dir`, replacing any.
+    pub fn create(dir: &Path, report: &RunReport, inner: R) -> Self {
+        let start = Some(Box::new(report.clone()));
+        Journal { inner, path: dir.join(JOURNAL), start, file: None, run: String::new(), broken: false }
     }
 
-    /// Goes on with the journal in `dir` (`--resume`), appending; after a line cut short by a
-    /// kill, on a line of its own.
-    pub fn append(dir: &Path, inner: R) -> Result<Self, JournalError> {
-        let path = dir.join(JOURNAL);
-        let io = |source| JournalError::Io { path: path.clone(), source };
-        let torn = !std::fs::read(&path).map_err(io)?.ends_with(b"\n");
-        let mut file = OpenOptions::new().append(true).open(&path).map_err(io)?;
-        if torn {
-            file.write_all(b"\n").map_err(io)?;
+    /// Goes on with the journal in `dir` (`--resume`), appending.
+    pub fn append(dir: &Path, inner: R) -> Self {
+        Journal { inner, path: dir.join(JOURNAL), start: None, file: None, run: String::new(), broken: false }
+    }
+
+    /// Creates the file with its first line, or opens it to append (after a line cut short by a
+    /// kill, on a line of its own).
+    fn open(&mut self) -> std::io::Result<File> {
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir)?;
         }
-        Ok(Journal { inner, file, path, run: String::new(), broken: false })
+        match self.start.take() {
+            Some(report) => {
+                let mut file = File::create(&self.path)?;
+                file.write_all(&line(&Entry::Started(report)))?;
+                Ok(file)
+            }
+            None => {
+                let torn = !std::fs::read(&self.path)?.ends_with(b"\n");
+                let mut file = OpenOptions::new().append(true).open(&self.path)?;
+                if torn {
+                    file.write_all(b"\n")?;
+                }
+                Ok(file)
+            }
+        }
     }
 
     /// Appends `entry` as a line and waits until it is on the disk. A journal that cannot be
@@ -91,13 +105,26 @@ impl<R: Reporter> Journal<R> {
         if self.broken {
             return;
         }
-        let mut line = serde_json::to_vec(entry).expect("journal entries serialise");
-        line.push(b'\n');
-        if let Err(e) = self.file.write_all(&line).and_then(|()| self.file.sync_data()) {
-            tracing::warn!("{}: the journal cannot be written ({e}); the run goes on without it", self.path.display());
-            self.broken = true;
+        let written = match self.file.take() {
+            Some(file) => Ok(file),
+            None => self.open(),
+        }
+        .and_then(|mut file| file.write_all(&line(entry)).and_then(|()| file.sync_data()).map(|()| file));
+        match written {
+            Ok(file) => self.file = Some(file),
+            Err(e) => {
+                tracing::warn!("{}: the journal cannot be written ({e}); the run goes on without it", self.path.display());
+                self.broken = true;
+            }
         }
     }
+}
+
+/// `entry` as a line of the journal.
+fn line(entry: &Entry) -> Vec<u8> {
+    let mut line = serde_json::to_vec(entry).expect("journal entries serialise");
+    line.push(b'\n');
+    line
 }
 
 impl<R: Reporter> Reporter for Journal<R> {
@@ -183,7 +210,7 @@ mod tests {
     fn cases_and_runs_read_back_and_a_torn_last_line_is_left_out() {
         let dir = tempfile::tempdir().unwrap();
         let started = report();
-        let mut journal = Journal::create(dir.path(), &started, Quiet).unwrap();
+        let mut journal = Journal::create(dir.path(), &started, Quiet);
         let case = |id: &str| {
             let spec = kernels::plan::build_cases(kernels::Suite::Quick, &["add".to_string()], 1).unwrap().remove(0);
             let mut c = CaseReport::unmeasured(&spec, &spec.info().unwrap(), CaseStatus::Passed, None);
@@ -210,11 +237,21 @@ mod tests {
         assert_eq!(read.finished_run("chrome/webgpu").unwrap().cases.len(), 2);
         assert!(read.finished_run("firefox/webgpu").is_none(), "firefox had not finished");
         // Resuming appends after what is there.
-        let mut journal = Journal::append(dir.path(), Quiet).unwrap();
+        let mut journal = Journal::append(dir.path(), Quiet);
         journal.event(RunEvent::RunStarted { browser: "firefox", platform: "webgpu" });
         journal.event(RunEvent::CaseFinished(&case("b")));
         drop(journal);
         assert_eq!(super::read(dir.path()).unwrap().settled("firefox/webgpu").len(), 2);
+    }
+
+    #[test]
+    fn nothing_is_written_before_a_run_starts() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("run");
+        let mut journal = Journal::create(&out, &report(), Quiet);
+        journal.event(RunEvent::Step("building the page bundle"));
+        drop(journal);
+        assert!(!out.exists(), "a run that failed before any browser started leaves no folder");
     }
 
     #[test]
