@@ -142,3 +142,62 @@ fn harness_sigkilled_mid_run_loses_no_finished_case_and_resume_completes_it_runn
     assert_eq!(read_json(&dir.join("results.json"))["runs"][0]["cases"], results["runs"][0]["cases"]);
     assert_no_browser_or_driver_left("the resumed run");
 }
+
+#[test]
+fn a_lost_gpu_device_is_reported_and_the_next_cases_run_on_a_fresh_one_in_each_browser_and_natively() {
+    // Twice over, so `add` runs again after each loss: on the fresh device it must pass.
+    let args = ["--browser", "chrome,firefox", "--platform", "webgpu,native", "--suite", "quick", "--samples", "3", "--warmup", "0"];
+    let (code, results, stderr) = run_checked("device-lost", &[&args[..], &["--filter", "selftest_lose_device,add", "--repeat", "2"]].concat());
+    assert_eq!(code, Some(1), "a lost device fails the run:\n{stderr}");
+    let runs = results["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 3, "chrome, firefox and native");
+    for run in runs {
+        let label = format!("{} {}", run["browser"], run["platform"]);
+        let cases = run["cases"].as_array().unwrap();
+        let ids_and_statuses: Vec<(&str, &str)> = cases.iter().map(|c| (c["id"].as_str().unwrap(), c["status"].as_str().unwrap())).collect();
+        assert_eq!(
+            ids_and_statuses,
+            [
+                ("add/4096/seed=1", "passed"),
+                ("add/1001/seed=1", "passed"),
+                ("selftest_lose_device/4096/seed=1", "deviceLost"),
+                ("add/4096/seed=1/repeat=2", "passed"),
+                ("add/1001/seed=1/repeat=2", "passed"),
+                ("selftest_lose_device/4096/seed=1/repeat=2", "deviceLost"),
+            ],
+            "{label}"
+        );
+        for lost in cases.iter().filter(|c| c["status"] == "deviceLost") {
+            let message = lost["message"].as_str().unwrap();
+            assert!(message.contains("device was lost") && message.contains("destroyed"), "{label}: the platform's reason: {message}");
+        }
+    }
+    assert!(stderr.contains("LOST    selftest_lose_device"), "the terminal says so:\n{stderr}");
+    let md = std::fs::read_to_string(std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("device-lost/summary.md")).unwrap();
+    assert!(md.contains("| device lost |"), "{md}");
+    assert_no_browser_or_driver_left("a device was lost");
+}
+
+#[test]
+fn a_soak_of_500_cases_in_one_chromium_session_records_memory_and_harness_does_not_grow() {
+    let args = ["--browser", "chrome", "--suite", "quick", "--filter", "add", "--repeat", "250", "--samples", "5", "--warmup", "0"];
+    let (code, results, stderr) = run_checked("soak", &args);
+    assert_eq!(code, Some(0), "{}", stderr.lines().rev().take(20).collect::<Vec<_>>().join("\n"));
+    let run = &results["runs"][0];
+    let cases = run["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 500);
+    assert!(cases.iter().all(|c| c["status"] == "passed"));
+    assert!(run["errors"].as_array().unwrap().is_empty(), "one session, no restart: {:#}", run["errors"]);
+    // A sample before the first case and after each one, each with the browser's memory.
+    let memory = run["memory"].as_array().unwrap();
+    let settled: Vec<u64> = memory.iter().map(|s| s["cases"].as_u64().unwrap()).collect();
+    assert_eq!(settled, (0..=500).collect::<Vec<u64>>());
+    assert!(memory.iter().all(|s| s["browserPssKib"].as_u64().is_some_and(|k| k > 10_000)), "{:#}", memory[0]);
+    // harness keeps each case's results, which is small (measured: +2.3%); a leak of each case's
+    // inputs and output (12 to 48 KB) would pass this bound within the run.
+    let kib = |i: usize| memory[i]["harnessRssKib"].as_f64().unwrap();
+    let growth = kib(500) / kib(50) - 1.0;
+    assert!(growth < 0.15, "harness grew {:.1}% from case 50 to 500", growth * 100.0);
+    let md = std::fs::read_to_string(std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("soak/summary.md")).unwrap();
+    assert!(md.contains("memory: harness RSS") && md.contains("browser PSS"), "the summary states both: {md}");
+}

@@ -86,6 +86,7 @@ fn wrong_answers_hangs_and_exceptions_are_reported_and_the_run_goes_on() {
     assert_eq!(status("selftest_wrong"), ["failed"]);
     assert_eq!(status("selftest_hang"), ["timedOut"]);
     assert_eq!(status("selftest_throw"), ["error"]);
+    assert_eq!(status("selftest_lose_device"), ["deviceLost"]);
     // Cases after the hang and the exception still ran.
     assert_eq!(status("add"), ["passed", "passed"]);
 
@@ -104,7 +105,7 @@ fn wrong_answers_hangs_and_exceptions_are_reported_and_the_run_goes_on() {
     let doc = roxmltree::Document::parse(&junit).expect("junit.xml parses");
     let root = doc.root_element();
     let counts = ["tests", "failures", "errors", "skipped"].map(|a| root.attribute(a).unwrap_or("?"));
-    assert_eq!(counts, ["5", "1", "2", "0"], "{junit}");
+    assert_eq!(counts, ["6", "1", "3", "0"], "{junit}");
     let failure = doc.descendants().find(|n| n.has_tag_name("failure")).unwrap();
     assert_eq!(failure.parent().unwrap().attribute("name"), wrong["id"].as_str());
     assert_eq!(count_processes("chromedriver"), 0, "chromedriver left running");

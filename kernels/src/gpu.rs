@@ -8,6 +8,7 @@ use crate::sampling::{sample, ClockGate, Sample, Sampled, Sampling, Timed, MAX_I
 use crate::wire::CompletionLatency;
 use futures_channel::oneshot;
 use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard};
 use wgpu::util::DeviceExt;
 
 /// Timestamp slots of a prepared case: one per batch in flight, and one spare so a slot is
@@ -59,13 +60,24 @@ pub enum GpuError {
     /// Waiting for submitted work failed (device lost, timeout).
     #[error("waiting for the GPU failed: {0}")]
     Wait(String),
+    /// The device was lost while the case ran (a driver reset, a GPU removed, `destroy()`); a
+    /// fresh device runs the next case.
+    #[error("the GPU device was lost: {0}")]
+    DeviceLost(String),
+    /// The GPU raised an error no error scope caught (`uncapturederror`).
+    #[error("the GPU reported an uncaptured error: {0}")]
+    Uncaptured(String),
 }
 
 impl GpuError {
     /// This error as the report of case `case_id`: `unsupported` when the adapter lacks a
     /// feature the case needs, an error otherwise.
     pub fn for_case(&self, case_id: &str) -> crate::wire::PageError {
-        crate::wire::PageError { unsupported: matches!(self, GpuError::MissingFeature { .. }), ..crate::wire::PageError::case(case_id, self.to_string()) }
+        crate::wire::PageError {
+            unsupported: matches!(self, GpuError::MissingFeature { .. }),
+            device_lost: matches!(self, GpuError::DeviceLost(_)),
+            ..crate::wire::PageError::case(case_id, self.to_string())
+        }
     }
 }
 
@@ -80,11 +92,20 @@ pub struct Gpu {
     pub latency_ms: f64,
     device: wgpu::Device,
     queue: wgpu::Queue,
+    watch: Arc<Mutex<Watch>>,
+}
+
+/// What the device's callbacks reported: its loss, and errors no error scope caught.
+#[derive(Default)]
+struct Watch {
+    lost: Option<String>,
+    uncaptured: Vec<String>,
 }
 
 impl Gpu {
     /// Requests the high-performance adapter and a device with its full limits, plus
-    /// `timestamp-query`, `shader-f16` and `subgroups` where the adapter offers them.
+    /// `timestamp-query`, `shader-f16` and `subgroups` where the adapter offers them, and
+    /// watches the device for loss and uncaptured errors.
     pub async fn new() -> Result<Gpu, GpuError> {
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
         let adapter = instance
@@ -106,13 +127,60 @@ impl Gpu {
             })
             .await
             .map_err(|e| GpuError::Device(e.to_string()))?;
+        let watch = Arc::new(Mutex::new(Watch::default()));
+        let on_lost = watch.clone();
+        device.set_device_lost_callback(move |reason, message| {
+            let why = match reason {
+                wgpu::DeviceLostReason::Destroyed => "destroyed",
+                wgpu::DeviceLostReason::Unknown => "unknown",
+            };
+            lock(&on_lost).lost = Some(format!("reason `{why}`: {message}").trim_end_matches(": ").to_string());
+        });
+        // Natively, wgpu's default handler panics: an error here must fail the case, not harness.
+        let on_error = watch.clone();
+        device.on_uncaptured_error(Arc::new(move |e| lock(&on_error).uncaptured.push(e.to_string())));
         Ok(Gpu {
             info: adapter.get_info(),
             timestamps,
             latency_ms: 0.0,
             device,
             queue,
+            watch,
         })
+    }
+
+    /// Why the device was lost, once it was.
+    pub fn lost(&self) -> Option<String> {
+        // Natively, wgpu reports a loss (and `destroy()`) only from inside `poll`.
+        #[cfg(not(target_arch = "wasm32"))]
+        let _ = self.device.poll(wgpu::PollType::Poll);
+        lock(&self.watch).lost.clone()
+    }
+
+    /// Gives a browser time to report a loss: Firefox resolves `device.lost` about 90 ms after
+    /// the failures a lost device causes, which come at once. Natively a loss is known at once.
+    async fn await_loss_report(&self) {
+        #[cfg(target_arch = "wasm32")]
+        for _ in 0..50 {
+            if self.lost().is_some() {
+                break;
+            }
+            let pause = js_sys::Promise::new(&mut |resolve, _| {
+                let timer = web_sys::window().map(|w| w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 10));
+                if !matches!(timer, Some(Ok(_))) {
+                    let _ = resolve.call0(&resolve);
+                }
+            });
+            let _ = wasm_bindgen_futures::JsFuture::from(pause).await;
+        }
+    }
+
+    /// Replaces a lost device with a fresh one from a new adapter, keeping the measured latency.
+    pub async fn renew(&mut self) -> Result<(), GpuError> {
+        let latency_ms = self.latency_ms;
+        *self = Gpu::new().await?;
+        self.latency_ms = latency_ms;
+        Ok(())
     }
 
     /// Whether the device has the WebGPU feature `name` (`shader-f16`, `subgroups`,
@@ -375,7 +443,44 @@ impl Gpu {
 
     /// Runs one case of `plan` end to end: its program (built from `weights` for an encoder),
     /// pipelines, measurement by the sampling policy, and the output read back, ready to send.
+    /// A device lost meanwhile fails the case with [`GpuError::DeviceLost`] and is replaced, so
+    /// the next case runs on a fresh one; an uncaptured GPU error fails it too.
     pub async fn run_case(
+        &mut self,
+        plan: &crate::RunPlan,
+        case: &crate::CaseSpec,
+        weights: Option<&Weights>,
+        clock: &mut impl ClockGate,
+        on_sample: impl FnMut(u32),
+    ) -> Result<crate::wire::CaseMeasurement, GpuError> {
+        if let Some(why) = self.lost() {
+            // Lost between cases (a browser reports loss asynchronously): this case gets a fresh
+            // device and the loss is no fault of it.
+            self.renew().await.map_err(|e| GpuError::DeviceLost(format!("{why}; no new device: {e}")))?;
+        }
+        if case.kernel().and_then(|k| k.fault()) == Some(crate::Fault::LoseDevice) {
+            self.device.destroy();
+        }
+        let measured = self.run_on_device(plan, case, weights, clock, on_sample).await;
+        let uncaptured = std::mem::take(&mut lock(&self.watch).uncaptured);
+        if measured.as_ref().is_err_and(|e| !matches!(e, GpuError::MissingFeature { .. })) {
+            self.await_loss_report().await;
+        }
+        if let Some(why) = self.lost() {
+            let renewed = self.renew().await;
+            let why = match renewed {
+                Ok(()) => why,
+                Err(e) => format!("{why}; no new device: {e}"),
+            };
+            return Err(GpuError::DeviceLost(why));
+        }
+        match (measured, uncaptured.is_empty()) {
+            (Ok(_), false) => Err(GpuError::Uncaptured(uncaptured.join("; "))),
+            (measured, _) => measured,
+        }
+    }
+
+    async fn run_on_device(
         &self,
         plan: &crate::RunPlan,
         case: &crate::CaseSpec,
@@ -383,6 +488,10 @@ impl Gpu {
         clock: &mut impl ClockGate,
         on_sample: impl FnMut(u32),
     ) -> Result<crate::wire::CaseMeasurement, GpuError> {
+        // Natively, wgpu panics on some calls to a lost device (mapping a buffer at creation).
+        if let Some(why) = self.lost() {
+            return Err(GpuError::DeviceLost(why));
+        }
         let program = case.program(weights, self.has("subgroups")).map_err(|e| GpuError::Pipeline { kernel: case.kernel.clone(), message: e.to_string() })?;
         self.check_fits(&case.kernel, &program)?;
         let prepared = self.prepare(&case.kernel, &program).await?;
@@ -434,7 +543,9 @@ impl Gpu {
             at += len;
         }
         self.queue.submit([encoder.finish()]);
-        self.map_read(&readback, total).await
+        let bytes = self.map_read(&readback, total).await;
+        readback.destroy();
+        bytes
     }
 
     /// Waits until submission `index` is done, as its receiver `done` reports.
@@ -482,6 +593,11 @@ impl Gpu {
         let _ = index;
         Ok(())
     }
+}
+
+/// The watch, also after a callback panicked while holding it.
+fn lock(watch: &Mutex<Watch>) -> MutexGuard<'_, Watch> {
+    watch.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 fn dropped_callback() -> GpuError {
@@ -674,6 +790,20 @@ pub struct Prepared {
     queries: Option<Queries>,
     /// Milliseconds spent creating the shader module and pipeline.
     pub pipeline_ms: f64,
+}
+
+// In the browser wgpu leaves freeing to JavaScript's garbage collector, which lets a long run's
+// GPU memory pile up between collections (Chromium grew 0.4 MB a case): a case's buffers and
+// queries are freed the moment it is done with them.
+impl Drop for Prepared {
+    fn drop(&mut self) {
+        self.buffers.iter().for_each(wgpu::Buffer::destroy);
+        if let Some(q) = &self.queries {
+            q.set.destroy();
+            q.resolve.destroy();
+            q.readback.iter().for_each(wgpu::Buffer::destroy);
+        }
+    }
 }
 
 /// The WGSL as this platform's compiler takes it. Browsers want `enable subgroups;` before subgroup

@@ -23,6 +23,9 @@ pub enum Fault {
     Hang,
     /// The page throws a JavaScript exception: its message and stack must reach the report.
     Throw,
+    /// The case destroys its GPU device before it runs: it must be reported as `deviceLost`,
+    /// and the next case must run on a fresh device.
+    LoseDevice,
 }
 
 /// One WGSL compute kernel with its inputs, reference and cost model.

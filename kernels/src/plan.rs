@@ -45,6 +45,9 @@ impl Platform {
         let workload_reason = || format!("{}: models and user kernels run on webgpu and native only", case.kernel);
         match self {
             Platform::Webgpu | Platform::Native => None,
+            Platform::Wasm | Platform::Tfjs if case.kernel().and_then(|k| k.fault()) == Some(crate::Fault::LoseDevice) => {
+                Some(format!("{}: it destroys harness's own GPU device, which {} does not use", case.kernel, self.as_str()))
+            }
             Platform::Wasm => case.workload.as_ref().map(|_| workload_reason()),
             Platform::Tfjs if case.workload.is_some() => Some(workload_reason()),
             Platform::Tfjs if case.variant.is_some() => {
@@ -82,6 +85,10 @@ pub struct CaseSpec {
     /// `matmul`): what `harness tune` tries and what its cache picks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variant: Option<String>,
+    /// Which pass of the plan this is under `--repeat`, from 2 (the first pass has none); the id
+    /// ends with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<u32>,
 }
 
 impl CaseSpec {
@@ -94,6 +101,7 @@ impl CaseSpec {
             seed,
             workload: None,
             variant: None,
+            repeat: None,
         }
     }
 
@@ -101,16 +109,26 @@ impl CaseSpec {
     /// [`catalog::variant`].
     pub fn with_variant(self, variant: &str) -> Result<Self, catalog::VariantError> {
         catalog::variant(&self.kernel, variant)?;
-        let id = format!("{}/{variant}", self.reference_id());
+        let id = format!("{}/{variant}{}", default_id(&self.kernel, &self.shape, self.seed), self.repeat_suffix());
         Ok(CaseSpec { id, variant: Some(variant.to_string()), ..self })
     }
 
+    /// The same case in pass `pass` (from 2) of `--repeat`, which its id names.
+    pub fn in_pass(self, pass: u32) -> Self {
+        let id = format!("{}/repeat={pass}", self.id);
+        CaseSpec { id, repeat: Some(pass), ..self }
+    }
+
+    fn repeat_suffix(&self) -> String {
+        self.repeat.map(|r| format!("/repeat={r}")).unwrap_or_default()
+    }
+
     /// The id of the case whose output this one must equal: its own, or for a variant, the
-    /// default variant's (every variant computes the same thing).
+    /// default variant's (every variant computes the same thing); never a repeat's.
     pub fn reference_id(&self) -> String {
         match self.variant {
             Some(_) => default_id(&self.kernel, &self.shape, self.seed),
-            None => self.id.clone(),
+            None => self.id.strip_suffix(&self.repeat_suffix()).unwrap_or(&self.id).to_string(),
         }
     }
 
@@ -245,6 +263,13 @@ pub fn build_cases(suite: Suite, filters: &[String], seed: u64) -> Result<Vec<Ca
         .collect())
 }
 
+/// `cases` `times` over, in order: each pass after the first with ids of its own
+/// ([`CaseSpec::in_pass`]), so a soak or a flakiness hunt runs the same plan again.
+pub fn repeated(cases: Vec<CaseSpec>, times: u32) -> Vec<CaseSpec> {
+    let passes = (2..=times).flat_map(|pass| cases.iter().map(move |c| c.clone().in_pass(pass))).collect::<Vec<_>>();
+    cases.into_iter().chain(passes).collect()
+}
+
 /// `cases` with the roofline probes (`stream_copy`, `fma_chain`, `fma_chain_f16`) at `suite`'s shapes run first:
 /// every target measures its peaks before the cases the reports divide by them. A probe case
 /// already in `cases` moves to the front rather than running twice.
@@ -261,6 +286,24 @@ pub fn roofline_first(suite: Suite, seed: u64, cases: Vec<CaseSpec>) -> Vec<Case
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn repeated_plans_run_in_passes_with_ids_of_their_own_and_the_first_pass_references() {
+        let cases = build_cases(Suite::Quick, &["add".into(), "matmul".into()], 1).unwrap();
+        let all = repeated(cases.clone(), 3);
+        assert_eq!(all.len(), 3 * cases.len());
+        assert_eq!(all[..cases.len()], cases[..], "the first pass is the plan as it was");
+        let ids: std::collections::HashSet<&str> = all.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids.len(), all.len(), "every id unique");
+        let third = &all[2 * cases.len()];
+        assert_eq!((third.id.as_str(), third.repeat), (format!("{}/repeat=3", cases[0].id).as_str(), Some(3)));
+        assert_eq!(third.reference_id(), cases[0].id, "checked against the same reference");
+        let matmul = all.iter().rposition(|c| c.kernel == "matmul").unwrap();
+        let variant = all[matmul].clone().with_variant("bm64-bn64-bk16-tm4-tn4-v4").unwrap();
+        assert!(variant.id.ends_with("/bm64-bn64-bk16-tm4-tn4-v4/repeat=3"), "{}", variant.id);
+        assert_eq!(variant.reference_id(), cases[matmul - 2 * cases.len()].id);
+        assert_eq!(repeated(cases.clone(), 1), cases);
+    }
 
     #[test]
     fn glob_matches_like_a_shell() {

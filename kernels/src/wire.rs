@@ -194,12 +194,16 @@ pub struct PageError {
     /// is `unsupported` there, not an error.
     #[serde(default)]
     pub unsupported: bool,
+    /// True when the GPU device was lost while the case ran: the case is `deviceLost`, and the
+    /// page goes on with a fresh device.
+    #[serde(default)]
+    pub device_lost: bool,
 }
 
 impl PageError {
     /// A case that could not be measured, for `message`; the run goes on.
     pub fn case(case_id: &str, message: String) -> PageError {
-        PageError { message, stack: None, case_id: Some(case_id.to_string()), fatal: false, unsupported: false }
+        PageError { message, stack: None, case_id: Some(case_id.to_string()), fatal: false, unsupported: false, device_lost: false }
     }
 }
 

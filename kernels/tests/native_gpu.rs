@@ -412,3 +412,27 @@ fn attention_matches_f64_at_odd_configurations_natively() {
     }
     assert!(failures.is_empty(), "{failures:#?}");
 }
+
+#[test]
+fn a_destroyed_device_fails_its_case_as_lost_and_the_next_case_gets_a_fresh_one() {
+    let Some(mut gpu) = gpu() else { return };
+    let sampling = Sampling { mode: SamplingMode::Isolated, warmup: WarmupPolicy::Fixed(0), samples: 2, max_time_ms: 1e9, target_ci_pct: None };
+    let plan = kernels::RunPlan { platform: kernels::Platform::Native, sampling, cases: Vec::new() };
+    let run = |gpu: &mut Gpu, kernel: &str| {
+        let case = kernels::CaseSpec::new(kernel, kernels::Shape(vec![4096]), 1);
+        pollster::block_on(gpu.run_case(&plan, &case, None, &mut NoClock, |_| {}))
+    };
+    match run(&mut gpu, "selftest_lose_device") {
+        Err(e @ kernels::gpu::GpuError::DeviceLost(_)) => {
+            assert!(e.to_string().contains("destroyed"), "{e}");
+            assert!(e.for_case("x").device_lost);
+        }
+        other => panic!("expected a lost device, got {:?}", other.map(|m| m.case_id)),
+    }
+    assert_eq!(gpu.lost(), None, "replaced by a fresh device");
+    let m = run(&mut gpu, "add").expect("the next case runs on the fresh device");
+    let kernel = catalog::find("add").unwrap();
+    let shape = kernels::Shape(vec![4096]);
+    let out = le_bytes_to_f32s(&m.output_bytes().unwrap());
+    assert!(compare(&out, &kernel.reference(&shape, &kernel.inputs(&shape, 1)), kernel.tolerance(&shape)).passed);
+}

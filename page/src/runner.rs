@@ -28,7 +28,7 @@ pub async fn run(token: String, progress: js_sys::Function) -> Result<(), JsValu
         _ => None,
     };
     // TensorFlow.js has a device of its own: harness's is only kept for the latency it measured.
-    let (gpu, tfjs) = match (plan.platform, gpu) {
+    let (mut gpu, tfjs) = match (plan.platform, gpu) {
         (Platform::Tfjs, Some(gpu)) => (None, Some(Tfjs::load(gpu.latency_ms).await?)),
         (_, gpu) => (gpu, None),
     };
@@ -45,7 +45,7 @@ pub async fn run(token: String, progress: js_sys::Function) -> Result<(), JsValu
                 let on_sample = |done| emit(Progress::SampleDone { case_id: case.id.clone(), done });
                 tfjs.run_case(&plan, case, &mut ServerClock(&api), on_sample).await.map_err(CaseError::Gpu)
             }
-            None => run_case(gpu.as_ref(), &plan, case, &api, &mut weights, &emit).await,
+            None => run_case(gpu.as_mut(), &plan, case, &api, &mut weights, &emit).await,
         };
         match measured {
             Ok(mut measurement) => {
@@ -119,7 +119,7 @@ impl Weights {
 }
 
 async fn run_case(
-    gpu: Option<&Gpu>,
+    mut gpu: Option<&mut Gpu>,
     plan: &RunPlan,
     case: &CaseSpec,
     api: &Api,
@@ -127,7 +127,7 @@ async fn run_case(
     emit: &impl Fn(Progress),
 ) -> Result<CaseMeasurement, CaseError> {
     let on_sample = |done| emit(Progress::SampleDone { case_id: case.id.clone(), done });
-    if let (Some(gpu), Some(_)) = (gpu, &case.workload) {
+    if let (Some(gpu), Some(_)) = (gpu.as_deref_mut(), &case.workload) {
         let weights = weights.of(case, api).await?;
         return gpu.run_case(plan, case, weights, &mut ServerClock(api), on_sample).await.map_err(|e| CaseError::Adapter(e.for_case(&case.id)));
     }
@@ -142,7 +142,8 @@ async fn run_case(
         Some(Fault::Throw) => {
             return Err(CaseError::Js(js_sys::Error::new(&format!("{}: deliberate exception from the page", case.kernel)).into()));
         }
-        None => {}
+        // The GPU destroys its own device in `run_case`, as a real loss would come mid-case.
+        Some(Fault::LoseDevice) | None => {}
     }
     let Some(gpu) = gpu else {
         let mut cpu = CpuKernel { kernel: &*kernel, shape: &case.shape, inputs: kernel.inputs(&case.shape, case.seed), output: Vec::new() };

@@ -136,6 +136,8 @@ struct RunView<'a> {
     latency: Option<String>,
     /// The peaks its roofline probes reached, in words, where it ran them.
     peaks: Option<String>,
+    /// How memory grew after warm-up, in words, where it was read.
+    memory: Option<String>,
     rows: Vec<RowView<'a>>,
     distributions: Vec<Distribution>,
 }
@@ -378,6 +380,7 @@ impl<'a> RunView<'a> {
             counts: run.counts(),
             latency: run.completion_latency.as_ref().map(|l| l.describe()),
             peaks: run.roofline.as_ref().map(|p| p.describe()),
+            memory: run.memory_growth().map(|m| m.describe()),
             rows,
             distributions: run.cases.iter().filter_map(distribution).collect(),
         }

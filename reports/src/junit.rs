@@ -54,6 +54,7 @@ pub fn render(report: &RunReport) -> String {
                 CaseStatus::Failed => Outcome::Failure("wrong answer".into(), message),
                 CaseStatus::TimedOut => Outcome::Error("timed out".into(), message),
                 CaseStatus::Crashed => Outcome::Error("crashed".into(), message),
+                CaseStatus::DeviceLost => Outcome::Error("GPU device lost".into(), message),
                 CaseStatus::Error => Outcome::Error("error".into(), message),
                 CaseStatus::NotRun => Outcome::Skipped(if message.is_empty() { "not run".into() } else { message }),
                 CaseStatus::Unsupported => Outcome::Skipped(if message.is_empty() { "unsupported on this platform".into() } else { message }),

@@ -151,6 +151,7 @@ pub fn report_with(runs: Vec<(&str, Vec<CaseReport>)>) -> RunReport {
                 roofline: None,
                 cases,
                 diagnostics: vec![],
+                memory: vec![],
             })
             .collect(),
         baseline: None,

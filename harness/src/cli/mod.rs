@@ -410,6 +410,11 @@ pub struct RunArgs {
     /// report says how each case's warm-up ended.
     #[arg(long, default_value = "auto", value_parser = clap::value_parser!(stats::WarmupPolicy), conflicts_with_all = ["replay", "resume"])]
     pub warmup: stats::WarmupPolicy,
+    /// Run the whole plan N times over in each browser and platform, in one browser session: a
+    /// soak for leaks and drift, or a hunt for a flaky case. Passes after the first have ids of
+    /// their own (`…/repeat=2`) and are checked like the first.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000), conflicts_with_all = ["replay", "resume", "tune"])]
+    pub repeat: u32,
     /// Seed of the inputs: a case is reproducible from (kernel, shape, seed).
     #[arg(long, default_value_t = 1, conflicts_with_all = ["replay", "resume"])]
     pub seed: u64,

@@ -66,6 +66,7 @@ pub async fn exec(mut args: RunArgs) -> Result<ExitCode> {
         true => kernels::plan::roofline_first(suite, args.seed, cases),
         false => cases,
     };
+    let cases = kernels::plan::repeated(cases, args.repeat);
     let (mut tune_cache, warning) = TuneCache::load(&args.tune_cache);
     if let Some(w) = warning {
         eprintln!("warning: {w}");

@@ -7,6 +7,7 @@
 
 use crate::measure::browser::{BrowserFlags, BrowserKind, LaunchOptions};
 use crate::measure::driver::Driver;
+use crate::measure::memory;
 use crate::measure::events::{Reporter, RunEvent};
 use crate::measure::server::{PageEvent, Server};
 use anyhow::{anyhow, bail, Context, Result};
@@ -126,6 +127,7 @@ pub fn new_run(browser: &str, platform: Platform) -> PlatformRun {
         roofline: None,
         cases: Vec::new(),
         diagnostics: Vec::new(),
+        memory: Vec::new(),
     }
 }
 
@@ -151,6 +153,12 @@ pub trait Restart {
     async fn check_alive(&mut self) -> Result<(), String> {
         Ok(())
     }
+
+    /// The process group of the browser's driver, whose memory the run records; `None` for a
+    /// remote WebDriver or no browser.
+    fn process_group(&self) -> Option<i32> {
+        None
+    }
 }
 
 /// A browser session: the driver harness started (none with a remote WebDriver), the WebDriver
@@ -168,6 +176,10 @@ impl Restart for Session<'_> {
     async fn restart(&mut self, plan: RunPlan) -> Result<()> {
         self.server.set_plan(plan);
         navigate(&self.client, &self.url).await
+    }
+
+    fn process_group(&self) -> Option<i32> {
+        self.driver.as_ref().map(Driver::process_group)
     }
 
     async fn check_alive(&mut self) -> Result<(), String> {
@@ -252,7 +264,7 @@ async fn drive(
 
         crashes_in_a_row = if book.settled_without_a_crash() > settled_before { 1 } else { crashes_in_a_row + 1 };
         let case_id = book.last_crashed.take();
-        run.errors.push(PageError { message: format!("{} crashed: {why}", spec.display), stack: None, case_id, fatal: true, unsupported: false });
+        run.errors.push(PageError { message: format!("{} crashed: {why}", spec.display), stack: None, case_id, fatal: true, unsupported: false, device_lost: false });
         if crashes_in_a_row >= CRASHES_IN_A_ROW {
             bail!("{} crashed {crashes_in_a_row} times in a row with no case finished in between; gave up on it. The last time: {why}", spec.display);
         }
@@ -396,8 +408,15 @@ pub async fn run_cases(
     let mut page_clock = PageClock::default();
     let mut idle_since = Instant::now();
     let mut reloads = 0usize;
+    let mut sampled_at = None;
 
     loop {
+        // Memory after each settled case (and before the first), for soaks.
+        let settled = book.settled.len();
+        if sampled_at != Some(settled) {
+            sampled_at = Some(settled);
+            run.memory.extend(memory::sample(settled, restart.process_group()));
+        }
         let deadline = match &current {
             Some((_, started)) => *started + case_timeout,
             None => idle_since + idle_limit,
@@ -449,7 +468,11 @@ pub async fn run_cases(
                     }
                     PageEvent::Error(e) => {
                         // A case this adapter cannot run (a missing feature) is no error of the run.
-                        let status = if e.unsupported { CaseStatus::Unsupported } else { CaseStatus::Error };
+                        let status = match (e.unsupported, e.device_lost) {
+                            (true, _) => CaseStatus::Unsupported,
+                            (_, true) => CaseStatus::DeviceLost,
+                            _ => CaseStatus::Error,
+                        };
                         if !e.unsupported {
                             reporter.event(RunEvent::PageError(&e));
                             run.errors.push(e.clone());

@@ -76,6 +76,11 @@ pub fn free_port() -> std::io::Result<u16> {
 }
 
 impl Driver {
+    /// The process group the driver leads, which holds the browsers it starts.
+    pub fn process_group(&self) -> i32 {
+        self.child.id() as i32
+    }
+
     /// Starts the driver at `path` with `--port=N` on a free port and waits until it listens.
     pub fn launch(path: &Path) -> Result<Driver, DriverError> {
         let spawn_err = |source| DriverError::Spawn { path: path.to_path_buf(), source };

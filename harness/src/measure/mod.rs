@@ -9,6 +9,7 @@ pub mod discovery;
 pub mod driver;
 pub mod events;
 pub mod host;
+pub mod memory;
 pub mod native;
 pub mod probe;
 pub mod server;

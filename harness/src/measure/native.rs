@@ -88,7 +88,7 @@ async fn worker(plan: RunPlan, references: Arc<References>, probe: RunProbe, tx:
     }
     for case in &plan.cases {
         let _ = tx.send(PageEvent::Progress(Progress::CaseStarted { case_id: case.id.clone(), at_ms: kernels::sampling::now_ms() }));
-        let event = match measure(&gpu, &plan, case, &references, &probe, &tx).await {
+        let event = match measure(&mut gpu, &plan, case, &references, &probe, &tx).await {
             Ok(mut m) => {
                 m.sent_ms = kernels::sampling::now_ms();
                 PageEvent::Result(Box::new(m))
@@ -103,14 +103,14 @@ async fn worker(plan: RunPlan, references: Arc<References>, probe: RunProbe, tx:
 }
 
 async fn measure(
-    gpu: &Gpu,
+    gpu: &mut Gpu,
     plan: &RunPlan,
     case: &kernels::CaseSpec,
     references: &References,
     probe: &RunProbe,
     tx: &mpsc::UnboundedSender<PageEvent>,
 ) -> Result<CaseMeasurement, PageError> {
-    if case.kernel().is_some_and(|k| k.fault().is_some()) {
+    if case.kernel().and_then(|k| k.fault()).is_some_and(|f| f != kernels::Fault::LoseDevice) {
         return Err(PageError::case(&case.id, format!("{}: self-test faults are page-only", case.kernel)));
     }
     let weights = match case.workload.as_ref().and_then(|w| w.weights_key()) {

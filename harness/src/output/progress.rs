@@ -114,6 +114,7 @@ impl Reporter for TerminalReporter {
                     CaseStatus::Failed => "WRONG  ",
                     CaseStatus::TimedOut => "TIMEOUT",
                     CaseStatus::Crashed => "CRASHED",
+                    CaseStatus::DeviceLost => "LOST   ",
                     CaseStatus::Error => "ERROR  ",
                     CaseStatus::NotRun => "NOT RUN",
                     CaseStatus::Unsupported => "N/A    ",

@@ -62,6 +62,9 @@ pub fn table(report: &RunReport) -> String {
         if let Some(l) = &run.completion_latency {
             let _ = writeln!(out, "completion latency: {}", l.describe());
         }
+        if let Some(m) = run.memory_growth() {
+            let _ = writeln!(out, "memory: {}", m.describe());
+        }
         let _ = writeln!(out, "{}", phases(run));
     }
     out += &models(report);
@@ -155,7 +158,7 @@ pub fn flags(report: &RunReport) -> String {
 pub fn totals(run: &PlatformRun) -> String {
     let c = run.counts();
     let mut parts = vec![format!("{} passed", c.passed)];
-    for (n, what) in [(c.failed, "wrong"), (c.timed_out, "timed out"), (c.crashed, "crashed"), (c.error, "error"), (c.not_run, "not run"), (c.unsupported, "unsupported here")] {
+    for (n, what) in [(c.failed, "wrong"), (c.timed_out, "timed out"), (c.crashed, "crashed"), (c.device_lost, "device lost"), (c.error, "error"), (c.not_run, "not run"), (c.unsupported, "unsupported here")] {
         if n > 0 {
             parts.push(format!("{n} {what}"));
         }

@@ -26,7 +26,7 @@ pub struct References {
     weights_paths: HashMap<String, PathBuf>,
     weights: Mutex<HashMap<String, Arc<Weights>>>,
     computed: Mutex<HashMap<String, Arc<Reference>>>,
-    native: OnceLock<Option<Gpu>>,
+    native: OnceLock<Option<Mutex<Gpu>>>,
 }
 
 impl std::fmt::Debug for References {
@@ -92,8 +92,8 @@ impl References {
 
     /// The case's output from one run on native wgpu, and the adapter's name.
     fn native_output(&self, spec: &CaseSpec) -> Result<(Vec<f64>, String), String> {
-        let gpu = self.native.get_or_init(|| pollster::block_on(Gpu::new()).map_err(|e| tracing::warn!("native wgpu: {e}")).ok());
-        let gpu = gpu.as_ref().ok_or("no native wgpu adapter")?;
+        let gpu = self.native.get_or_init(|| pollster::block_on(Gpu::new()).map_err(|e| tracing::warn!("native wgpu: {e}")).ok().map(Mutex::new));
+        let mut gpu = gpu.as_ref().ok_or("no native wgpu adapter")?.lock().map_err(|_| "the native GPU failed earlier")?;
         let sampling = Sampling { mode: kernels::SamplingMode::Isolated, warmup: WarmupPolicy::Fixed(0), samples: 1, max_time_ms: 0.0, target_ci_pct: None };
         let plan = RunPlan { platform: Platform::Native, sampling, cases: Vec::new() };
         let m = pollster::block_on(gpu.run_case(&plan, spec, None, &mut kernels::sampling::NoClock, |_| {})).map_err(|e| e.to_string())?;

@@ -42,6 +42,7 @@ pub fn all() -> Vec<&'static dyn Kernel> {
         &selftest::WRONG,
         &selftest::HANG,
         &selftest::THROW,
+        &selftest::LOSE_DEVICE,
     ]
 }
 

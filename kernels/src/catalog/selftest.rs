@@ -11,12 +11,15 @@ pub static WRONG: SelfTest = SelfTest { kind: Kind::Wrong };
 pub static HANG: SelfTest = SelfTest { kind: Kind::Hang };
 /// Throws a JavaScript exception in the page: must reach the terminal and the report.
 pub static THROW: SelfTest = SelfTest { kind: Kind::Throw };
+/// Destroys its GPU device: must be reported as `deviceLost`, and the next case must pass.
+pub static LOSE_DEVICE: SelfTest = SelfTest { kind: Kind::LoseDevice };
 
 #[derive(Clone, Copy)]
 enum Kind {
     Wrong,
     Hang,
     Throw,
+    LoseDevice,
 }
 
 /// A deliberately broken `out = a + b`, proving that harness catches each kind of failure.
@@ -31,6 +34,7 @@ impl Kernel for SelfTest {
             Kind::Wrong => "selftest_wrong",
             Kind::Hang => "selftest_hang",
             Kind::Throw => "selftest_throw",
+            Kind::LoseDevice => "selftest_lose_device",
         }
     }
     fn summary(&self) -> &'static str {
@@ -38,6 +42,7 @@ impl Kernel for SelfTest {
             Kind::Wrong => "self-test: a + b with every 1000th element off by 0.5 (must fail the check)",
             Kind::Hang => "self-test: never completes in the page (must time out)",
             Kind::Throw => "self-test: throws a JavaScript exception in the page (must be reported)",
+            Kind::LoseDevice => "self-test: destroys its GPU device (must be deviceLost, then the next case passes on a new device)",
         }
     }
     fn dims(&self) -> &'static [&'static str] {
@@ -82,6 +87,7 @@ impl Kernel for SelfTest {
             Kind::Wrong => None,
             Kind::Hang => Some(Fault::Hang),
             Kind::Throw => Some(Fault::Throw),
+            Kind::LoseDevice => Some(Fault::LoseDevice),
         }
     }
     fn is_selftest(&self) -> bool {

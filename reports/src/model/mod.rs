@@ -18,7 +18,7 @@ use kernels::{CaseInfo, CaseSpec, SamplingMode, Shape, WarmupPolicy, WarmupStop}
 use serde::{Deserialize, Serialize};
 
 /// Version of the `results.json` layout.
-pub const SCHEMA_VERSION: u32 = 6;
+pub const SCHEMA_VERSION: u32 = 7;
 
 /// One invocation of harness: its settings, where it ran, and one [`PlatformRun`] per browser
 /// and platform measured.
@@ -172,9 +172,68 @@ pub struct PlatformRun {
     /// read (`harness verify`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub diagnostics: Vec<String>,
+    /// Memory in use as the cases settled (Linux): whether harness or the browser grows over a
+    /// long run. Empty where it could not be read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub memory: Vec<MemorySample>,
+}
+
+/// Memory in use once some cases of a run had settled.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MemorySample {
+    /// Cases settled so far in the run (0: the page was up, no case yet).
+    pub cases: usize,
+    /// harness's resident set, KiB.
+    pub harness_rss_kib: u64,
+    /// The browser's proportional set (all its processes, shared pages split), KiB; absent
+    /// natively and with a remote WebDriver.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub browser_pss_kib: Option<u64>,
+}
+
+/// How memory changed over a run, from the end of its warm-up (the first tenth of its cases)
+/// to its end.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryGrowth {
+    /// Cases between the two samples.
+    pub cases: usize,
+    /// harness's resident set then and at the end, KiB.
+    pub harness_kib: (u64, u64),
+    /// The browser's proportional set then and at the end, KiB, where read.
+    pub browser_kib: Option<(u64, u64)>,
+}
+
+impl MemoryGrowth {
+    /// Growth of `(from, to)` in percent.
+    pub fn percent((from, to): (u64, u64)) -> f64 {
+        (to as f64 / from.max(1) as f64 - 1.0) * 100.0
+    }
+
+    /// `harness RSS 41.2 → 42.0 MiB (+1.9%), browser PSS 611 → 623 MiB (+2.0%) over the last 450 cases`.
+    pub fn describe(&self) -> String {
+        let part = |what: &str, kib: (u64, u64)| {
+            format!("{what} {:.1} → {:.1} MiB ({:+.1}%)", kib.0 as f64 / 1024.0, kib.1 as f64 / 1024.0, Self::percent(kib))
+        };
+        let mut parts = vec![part("harness RSS", self.harness_kib)];
+        parts.extend(self.browser_kib.map(|b| part("browser PSS", b)));
+        format!("{} over the last {} cases, after warm-up", parts.join(", "), self.cases)
+    }
 }
 
 impl PlatformRun {
+    /// How memory changed from the end of warm-up (the first sample after a tenth of the
+    /// cases) to the last sample; `None` with fewer than two samples.
+    pub fn memory_growth(&self) -> Option<MemoryGrowth> {
+        let last = self.memory.last()?;
+        let warm = self.memory.iter().find(|s| s.cases * 10 >= last.cases).filter(|s| s.cases < last.cases)?;
+        Some(MemoryGrowth {
+            cases: last.cases - warm.cases,
+            harness_kib: (warm.harness_rss_kib, last.harness_rss_kib),
+            browser_kib: warm.browser_pss_kib.zip(last.browser_pss_kib),
+        })
+    }
+
     /// Cases by status.
     pub fn counts(&self) -> Counts {
         let mut c = Counts::default();
@@ -186,6 +245,7 @@ impl PlatformRun {
                 CaseStatus::Error => c.error += 1,
                 CaseStatus::NotRun => c.not_run += 1,
                 CaseStatus::Crashed => c.crashed += 1,
+                CaseStatus::DeviceLost => c.device_lost += 1,
                 CaseStatus::Unsupported => c.unsupported += 1,
             }
         }
@@ -240,6 +300,9 @@ pub struct Counts {
     /// Its browser or driver died while it ran.
     #[serde(default)]
     pub crashed: usize,
+    /// Its GPU device was lost while it ran.
+    #[serde(default)]
+    pub device_lost: usize,
     /// Not supported on the platform (no TensorFlow.js op for the kernel): neither passed nor
     /// failed.
     #[serde(default)]
@@ -249,7 +312,7 @@ pub struct Counts {
 impl Counts {
     /// True when every case the platform supports passed.
     pub fn all_passed(&self) -> bool {
-        self.failed + self.timed_out + self.error + self.not_run + self.crashed == 0
+        self.failed + self.timed_out + self.error + self.not_run + self.crashed + self.device_lost == 0
     }
 }
 
@@ -315,6 +378,9 @@ pub enum CaseStatus {
     /// The browser or its driver died while it ran (crash, kill, out of memory); `message` says
     /// what they left behind.
     Crashed,
+    /// The GPU device was lost while it ran (a driver reset, a GPU removed, `destroy()`);
+    /// `message` has the reason the platform gave. The cases after it ran on a fresh device.
+    DeviceLost,
     /// The platform has no way to run it (TensorFlow.js has no op for the kernel); `message`
     /// says why. Not a failure.
     Unsupported,
@@ -330,6 +396,7 @@ impl CaseStatus {
             CaseStatus::Error => "error",
             CaseStatus::NotRun => "notRun",
             CaseStatus::Crashed => "crashed",
+            CaseStatus::DeviceLost => "deviceLost",
             CaseStatus::Unsupported => "unsupported",
         }
     }
