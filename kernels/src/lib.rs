@@ -19,6 +19,7 @@ pub mod sampling;
 pub mod shape;
 pub mod suite;
 pub mod tfjs;
+pub mod webnn;
 pub mod user;
 pub mod wire;
 pub mod workload;

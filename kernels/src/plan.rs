@@ -26,6 +26,9 @@ pub enum Platform {
     /// TensorFlow.js's WebGPU backend ([`crate::tfjs::VERSION`]) in the same page: its own ops
     /// on the same inputs, for kernels it has an op for ([`crate::tfjs::call`]).
     Tfjs,
+    /// The browser's WebNN (`navigator.ml`): a graph of its operators per kernel
+    /// ([`crate::webnn::graph`]), on the OS's ML stack (DirectML, Core ML, TFLite).
+    Webnn,
 }
 
 impl Platform {
@@ -36,6 +39,7 @@ impl Platform {
             Platform::Wasm => "wasm",
             Platform::Native => "native",
             Platform::Tfjs => "tfjs",
+            Platform::Webnn => "webnn",
         }
     }
 
@@ -45,7 +49,7 @@ impl Platform {
         let workload_reason = || format!("{}: models and user kernels run on webgpu and native only", case.kernel);
         match self {
             Platform::Webgpu | Platform::Native => None,
-            Platform::Wasm | Platform::Tfjs if case.kernel().and_then(|k| k.fault()) == Some(crate::Fault::LoseDevice) => {
+            Platform::Wasm | Platform::Tfjs | Platform::Webnn if case.kernel().and_then(|k| k.fault()) == Some(crate::Fault::LoseDevice) => {
                 Some(format!("{}: it destroys harness's own GPU device, which {} does not use", case.kernel, self.as_str()))
             }
             Platform::Wasm => case.workload.as_ref().map(|_| workload_reason()),
@@ -56,6 +60,12 @@ impl Platform {
             Platform::Tfjs => match crate::tfjs::call(&case.kernel, &case.shape) {
                 Some(_) => None,
                 None => Some(format!("not supported on tfjs: TensorFlow.js {} has no op for `{}`", crate::tfjs::VERSION, case.kernel)),
+            },
+            Platform::Webnn if case.workload.is_some() => Some(workload_reason()),
+            Platform::Webnn if case.variant.is_some() => Some(format!("{}: variants are harness's own WGSL; WebNN picks its own kernel", case.kernel)),
+            Platform::Webnn => match crate::webnn::graph(&case.kernel, &case.shape) {
+                Some(_) => None,
+                None => Some(crate::webnn::unsupported_reason(&case.kernel)),
             },
         }
     }
@@ -206,13 +216,16 @@ pub struct RunPlan {
     pub sampling: Sampling,
     /// Cases in order.
     pub cases: Vec<CaseSpec>,
+    /// How to create the WebNN context, for a webnn run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webnn: Option<crate::webnn::Options>,
 }
 
 impl RunPlan {
     /// A plan with no cases: what the server holds before the first run.
     pub fn empty(platform: Platform) -> Self {
         let sampling = Sampling { mode: crate::SamplingMode::Isolated, warmup: crate::WarmupPolicy::Fixed(0), samples: 1, max_time_ms: 0.0, target_ci_pct: None };
-        RunPlan { platform, sampling, cases: Vec::new() }
+        RunPlan { platform, sampling, cases: Vec::new(), webnn: None }
     }
 }
 

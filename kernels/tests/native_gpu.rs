@@ -417,7 +417,7 @@ fn attention_matches_f64_at_odd_configurations_natively() {
 fn a_destroyed_device_fails_its_case_as_lost_and_the_next_case_gets_a_fresh_one() {
     let Some(mut gpu) = gpu() else { return };
     let sampling = Sampling { mode: SamplingMode::Isolated, warmup: WarmupPolicy::Fixed(0), samples: 2, max_time_ms: 1e9, target_ci_pct: None };
-    let plan = kernels::RunPlan { platform: kernels::Platform::Native, sampling, cases: Vec::new() };
+    let plan = kernels::RunPlan { platform: kernels::Platform::Native, sampling, cases: Vec::new(), webnn: None };
     let run = |gpu: &mut Gpu, kernel: &str| {
         let case = kernels::CaseSpec::new(kernel, kernels::Shape(vec![4096]), 1);
         pollster::block_on(gpu.run_case(&plan, &case, None, &mut NoClock, |_| {}))

@@ -9,6 +9,8 @@ mod api;
 mod runner;
 #[cfg(target_arch = "wasm32")]
 mod tfjs;
+#[cfg(target_arch = "wasm32")]
+mod webnn;
 
 #[cfg(target_arch = "wasm32")]
 pub use runner::run;

@@ -1,4 +1,5 @@
-//! Runs the plan's cases one after another, on WebGPU, on the CPU in WASM, or with TensorFlow.js.
+//! Runs the plan's cases one after another, on WebGPU, on the CPU in WASM, with TensorFlow.js, or
+//! with WebNN.
 
 use crate::api::Api;
 use crate::tfjs::Tfjs;
@@ -40,12 +41,11 @@ pub async fn run(token: String, progress: js_sys::Function) -> Result<(), JsValu
     let mut weights = Weights::default();
     for case in &plan.cases {
         emit(Progress::CaseStarted { case_id: case.id.clone(), at_ms: now_ms() });
-        let measured = match &tfjs {
-            Some(tfjs) => {
-                let on_sample = |done| emit(Progress::SampleDone { case_id: case.id.clone(), done });
-                tfjs.run_case(&plan, case, &mut ServerClock(&api), on_sample).await.map_err(CaseError::Gpu)
-            }
-            None => run_case(gpu.as_mut(), &plan, case, &api, &mut weights, &emit).await,
+        let on_sample = |done| emit(Progress::SampleDone { case_id: case.id.clone(), done });
+        let measured = match (&tfjs, plan.platform) {
+            (Some(tfjs), _) => tfjs.run_case(&plan, case, &mut ServerClock(&api), on_sample).await.map_err(CaseError::Gpu),
+            (None, Platform::Webnn) => crate::webnn::run_case(&plan, case, &mut ServerClock(&api), on_sample).await.map_err(CaseError::Gpu),
+            (None, _) => run_case(gpu.as_mut(), &plan, case, &api, &mut weights, &emit).await,
         };
         match measured {
             Ok(mut measurement) => {

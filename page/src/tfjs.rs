@@ -74,7 +74,7 @@ impl Tfjs {
 }
 
 /// A JavaScript exception as text.
-fn describe(e: JsValue) -> String {
+pub fn describe(e: JsValue) -> String {
     e.dyn_ref::<js_sys::Error>().map(|e| String::from(e.message())).or_else(|| e.as_string()).unwrap_or_else(|| format!("{e:?}"))
 }
 

@@ -2,6 +2,7 @@
 // exceptions, and runs the WASM runner. Everything it learns goes to the harness server.
 import init, { run } from './pkg/page.js';
 import './tfjs.js';
+import './webnn.js';
 
 const token = new URLSearchParams(location.search).get('token');
 const status = document.getElementById('status');
@@ -69,10 +70,25 @@ function openProgress() {
   });
 }
 
+// The adapter the run's platform uses: WebNN's context for a webnn run, WebGPU's otherwise.
+async function describePlatform() {
+  const res = await fetch(`/api/plan?token=${token}`);
+  if (!res.ok) throw new Error(`GET /api/plan answered ${res.status}`);
+  const plan = await res.json();
+  if (plan.platform !== 'webnn') return { adapter: await describeAdapter(), webnn: false };
+  status.textContent = 'asking for a WebNN context…';
+  return { adapter: await harnessWebnn.describe(plan.webnn || {}), webnn: true };
+}
+
 async function main() {
   status.textContent = 'asking for a WebGPU adapter…';
-  const adapter = await describeAdapter();
+  const { adapter, webnn } = await describePlatform();
   await post('adapter', adapter);
+  // Without WebNN the harness settles the run as unavailable: there is nothing to run.
+  if (webnn && !adapter.available) {
+    status.textContent = `WebNN unavailable: ${adapter.reason}`;
+    return;
+  }
   // Without an adapter the harness stops a WebGPU run; the CPU baseline (--platform wasm) goes on.
   if (!adapter.available) status.textContent = `no WebGPU adapter: ${adapter.reason}`;
   else log(`adapter: ${adapter.vendor} ${adapter.architecture} ${adapter.description} fallback=${adapter.isFallbackAdapter}`);

@@ -6,12 +6,13 @@ let inputs = [];
 let run = null;
 let last = null;
 
-function script(src) {
+// Loads a classic script from the harness server; `hint` says what serves it.
+export function script(src, hint = 'is --platform tfjs installed? see harness run --help') {
   return new Promise((resolve, reject) => {
     const s = document.createElement('script');
     s.src = src;
     s.onload = resolve;
-    s.onerror = () => reject(new Error(`could not load ${src} from the harness server (is --platform tfjs installed? see harness run --help)`));
+    s.onerror = () => reject(new Error(`could not load ${src} from the harness server (${hint})`));
     document.head.appendChild(s);
   });
 }

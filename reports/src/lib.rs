@@ -624,4 +624,43 @@ mod schema {
             assert_eq!(read.settings.sampling, kernels::SamplingMode::Isolated, "{f}");
         }
     }
+
+    #[test]
+    fn an_unavailable_platform_a_lost_device_and_memory_growth_show_in_every_report() {
+        let mut lost = case("l", &[], true, false);
+        lost.status = CaseStatus::DeviceLost;
+        lost.message = Some("the GPU device was lost: reason `destroyed`".into());
+        let mut unsupported = case("u", &[], true, false);
+        unsupported.status = CaseStatus::Unsupported;
+        let mut report = report_with(vec![("chrome", vec![case("a", &[1.0], true, true), lost]), ("chrome", vec![unsupported])]);
+        report.runs[1].platform = "webnn".into();
+        report.runs[1].status = RunStatus::Unavailable;
+        report.runs[1].unavailable = Some("NotSupportedError: WebNN is not supported on this platform".into());
+        // 200 cases: harness flat after warm-up, the browser up 10%.
+        report.runs[0].memory = (0..=200)
+            .map(|i| MemorySample { cases: i, harness_rss_kib: if i < 20 { 50_000 + i as u64 } else { 80_000 }, browser_pss_kib: Some(400_000 + 200 * i as u64) })
+            .collect();
+        let growth = report.runs[0].memory_growth().unwrap();
+        assert_eq!((growth.cases, growth.harness_kib, growth.browser_kib), (180, (80_000, 80_000), Some((404_000, 440_000))));
+        assert!(growth.describe().contains("(+0.0%)") && growth.describe().contains("(+8.9%)"), "{}", growth.describe());
+        let mut short = report.runs[0].clone();
+        short.memory.truncate(50);
+        assert_eq!(short.memory_growth(), None, "too few cases to tell");
+        assert!(report.runs[1].counts().all_passed(), "an unavailable platform is no failure");
+        assert!(!report.runs[0].counts().all_passed(), "a lost device is");
+
+        let html = html::render(&report).unwrap();
+        for want in ["1 device lost</span>", "WebNN is not supported", "browser PSS"] {
+            assert!(html.contains(want), "html lacks {want}");
+        }
+        let md = markdown::render(&report);
+        assert!(md.contains("| device lost |") && md.contains("unavailable: NotSupportedError") && md.contains("memory: harness RSS"), "{md}");
+        let junit = junit::render(&report);
+        assert!(junit.contains("GPU device lost"), "{junit}");
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!((json["runs"][1]["status"].as_str(), json["runs"][0]["cases"][1]["status"].as_str()), (Some("unavailable"), Some("deviceLost")));
+        let schema: serde_json::Value = serde_json::from_str(include_str!("../schema/results.schema.json")).unwrap();
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        assert!(validator.is_valid(&json), "{:?}", validator.iter_errors(&json).map(|e| e.to_string()).collect::<Vec<_>>());
+    }
 }

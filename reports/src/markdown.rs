@@ -57,6 +57,9 @@ pub fn render(report: &RunReport) -> String {
         if let Some(l) = &run.completion_latency {
             let _ = writeln!(s, "- {label} completion latency: {}", l.describe());
         }
+        if let Some(why) = &run.unavailable {
+            let _ = writeln!(s, "- {label} unavailable: {why}");
+        }
         if let Some(m) = run.memory_growth() {
             let _ = writeln!(s, "- {label} memory: {}", m.describe());
         }

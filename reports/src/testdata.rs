@@ -128,6 +128,7 @@ pub fn report_with(runs: Vec<(&str, Vec<CaseReport>)>) -> RunReport {
             max_time_s: 10.0,
             case_timeout_s: 60.0,
             retries: 1,
+            webnn_device: None,
             headless: true,
             weights: None,
             browser_args: vec![],
@@ -152,6 +153,7 @@ pub fn report_with(runs: Vec<(&str, Vec<CaseReport>)>) -> RunReport {
                 cases,
                 diagnostics: vec![],
                 memory: vec![],
+                unavailable: None,
             })
             .collect(),
         baseline: None,

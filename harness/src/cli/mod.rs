@@ -330,15 +330,48 @@ pub enum PlatformArg {
     /// `tf.softmax`, …) on the same inputs, checked the same way; kernels it has no op for are
     /// reported as unsupported there. Needs its npm packages (`bash ci/setup.sh`, or --tfjs-dir).
     Tfjs,
+    /// The browser's WebNN (`navigator.ml`): each kernel as a graph of WebNN operators (matmul,
+    /// add/sub/mul/div, relu, tanh, gelu and silu composed, softmax, layerNormalization, rmsnorm
+    /// composed) on the OS's ML stack: DirectML or ONNX Runtime (Chrome, Edge on Windows), Core ML
+    /// (macOS), TFLite. Where the browser has none it is reported unavailable, with its reason.
+    /// Chromium gets --enable-features=WebMachineLearningNeuralNetwork.
+    Webnn,
+    /// webgpu and webnn, side by side.
+    Both,
 }
 
-impl From<PlatformArg> for kernels::Platform {
-    fn from(p: PlatformArg) -> Self {
-        match p {
-            PlatformArg::Webgpu => kernels::Platform::Webgpu,
-            PlatformArg::Wasm => kernels::Platform::Wasm,
-            PlatformArg::Native => kernels::Platform::Native,
-            PlatformArg::Tfjs => kernels::Platform::Tfjs,
+impl PlatformArg {
+    /// The platforms it stands for.
+    pub fn platforms(self) -> &'static [kernels::Platform] {
+        use kernels::Platform as P;
+        match self {
+            PlatformArg::Webgpu => &[P::Webgpu],
+            PlatformArg::Wasm => &[P::Wasm],
+            PlatformArg::Native => &[P::Native],
+            PlatformArg::Tfjs => &[P::Tfjs],
+            PlatformArg::Webnn => &[P::Webnn],
+            PlatformArg::Both => &[P::Webgpu, P::Webnn],
+        }
+    }
+}
+
+/// `--webnn-device`: which device a WebNN context is asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum WebnnDeviceArg {
+    /// The CPU.
+    Cpu,
+    /// The GPU.
+    Gpu,
+    /// A neural processing unit, where the machine has one.
+    Npu,
+}
+
+impl From<WebnnDeviceArg> for kernels::webnn::Device {
+    fn from(d: WebnnDeviceArg) -> Self {
+        match d {
+            WebnnDeviceArg::Cpu => kernels::webnn::Device::Cpu,
+            WebnnDeviceArg::Gpu => kernels::webnn::Device::Gpu,
+            WebnnDeviceArg::Npu => kernels::webnn::Device::Npu,
         }
     }
 }
@@ -374,6 +407,9 @@ pub struct RunArgs {
     /// `native` needs no browser.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "webgpu", conflicts_with_all = ["replay", "resume"])]
     pub platform: Vec<PlatformArg>,
+    /// The device a WebNN context is asked for (`--platform webnn`).
+    #[arg(long, value_enum, default_value = "gpu")]
+    pub webnn_device: WebnnDeviceArg,
     /// Run the browser without a window (the default).
     #[arg(long, conflicts_with = "headed")]
     pub headless: bool,

@@ -62,6 +62,9 @@ pub fn apply_report(args: &mut RunArgs, report: &RunReport, shown: &str) -> Resu
     args.max_time = s.max_time_s;
     args.timeout = s.case_timeout_s;
     args.retries = s.retries;
+    if let Some(device) = s.webnn_device {
+        args.webnn_device = crate::cli::WebnnDeviceArg::from_str(device.as_str(), false).map_err(|_| unknown("webnnDevice", device.as_str()))?;
+    }
     args.target_ci = s.target_ci_pct;
     if args.workloads.weights.is_none() {
         args.workloads.weights = s.weights.as_ref().map(Into::into);

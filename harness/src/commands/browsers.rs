@@ -15,7 +15,7 @@ pub fn exec(args: BrowsersArgs) -> Result<ExitCode> {
     }
     let mut table = comfy_table::Table::new();
     table.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
-    table.set_header(["browser", "executable", "version", "driver", "driver version"]);
+    table.set_header(["browser", "executable", "version", "driver", "driver version", "WebNN"]);
     let mut hints = Vec::new();
     for f in &found {
         let cell = |l: &discovery::Located, v: bool| match (v, &l.path, &l.version) {
@@ -29,6 +29,7 @@ pub fn exec(args: BrowsersArgs) -> Result<ExitCode> {
             cell(&f.executable, true),
             cell(&f.driver, false),
             cell(&f.driver, true),
+            f.webnn.to_string(),
         ]);
         hints.extend(f.executable.missing.iter().chain(&f.driver.missing).cloned());
     }
@@ -38,5 +39,6 @@ pub fn exec(args: BrowsersArgs) -> Result<ExitCode> {
     }
     let usable: Vec<&str> = found.iter().filter(|f| f.usable()).map(|f| f.browser).collect();
     println!("usable with --browser: {}", if usable.is_empty() { "none".into() } else { usable.join(", ") });
+    println!("WebNN: `harness verify --browser B` tries it in that browser");
     Ok(ExitCode::SUCCESS)
 }

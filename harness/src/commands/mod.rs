@@ -107,7 +107,7 @@ pub fn exit_code(report: &RunReport) -> ExitCode {
     let nothing_measured = report
         .runs
         .iter()
-        .all(|r| r.cases.iter().all(|c| c.samples.is_empty()) && r.failure.is_some());
+        .all(|r| r.cases.iter().all(|c| c.samples.is_empty()) && (r.failure.is_some() || r.status == reports::RunStatus::Unavailable));
     if nothing_measured {
         ExitCode::from(EXIT_UNUSABLE)
     } else if report.runs.iter().all(|r| r.counts().all_passed() && r.failure.is_none() && !r.cases.iter().any(|c| c.saw_a_crash())) {

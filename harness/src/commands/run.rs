@@ -6,6 +6,7 @@ use crate::cli::{self, path_for, replay, RunArgs};
 use crate::measure::browser::BrowserKind;
 use crate::measure::controller::{self, BrowserRunRequest, CaseLimits};
 use crate::measure::tfjs::TfjsFiles;
+use crate::measure::webnn;
 use crate::measure::{discovery, host, native, probe};
 use crate::output::journal::{self, Journal};
 use crate::output::progress::TerminalReporter;
@@ -87,18 +88,22 @@ pub async fn exec(mut args: RunArgs) -> Result<ExitCode> {
             target_ci_pct: args.target_ci,
         },
         cases,
+        webnn: Some(kernels::webnn::Options { device: args.webnn_device.into(), stand_in: std::env::var_os(webnn::STAND_IN_ENV).is_some() }),
     };
     let created = chrono::Utc::now();
     let mut platforms: Vec<kernels::Platform> = Vec::new();
-    for p in &args.platform {
-        if !platforms.contains(&(*p).into()) {
-            platforms.push((*p).into());
+    for &p in args.platform.iter().flat_map(|p| p.platforms()) {
+        if !platforms.contains(&p) {
+            platforms.push(p);
         }
     }
     anyhow::ensure!(
         !args.tune || platforms.iter().any(|p| *p != kernels::Platform::Wasm),
         "--tune measures GPU variants: add --platform webgpu or native (on the WASM CPU every variant is the same code)"
     );
+    if platforms.contains(&kernels::Platform::Webnn) && std::env::var_os(webnn::STAND_IN_ENV).is_some() {
+        eprintln!("WARNING: {}", webnn::STAND_IN_WARNING);
+    }
     // Before any browser starts: a missing TensorFlow.js install costs nothing.
     let tfjs = match platforms.contains(&kernels::Platform::Tfjs) && !args.tune {
         true => Some(TfjsFiles::find(args.tfjs_dir.as_deref())?),
@@ -123,15 +128,15 @@ pub async fn exec(mut args: RunArgs) -> Result<ExitCode> {
             eprintln!("--platform wasm: skipped with --tune, every variant is the same code on the CPU");
             continue;
         }
-        if args.tune && platform == kernels::Platform::Tfjs {
-            eprintln!("--platform tfjs: skipped with --tune, TensorFlow.js runs its own kernel for every variant");
+        if args.tune && matches!(platform, kernels::Platform::Tfjs | kernels::Platform::Webnn) {
+            eprintln!("--platform {}: skipped with --tune, it runs its own kernel for every variant", platform.as_str());
             continue;
         }
         // The WASM CPU baseline has the catalogue kernels only.
         let cases: Vec<kernels::CaseSpec> = plan.cases.iter().filter(|c| platform != kernels::Platform::Wasm || c.workload.is_none()).cloned().collect();
         // Tuned variants are harness's own WGSL: TensorFlow.js runs the cases as planned.
         let cases = match platform {
-            kernels::Platform::Tfjs => cases,
+            kernels::Platform::Tfjs | kernels::Platform::Webnn => cases,
             _ => variants_for(browser.spec().key, &cases),
         };
         if cases.is_empty() {
@@ -189,6 +194,7 @@ pub async fn exec(mut args: RunArgs) -> Result<ExitCode> {
             max_time_s: args.max_time,
             case_timeout_s: args.timeout,
             retries: args.retries,
+            webnn_device: platforms.contains(&kernels::Platform::Webnn).then(|| args.webnn_device.into()),
             headless: args.is_headless(),
             weights: weights.get(workload::MINILM).and_then(|p| p.parent()).map(|p| p.display().to_string()),
             browser_args: args.browser_flags.given_args(),

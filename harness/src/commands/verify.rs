@@ -32,6 +32,7 @@ pub async fn exec(args: VerifyArgs) -> Result<ExitCode> {
             target_ci_pct: None,
         },
         cases: vec![case.clone()],
+        webnn: Some(kernels::webnn::Options::default()),
     };
     let timeout = Duration::from_secs_f64(args.timeout);
     let references = Arc::new(reference::References::default());
@@ -43,9 +44,13 @@ pub async fn exec(args: VerifyArgs) -> Result<ExitCode> {
     args.browser_flags.warn_unused(&browsers);
     let mut interrupted = interrupt_watch();
     let mut reporter = TerminalReporter::new();
+    let mut webnn = None;
     let (checked, gpu_run, cpu_where, cpu_ms) = match args.platform {
         PlatformArg::Wasm => anyhow::bail!("verify checks --platform webgpu or native; wasm is the CPU it compares with"),
         PlatformArg::Tfjs => anyhow::bail!("verify checks --platform webgpu or native; tfjs runs on the same adapter as webgpu"),
+        PlatformArg::Webnn | PlatformArg::Both => {
+            anyhow::bail!("verify checks --platform webgpu or native; with webgpu it also says whether the browser's WebNN is available")
+        }
         PlatformArg::Native => {
             let run = native::run_native(&plan, timeout, &references, &probe, &mut reporter, &mut interrupted).await;
             let cpu_case = case.clone();
@@ -79,6 +84,8 @@ pub async fn exec(args: VerifyArgs) -> Result<ExitCode> {
                 }
                 false => None,
             };
+            let webnn_run = controller::run_browser(&request(kernels::Platform::Webnn), &server, &mut reporter, &mut interrupted).await;
+            webnn = Some(verdict::webnn_finding(&webnn_run));
             (format!("{}/webgpu", args.browser.spec().key), gpu, "the CPU in the same browser (WASM SIMD128, one thread)", cpu)
         }
     };
@@ -101,7 +108,7 @@ pub async fn exec(args: VerifyArgs) -> Result<ExitCode> {
         }
     }
     let (verdict, reason) = verdict::decide(gpu_run.adapter.as_ref(), &evidence);
-    let report = verdict::Report { verdict, reason, checked, adapter: gpu_run.adapter.clone(), evidence, diagnostics: gpu_run.diagnostics.clone() };
+    let report = verdict::Report { verdict, reason, checked, adapter: gpu_run.adapter.clone(), evidence, diagnostics: gpu_run.diagnostics.clone(), webnn };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {

@@ -8,7 +8,7 @@ use std::process::Command;
 use std::time::SystemTime;
 
 /// The page's static files, copied into every bundle.
-const STATIC_FILES: [&str; 3] = ["index.html", "main.js", "tfjs.js"];
+const STATIC_FILES: [&str; 4] = ["index.html", "main.js", "tfjs.js", "webnn.js"];
 
 /// A folder the server can serve as the page.
 #[derive(Debug, Clone)]
@@ -23,7 +23,7 @@ pub struct Bundle {
 #[derive(Debug, thiserror::Error)]
 pub enum BundleError {
     /// Neither `--bundle` nor a source tree.
-    #[error("no page bundle: this harness was not run from its source tree; pass --bundle DIR (a folder holding index.html, main.js, tfjs.js and pkg/)")]
+    #[error("no page bundle: this harness was not run from its source tree; pass --bundle DIR (a folder holding index.html, main.js, tfjs.js, webnn.js and pkg/)")]
     NoSource,
     /// `--bundle` points at something incomplete.
     #[error("--bundle {0}: missing {1}; build one with `harness run` from the source tree (it is written to target/harness-bundle)")]

@@ -128,6 +128,7 @@ pub fn new_run(browser: &str, platform: Platform) -> PlatformRun {
         cases: Vec::new(),
         diagnostics: Vec::new(),
         memory: Vec::new(),
+        unavailable: None,
     }
 }
 
@@ -328,6 +329,7 @@ async fn start_session<'a>(req: &BrowserRunRequest, server: &'a Server, run: &mu
         binary: binary.clone(),
         headless: req.headless,
         profile_dir: profile.as_ref().map(|p| p.path().to_path_buf()),
+        webnn: req.platform == Platform::Webnn,
     };
     let mut flags = (spec.flags)(&options);
     flags.merge(&req.user_flags);
@@ -430,6 +432,17 @@ pub async fn run_cases(
                         reporter.event(RunEvent::Adapter(&adapter));
                         let missing = (!adapter.available).then(|| adapter.reason.clone().unwrap_or_default());
                         run.adapter = Some(adapter);
+                        if let Some(reason) = missing.as_ref().filter(|_| plan.platform == Platform::Webnn) {
+                            let why = format!("{}. {}", reason.trim_end_matches('.'), crate::measure::webnn::how_to_enable(&run.browser));
+                            reporter.event(RunEvent::Step(&format!("webnn is unavailable in {}: {why}", run.browser)));
+                            for spec in book.remaining() {
+                                let case = book.unmeasured(&spec, CaseStatus::Unsupported, format!("webnn is unavailable here: {reason}"));
+                                book.settle(case, reporter);
+                            }
+                            run.status = RunStatus::Unavailable;
+                            run.unavailable = Some(why);
+                            return Ok(());
+                        }
                         if let Some(reason) = missing.filter(|_| matches!(plan.platform, Platform::Webgpu | Platform::Tfjs)) {
                             bail!("no WebGPU adapter: {reason}. Browser flags used: {}", flags.join(" "));
                         }

@@ -15,6 +15,8 @@ pub struct Found {
     pub executable: Located,
     /// Its WebDriver: path and version, or how to install it.
     pub driver: Located,
+    /// What is known of WebNN in it on this OS, before trying (`harness verify` tries).
+    pub webnn: &'static str,
 }
 
 impl Found {
@@ -53,6 +55,7 @@ pub fn discover() -> Vec<Found> {
                 browser: spec.key,
                 executable: locate(spec.find_browser(None)),
                 driver: locate(spec.find_driver(None)),
+                webnn: crate::measure::webnn::expected(kind),
             }
         })
         .collect()

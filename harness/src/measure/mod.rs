@@ -14,3 +14,4 @@ pub mod native;
 pub mod probe;
 pub mod server;
 pub mod tfjs;
+pub mod webnn;

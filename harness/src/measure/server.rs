@@ -222,6 +222,7 @@ fn router(state: Arc<AppState>, bundle_dir: &Path) -> Router {
     let mut app = Router::new()
         .merge(api)
         .route("/tfjs/{name}", get(tfjs))
+        .route("/webnn-standin.js", get(webnn_stand_in))
         .fallback_service(ServeDir::new(bundle_dir))
         .with_state(state);
     for (name, value) in isolation {
@@ -283,6 +284,14 @@ async fn tfjs(State(s): State<Arc<AppState>>, axum::extract::Path(name): axum::e
         return (StatusCode::NOT_FOUND, format!("no TensorFlow.js file `{name}` in this run (only --platform tfjs serves them)")).into_response();
     };
     send_file(&path, "text/javascript").await
+}
+
+/// The WebNN stand-in the tests name in `HARNESS_WEBNN_STANDIN`; nothing otherwise.
+async fn webnn_stand_in() -> Response {
+    match std::env::var_os(crate::measure::webnn::STAND_IN_ENV) {
+        Some(path) => send_file(std::path::Path::new(&path), "text/javascript").await,
+        None => (StatusCode::NOT_FOUND, "no WebNN stand-in: only harness's tests set HARNESS_WEBNN_STANDIN").into_response(),
+    }
 }
 
 async fn adapter(State(s): State<Arc<AppState>>, Json(a): Json<AdapterReport>) -> Response {

@@ -54,7 +54,15 @@ pub fn table(report: &RunReport) -> String {
             Some(b) => format!("{} {} ({})", b.name, b.version, run.platform),
             None => format!("{} ({})", run.browser, run.platform),
         };
-        let _ = writeln!(out, "{title}\n{t}");
+        // An unavailable platform's cases are all the same line: say why once instead.
+        match &run.unavailable {
+            Some(why) => {
+                let _ = writeln!(out, "{title}\nunavailable: {why}");
+            }
+            None => {
+                let _ = writeln!(out, "{title}\n{t}");
+            }
+        }
         let _ = writeln!(out, "{}", totals(run));
         if let Some(p) = &run.roofline {
             let _ = writeln!(out, "roofline: {}", p.describe());

@@ -305,6 +305,24 @@ pub struct Report {
     pub evidence: Vec<Evidence>,
     /// The diagnostics lines read, if any.
     pub diagnostics: Vec<String>,
+    /// Whether the browser's WebNN is available, as [`webnn_finding`] words it; checked beside
+    /// WebGPU in a browser.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub webnn: Option<String>,
+}
+
+/// What a webnn run of the plausibility case says of WebNN in its browser: unavailable and why,
+/// or available, on which context, and whether the case's answer was right.
+pub fn webnn_finding(run: &reports::PlatformRun) -> String {
+    if let Some(why) = &run.unavailable {
+        return format!("unavailable: {why}");
+    }
+    if let Some(f) = &run.failure {
+        return format!("failed: {f}");
+    }
+    let context = run.adapter.as_ref().map(|a| a.description.clone()).unwrap_or_default();
+    let cases: Vec<String> = run.cases.iter().map(|c| format!("{} {}", c.id, c.status.as_str())).collect();
+    format!("available ({context}): {}", cases.join(", "))
 }
 
 impl Report {
@@ -318,6 +336,9 @@ impl Report {
                 None => "-",
             };
             s += &format!("  [{mark:>8}] {}: {}\n", e.source, e.finding);
+        }
+        if let Some(w) = &self.webnn {
+            s += &format!("  WebNN: {w}\n");
         }
         s
     }

@@ -6,7 +6,7 @@ pub mod epilogue;
 pub mod linear;
 pub mod matmul;
 pub mod matvec;
-mod norm;
+pub(crate) mod norm;
 mod roofline;
 mod rope;
 mod selftest;

@@ -103,6 +103,9 @@ pub struct Settings {
     pub max_time_s: f64,
     /// Seconds a case may take before it is marked timed out.
     pub case_timeout_s: f64,
+    /// The device WebNN contexts were asked for (`--webnn-device`), with the webnn platform.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webnn_device: Option<kernels::webnn::Device>,
     /// Further attempts at a case that crashed or timed out (`--retries`); 0 in files written
     /// before it existed.
     #[serde(default)]
@@ -129,6 +132,9 @@ pub enum RunStatus {
     /// The run stopped early (no adapter, browser crash, interrupted); cases not reached are
     /// `notRun`.
     Failed,
+    /// The browser has no way to run the platform at all (no WebNN backend): `unavailable` says
+    /// why, every case is `unsupported`, and it is no failure.
+    Unavailable,
 }
 
 /// The measurements of one browser on one platform.
@@ -151,6 +157,10 @@ pub struct PlatformRun {
     pub status: RunStatus,
     /// Why it failed, when it did.
     pub failure: Option<String>,
+    /// Why the platform is unavailable in this browser (the browser's own words) and what would
+    /// enable it, when it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
     /// Exceptions and errors reported by the page, in order.
     pub errors: Vec<PageError>,
     /// Where the harness's time went.
@@ -205,6 +215,9 @@ pub struct MemoryGrowth {
 }
 
 impl MemoryGrowth {
+    /// The fewest cases a run needs for its memory growth to be stated.
+    pub const MIN_CASES: usize = 100;
+
     /// Growth of `(from, to)` in percent.
     pub fn percent((from, to): (u64, u64)) -> f64 {
         (to as f64 / from.max(1) as f64 - 1.0) * 100.0
@@ -223,9 +236,10 @@ impl MemoryGrowth {
 
 impl PlatformRun {
     /// How memory changed from the end of warm-up (the first sample after a tenth of the
-    /// cases) to the last sample; `None` with fewer than two samples.
+    /// cases) to the last sample; `None` for a run of fewer than [`MemoryGrowth::MIN_CASES`]
+    /// cases, too short to tell growth from noise.
     pub fn memory_growth(&self) -> Option<MemoryGrowth> {
-        let last = self.memory.last()?;
+        let last = self.memory.last().filter(|s| s.cases >= MemoryGrowth::MIN_CASES)?;
         let warm = self.memory.iter().find(|s| s.cases * 10 >= last.cases).filter(|s| s.cases < last.cases)?;
         Some(MemoryGrowth {
             cases: last.cases - warm.cases,

@@ -27,6 +27,9 @@ pub static SPEC: BrowserSpec = BrowserSpec {
     capabilities,
 };
 
+/// The Chromium feature that exposes WebNN's `navigator.ml`.
+pub const WEBNN_FEATURE: &str = "WebMachineLearningNeuralNetwork";
+
 /// The flags every Chromium-based browser (Chrome, Edge) gets for a WebGPU run.
 pub fn chromium_flags(o: &LaunchOptions) -> BrowserFlags {
     let mut args: Vec<String> = vec![
@@ -49,6 +52,10 @@ pub fn chromium_flags(o: &LaunchOptions) -> BrowserFlags {
     }
     if running_as_root() {
         args.push("--no-sandbox".into());
+    }
+    if o.webnn {
+        // `navigator.ml` is behind this flag in Chromium (156 included).
+        args.push(format!("--enable-features={WEBNN_FEATURE}"));
     }
     BrowserFlags { args, prefs: Vec::new() }
 }

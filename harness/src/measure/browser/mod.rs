@@ -60,7 +60,19 @@ impl BrowserFlags {
     /// takes the last of a repeated switch the user's wins, and its pref of a name already set
     /// replaces the value in place.
     pub fn merge(&mut self, extra: &BrowserFlags) {
-        self.args.extend(extra.args.iter().cloned());
+        // Chromium reads only the last `--enable-features`: harness's features join the user's.
+        const FEATURES: &str = "--enable-features=";
+        if let Some(users) = extra.args.iter().find(|a| a.starts_with(FEATURES)) {
+            let ours: Vec<String> = self.args.iter().filter_map(|a| a.strip_prefix(FEATURES)).map(str::to_string).collect();
+            self.args.retain(|a| !a.starts_with(FEATURES));
+            let mut extra = extra.clone();
+            for arg in extra.args.iter_mut().filter(|a| *a == users) {
+                *arg = [arg.clone()].into_iter().chain(ours.iter().cloned()).collect::<Vec<_>>().join(",");
+            }
+            self.args.extend(extra.args);
+        } else {
+            self.args.extend(extra.args.iter().cloned());
+        }
         for (name, value) in &extra.prefs {
             match self.prefs.iter_mut().find(|(n, _)| n == name) {
                 Some(pref) => pref.1 = value.clone(),
@@ -106,6 +118,8 @@ pub struct LaunchOptions {
     /// A fresh profile folder for this run, for browsers that take one on the command line;
     /// `None` with a remote driver, which makes its own.
     pub profile_dir: Option<PathBuf>,
+    /// The run uses WebNN: browsers that hide `navigator.ml` behind a flag get it.
+    pub webnn: bool,
 }
 
 /// Why a browser or driver could not be found.
@@ -209,7 +223,20 @@ mod tests {
             binary: Some("/opt/browser".into()),
             headless: true,
             profile_dir: Some("/tmp/profile".into()),
+            webnn: false,
         }
+    }
+
+    #[test]
+    fn webnn_runs_enable_chromiums_flag_and_it_joins_the_users_features() {
+        let webnn = LaunchOptions { webnn: true, ..options() };
+        let feature = "--enable-features=WebMachineLearningNeuralNetwork";
+        assert!((BrowserKind::Chrome.spec().flags)(&webnn).args.iter().any(|a| a == feature));
+        assert!(!(BrowserKind::Chrome.spec().flags)(&options()).args.iter().any(|a| a == feature), "only when asked");
+        let mut flags = (BrowserKind::Chrome.spec().flags)(&webnn);
+        flags.merge(&BrowserFlags { args: vec!["--enable-features=Vulkan".into()], prefs: Vec::new() });
+        let features: Vec<&String> = flags.args.iter().filter(|a| a.starts_with("--enable-features=")).collect();
+        assert_eq!(features, ["--enable-features=Vulkan,WebMachineLearningNeuralNetwork"], "Chromium reads only the last one");
     }
 
     #[test]
@@ -268,7 +295,7 @@ mod tests {
 
     #[test]
     fn a_remote_session_names_no_local_paths() {
-        let remote = LaunchOptions { binary: None, headless: true, profile_dir: None };
+        let remote = LaunchOptions { binary: None, headless: true, profile_dir: None, webnn: false };
         for kind in BrowserKind::ALL {
             let spec = kind.spec();
             let caps = Value::Object((spec.capabilities)(&remote, &(spec.flags)(&remote))).to_string();

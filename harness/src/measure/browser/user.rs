@@ -145,7 +145,7 @@ mod tests {
     use serde_json::json;
 
     fn options() -> LaunchOptions {
-        LaunchOptions { binary: Some("/opt/browser".into()), headless: true, profile_dir: Some("/tmp/profile".into()) }
+        LaunchOptions { binary: Some("/opt/browser".into()), headless: true, profile_dir: Some("/tmp/profile".into()), webnn: false }
     }
 
     #[test]
