@@ -651,6 +651,22 @@ mod tests {
     }
 
     #[test]
+    fn both_is_webgpu_and_webnn_and_repeat_is_no_tuning_flag() {
+        use kernels::Platform as P;
+        for given in [&["run", "--platform", "both"][..], &["run", "--platform", "webgpu,webnn"]] {
+            let Command::Run(r) = parse(given).unwrap().command else { panic!() };
+            let platforms: Vec<P> = r.platform.iter().flat_map(|p| p.platforms()).copied().collect();
+            assert_eq!(platforms, [P::Webgpu, P::Webnn], "{given:?}");
+            assert_eq!(r.webnn_device, WebnnDeviceArg::Gpu);
+        }
+        let Command::Run(r) = parse(&["run", "--platform", "webnn", "--webnn-device", "npu", "--repeat", "3"]).unwrap().command else { panic!() };
+        assert_eq!((r.webnn_device, r.repeat), (WebnnDeviceArg::Npu, 3));
+        assert!(parse(&["run", "--webnn-device", "tpu"]).is_err());
+        assert!(parse(&["run", "--repeat", "2", "--tune"]).is_err(), "a tuning run picks winners once");
+        assert!(parse(&["run", "--repeat", "0"]).is_err());
+    }
+
+    #[test]
     fn filter_splits_on_commas() {
         let Command::Run(r) = parse(&["run", "--filter", "matmul_*,softmax"]).unwrap().command else { panic!() };
         assert_eq!(r.filter, vec!["matmul_*", "softmax"]);
