@@ -175,12 +175,18 @@ impl Gpu {
         }
     }
 
-    /// Replaces a lost device with a fresh one from a new adapter, keeping the measured latency.
-    pub async fn renew(&mut self) -> Result<(), GpuError> {
-        let latency_ms = self.latency_ms;
-        *self = Gpu::new().await?;
-        self.latency_ms = latency_ms;
-        Ok(())
+    /// Replaces a device lost for `why` with a fresh one from a new adapter, keeping the
+    /// measured latency; `why`, with the reason no fresh one came where none did.
+    async fn replace_lost(&mut self, why: String) -> Result<String, String> {
+        match Gpu::new().await {
+            Ok(fresh) => {
+                let latency_ms = self.latency_ms;
+                *self = fresh;
+                self.latency_ms = latency_ms;
+                Ok(why)
+            }
+            Err(e) => Err(format!("{why}; no new device: {e}")),
+        }
     }
 
     /// Whether the device has the WebGPU feature `name` (`shader-f16`, `subgroups`,
@@ -455,8 +461,8 @@ impl Gpu {
     ) -> Result<crate::wire::CaseMeasurement, GpuError> {
         if let Some(why) = self.lost() {
             // Lost between cases (a browser reports loss asynchronously): this case gets a fresh
-            // device and the loss is no fault of it.
-            self.renew().await.map_err(|e| GpuError::DeviceLost(format!("{why}; no new device: {e}")))?;
+            // device and the loss is no fault of it, unless no fresh one comes.
+            self.replace_lost(why).await.map_err(GpuError::DeviceLost)?;
         }
         if case.kernel().and_then(|k| k.fault()) == Some(crate::Fault::LoseDevice) {
             self.device.destroy();
@@ -467,11 +473,7 @@ impl Gpu {
             self.await_loss_report().await;
         }
         if let Some(why) = self.lost() {
-            let renewed = self.renew().await;
-            let why = match renewed {
-                Ok(()) => why,
-                Err(e) => format!("{why}; no new device: {e}"),
-            };
+            let (Ok(why) | Err(why)) = self.replace_lost(why).await;
             return Err(GpuError::DeviceLost(why));
         }
         match (measured, uncaptured.is_empty()) {
