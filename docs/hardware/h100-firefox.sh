@@ -24,6 +24,7 @@
 #   subgroups (issue 14, native only: no browser can run them): `tune-matvec` and `decoder-native` after step 2. The Vulkan
 #   loader and libGLdispatch alone were not enough for NVIDIA's ICD there (vkCreateInstance still
 #   missing); the libraries of the Firefox pack are.
+#   survive (issues 15 and 16): a lost device in Firefox and natively, a native soak, WebNN in Firefox; after step 2.
 #   Chromium (an attempt; see h100-firefox.md): here `bash docs/hardware/h100-firefox.sh pack-chromium`,
 #   there `stash-chromium` once per part carried (chromium.tar.xz.aa, .ab, …), then `chromium`, and
 #   `chrome` for the suites in Chromium with the flags that got the GPU.
@@ -80,7 +81,7 @@ stash-model)
   fi
   exit 0
   ;;
-suite | models | chromium | chrome | tune-native | tune-firefox | tune-matvec | decoder-native | matmul | kernels | decoder | tfjs | minilm) ;;
+suite | models | chromium | chrome | tune-native | tune-firefox | tune-matvec | decoder-native | matmul | kernels | decoder | tfjs | minilm | survive) ;;
 *) sed -n 2,23p "$0"; exit 2 ;;
 esac
 
@@ -185,6 +186,16 @@ tfjs)
     run "tfjs-$suite" harness run "${ff[@]}" --platform webgpu,tfjs --filter matmul --suite "$suite" --timeout 120 \
       --tune-cache /tmp/gpu/tune.json --out "$dir/$suite"
   done
+  ;;
+survive)
+  # Issue 15 on the H100: a self-test that destroys its device (NVIDIA's driver reports the loss)
+  # then the cases after it, in Firefox and natively; a 1 000-case native soak of the quick suite
+  # with harness's memory; WebNN's availability in Firefox beside WebGPU (issue 16).
+  run device-lost harness run "${ff[@]}" --platform webgpu,native --suite quick --filter selftest_lose_device,add \
+    --repeat 2 --samples 5 --warmup 0 --out "$dir/device-lost"
+  run soak-native harness run --platform native --suite quick --repeat 20 --samples 5 --warmup 0 --max-time 1 \
+    --out "$dir/soak-native"
+  run webnn harness run "${ff[@]}" --platform both --suite quick --filter add,matmul --samples 5 --out "$dir/webnn"
   ;;
 minilm)
   run minilm harness run "${ff[@]}" --platform webgpu,native --roofline --suite full --model minilm --batch 8 --seq 128 \
