@@ -228,30 +228,29 @@ pub async fn exec(mut args: RunArgs) -> Result<ExitCode> {
                 break;
             }
             let label = journal::run_label(request.browser.spec().key, request.platform.as_str());
-            if let Some(done) = journaled.as_ref().and_then(|j| j.finished_run(&label)) {
-                runs.push(done.clone());
-                continue;
-            }
-            let settled = journaled.as_ref().map(|j| j.settled(&label).to_vec()).unwrap_or_default();
-            let rest = BrowserRunRequest { plan: without(&request.plan, &settled), ..request.clone() };
-            let mut run = controller::run_browser(&rest, &server, &mut reporter, &mut interrupted).await;
-            run.phases.bundle_ms = bundle_ms;
-            run.phases.server_ms = server_ms;
-            runs.push(with_settled(run, settled, &request.plan.cases));
+            let (server, reporter, interrupted) = (&server, &mut reporter, &mut interrupted);
+            runs.push(
+                resume_or_run(journaled.as_ref(), &label, &request.plan, |plan| async move {
+                    let mut run = controller::run_browser(&BrowserRunRequest { plan, ..request.clone() }, server, reporter, interrupted).await;
+                    run.phases.bundle_ms = bundle_ms;
+                    run.phases.server_ms = server_ms;
+                    run
+                })
+                .await,
+            );
         }
     }
     if platforms.contains(&kernels::Platform::Native) && !*interrupted.borrow() {
         let native_plan = kernels::RunPlan { cases: variants_for("native", &plan.cases), ..plan.clone() };
         let label = journal::run_label("wgpu", kernels::Platform::Native.as_str());
-        match journaled.as_ref().and_then(|j| j.finished_run(&label)) {
-            Some(done) => runs.push(done.clone()),
-            None => {
-                let settled = journaled.as_ref().map(|j| j.settled(&label).to_vec()).unwrap_or_default();
-                let rest = without(&native_plan, &settled);
-                let run = native::run_native(&rest, Duration::from_secs_f64(args.timeout), &references, &probe, &mut reporter, &mut interrupted).await;
-                runs.push(with_settled(run, settled, &native_plan.cases));
-            }
-        }
+        let timeout = Duration::from_secs_f64(args.timeout);
+        let (references, probe, reporter, interrupted) = (&references, &probe, &mut reporter, &mut interrupted);
+        runs.push(
+            resume_or_run(journaled.as_ref(), &label, &native_plan, |plan| async move {
+                native::run_native(&plan, timeout, references, probe, reporter, interrupted).await
+            })
+            .await,
+        );
     }
     drop(reporter);
 
@@ -280,6 +279,22 @@ pub async fn exec(mut args: RunArgs) -> Result<ExitCode> {
         true => Ok(ExitCode::from(1)),
         false => Ok(exit_code(&report)),
     }
+}
+
+/// The run labelled `label` of `plan`: as the journal of a resumed run finished it, or run by `go`
+/// on the cases the journal lacks, with those it holds put back.
+async fn resume_or_run<F: std::future::Future<Output = reports::PlatformRun>>(
+    journaled: Option<&journal::Journaled>,
+    label: &str,
+    plan: &kernels::RunPlan,
+    go: impl FnOnce(kernels::RunPlan) -> F,
+) -> reports::PlatformRun {
+    if let Some(done) = journaled.and_then(|j| j.finished_run(label)) {
+        return done.clone();
+    }
+    let settled = journaled.map(|j| j.settled(label).to_vec()).unwrap_or_default();
+    let run = go(without(plan, &settled)).await;
+    with_settled(run, settled, &plan.cases)
 }
 
 /// `plan` less the cases a journal holds as settled.

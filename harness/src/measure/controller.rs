@@ -202,8 +202,7 @@ impl Session<'_> {
     fn leftovers(&self, said: &str, exited: Option<String>) -> String {
         let Some(driver) = &self.driver else { return format!("{said} (a remote WebDriver: its logs are on its machine)") };
         let state = exited.map_or_else(|| "is still running".to_string(), |status| format!("ended: {status}"));
-        let tail = driver.log_tail();
-        let tail = tail.lines().rev().take(8).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n");
+        let tail = driver.log_tail(8);
         format!("{said}; {} {state}; its log ends:\n{tail}", self.driver_name)
     }
 
@@ -269,14 +268,11 @@ async fn drive(
         if crashes_in_a_row >= CRASHES_IN_A_ROW {
             bail!("{} crashed {crashes_in_a_row} times in a row with no case finished in between; gave up on it. The last time: {why}", spec.display);
         }
-        if book.remaining().is_empty() {
+        let left = book.remaining().len();
+        if left == 0 {
             return Ok(());
         }
-        reporter.event(RunEvent::Step(&format!(
-            "{} crashed; starting a fresh session for the {} cases still to run",
-            spec.display,
-            book.remaining().len()
-        )));
+        reporter.event(RunEvent::Step(&format!("{} crashed; starting a fresh session for the {left} cases still to run", spec.display)));
     }
 }
 
@@ -361,7 +357,7 @@ async fn start_session<'a>(req: &BrowserRunRequest, server: &'a Server, run: &mu
     let client = match client {
         Ok(c) => c,
         Err(e) => {
-            let log = driver.as_ref().map(Driver::log_tail).unwrap_or_default();
+            let log = driver.as_ref().map(|d| d.log_tail(20)).unwrap_or_default();
             if let Some(d) = driver {
                 tokio::task::spawn_blocking(move || d.stop()).await?;
             }

@@ -115,7 +115,7 @@ impl Driver {
                 return Err(DriverError::Exited {
                     path: self.path.clone(),
                     status: status.to_string(),
-                    log: self.log_tail(),
+                    log: self.log_tail(20),
                 });
             }
             if TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), Duration::from_millis(200)).is_ok() {
@@ -131,14 +131,14 @@ impl Driver {
         self.child.try_wait().ok().flatten().map(|status| status.to_string())
     }
 
-    /// The last lines the driver printed.
-    pub fn log_tail(&self) -> String {
+    /// The last `lines` lines the driver printed.
+    pub fn log_tail(&self, lines: usize) -> String {
         let mut text = String::new();
         if let Ok(mut f) = self.log.reopen() {
             let _ = f.read_to_string(&mut text);
         }
-        let lines: Vec<&str> = text.lines().collect();
-        lines[lines.len().saturating_sub(20)..].join("\n")
+        let all: Vec<&str> = text.lines().collect();
+        all[all.len().saturating_sub(lines)..].join("\n")
     }
 
     /// Ends the driver and every process of its group (the browser included): SIGTERM, then
