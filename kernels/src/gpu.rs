@@ -467,7 +467,20 @@ impl Gpu {
         if case.kernel().and_then(|k| k.fault()) == Some(crate::Fault::LoseDevice) {
             self.device.destroy();
         }
-        let measured = self.run_on_device(plan, case, weights, clock, on_sample).await;
+        let gpu = &*self;
+        let measured = async {
+            // Natively, wgpu panics on some calls to a lost device (mapping a buffer at creation).
+            if let Some(why) = gpu.lost() {
+                return Err(GpuError::DeviceLost(why));
+            }
+            let program = case.program(weights, gpu.has("subgroups")).map_err(|e| GpuError::Pipeline { kernel: case.kernel.clone(), message: e.to_string() })?;
+            gpu.check_fits(&case.kernel, &program)?;
+            let prepared = gpu.prepare(&case.kernel, &program).await?;
+            let measured = gpu.measure(&prepared, &plan.sampling, clock, on_sample).await?;
+            let output = crate::wire::CaseMeasurement::encode_bytes(&gpu.read_output(&prepared, &program).await?);
+            Ok(crate::wire::CaseMeasurement::of_sampled(case.id.clone(), prepared.pipeline_ms, measured, output))
+        }
+        .await;
         let uncaptured = std::mem::take(&mut lock(&self.watch).uncaptured);
         if measured.as_ref().is_err_and(|e| !matches!(e, GpuError::MissingFeature { .. })) {
             self.await_loss_report().await;
@@ -480,27 +493,6 @@ impl Gpu {
             (Ok(_), false) => Err(GpuError::Uncaptured(uncaptured.join("; "))),
             (measured, _) => measured,
         }
-    }
-
-    async fn run_on_device(
-        &self,
-        plan: &crate::RunPlan,
-        case: &crate::CaseSpec,
-        weights: Option<&Weights>,
-        clock: &mut impl ClockGate,
-        on_sample: impl FnMut(u32),
-    ) -> Result<crate::wire::CaseMeasurement, GpuError> {
-        // Natively, wgpu panics on some calls to a lost device (mapping a buffer at creation).
-        if let Some(why) = self.lost() {
-            return Err(GpuError::DeviceLost(why));
-        }
-        let program = case.program(weights, self.has("subgroups")).map_err(|e| GpuError::Pipeline { kernel: case.kernel.clone(), message: e.to_string() })?;
-        self.check_fits(&case.kernel, &program)?;
-        let prepared = self.prepare(&case.kernel, &program).await?;
-        let measured = self.measure(&prepared, &plan.sampling, clock, on_sample).await?;
-        let output = self.read_output(&prepared, &program).await?;
-        let output = crate::wire::CaseMeasurement::encode_bytes(&output);
-        Ok(crate::wire::CaseMeasurement::of_sampled(case.id.clone(), prepared.pipeline_ms, measured, output))
     }
 
     /// Refuses a program with a buffer larger than the device allows, naming it, before WebGPU
