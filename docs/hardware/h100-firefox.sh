@@ -189,11 +189,11 @@ tfjs)
   ;;
 survive)
   # Issue 15 on the H100: a self-test that destroys its device (NVIDIA's driver reports the loss)
-  # then the cases after it, in Firefox and natively; a 1 000-case native soak of the quick suite
+  # then the cases after it, in Firefox and natively; a 520-case native soak of the quick suite
   # with harness's memory; WebNN's availability in Firefox beside WebGPU (issue 16).
   run device-lost harness run "${ff[@]}" --platform webgpu,native --suite quick --filter selftest_lose_device,add \
     --repeat 2 --samples 5 --warmup 0 --out "$dir/device-lost"
-  run soak-native harness run --platform native --suite quick --repeat 20 --samples 5 --warmup 0 --max-time 1 \
+  run soak-native harness run --platform native --suite quick --repeat 10 --samples 5 --warmup 0 --max-time 1 \
     --out "$dir/soak-native"
   run webnn harness run "${ff[@]}" --platform both --suite quick --filter add,matmul --samples 5 --out "$dir/webnn"
   ;;
