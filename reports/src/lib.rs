@@ -516,6 +516,34 @@ mod schema {
         }
     }
 
+    /// The committed H100 evidence of docs/hardware/h100-survive.md validates and holds its
+    /// claims: a destroyed device is `deviceLost` in Firefox and natively on the H100, and the
+    /// cases after it pass; Firefox's WebNN is unavailable beside a passing WebGPU run; the native
+    /// soak's harness grew 1.5% after warm-up.
+    #[test]
+    fn the_h100_survive_evidence_validates_and_holds_its_claims() {
+        let dir = evidence("h100-survive", &["webnn/results.json"]);
+        let webnn = read_results(&dir.join("webnn/results.json")).unwrap();
+        assert_eq!(webnn.runs.iter().map(|r| r.status).collect::<Vec<_>>(), [RunStatus::Completed, RunStatus::Unavailable]);
+        assert!(webnn.runs[1].unavailable.as_deref().unwrap().contains("navigator.ml is missing"));
+        let path = dir.join("device-lost/results.json");
+        let json: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert!(schema_errors(&json).is_empty());
+        let lost = read_results(&path).unwrap();
+        for run in &lost.runs {
+            assert_eq!(run.adapter.as_ref().unwrap().is_fallback_adapter, Some(false), "the H100, not software");
+            let statuses: Vec<(&str, CaseStatus)> = run.cases.iter().map(|c| (c.kernel.as_str(), c.status)).collect();
+            let want = [("add", CaseStatus::Passed), ("add", CaseStatus::Passed), ("selftest_lose_device", CaseStatus::DeviceLost)];
+            assert_eq!(statuses, [want, want].concat(), "{}", run.browser);
+        }
+        let soak: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("soak-native/memory.json")).unwrap()).unwrap();
+        let memory: Vec<MemorySample> = serde_json::from_value(soak["memory"].clone()).unwrap();
+        let run = PlatformRun { memory, ..lost.runs[1].clone() };
+        let growth = run.memory_growth().unwrap();
+        assert_eq!((growth.cases, growth.harness_kib.0 / 1024, growth.harness_kib.1 / 1024), (468, 226, 230));
+        assert!((MemoryGrowth::percent(growth.harness_kib) - 1.5).abs() < 0.1);
+    }
+
     /// The committed H100 matmul evidence validates and holds docs/hardware/h100-matmul.md's
     /// claims: every variant passed natively and in Firefox, the cache holds a winner per target
     /// and shape; before the unrolling the tuned `matmul` was slower than `matmul_tiled` at
