@@ -8,22 +8,24 @@ use common::*;
 use std::io::{BufRead, BufReader};
 use std::time::Duration;
 
+/// Kills `browser`'s main process mid-run, then in another run its driver (`names`: how each is
+/// called in messages), and checks each run recovered and left nothing behind.
+fn kill_browser_then_driver(browser: &str, names: [&str; 2]) {
+    let _lock = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+    for (victim, name) in [Victim::Browser, Victim::Driver].into_iter().zip(names) {
+        check_recovered(browser, victim, &[]);
+        assert_no_browser_or_driver_left(&format!("{name} was killed"));
+    }
+}
+
 #[test]
 fn a_killed_chromium_or_chromedriver_costs_one_attempt_and_the_run_goes_on_in_a_fresh_session() {
-    let _lock = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
-    check_recovered("chrome", Victim::Browser, &[]);
-    assert_no_browser_or_driver_left("Chromium was killed");
-    check_recovered("chrome", Victim::Driver, &[]);
-    assert_no_browser_or_driver_left("chromedriver was killed");
+    kill_browser_then_driver("chrome", ["Chromium", "chromedriver"]);
 }
 
 #[test]
 fn a_killed_firefox_or_geckodriver_costs_one_attempt_and_the_run_goes_on_in_a_fresh_session() {
-    let _lock = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
-    check_recovered("firefox", Victim::Browser, &[]);
-    assert_no_browser_or_driver_left("Firefox was killed");
-    check_recovered("firefox", Victim::Driver, &[]);
-    assert_no_browser_or_driver_left("geckodriver was killed");
+    kill_browser_then_driver("firefox", ["Firefox", "geckodriver"]);
 }
 
 #[test]

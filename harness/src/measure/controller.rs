@@ -94,8 +94,7 @@ pub async fn run_browser(
     // What the platform cannot run is settled now, with the reason; the page gets the rest.
     for spec in &req.plan.cases {
         if let Some(reason) = req.platform.unsupported(spec) {
-            let case = book.unmeasured(spec, CaseStatus::Unsupported, reason);
-            book.settle(case, reporter);
+            book.settle_unmeasured(spec, CaseStatus::Unsupported, reason, reporter);
         }
     }
     let remaining = book.remaining();
@@ -432,8 +431,7 @@ pub async fn run_cases(
                             let why = format!("{}. {}", reason.trim_end_matches('.'), crate::measure::webnn::how_to_enable(&run.browser));
                             reporter.event(RunEvent::Step(&format!("webnn is unavailable in {}: {why}", run.browser)));
                             for spec in book.remaining() {
-                                let case = book.unmeasured(&spec, CaseStatus::Unsupported, format!("webnn is unavailable here: {reason}"));
-                                book.settle(case, reporter);
+                                book.settle_unmeasured(&spec, CaseStatus::Unsupported, format!("webnn is unavailable here: {reason}"), reporter);
                             }
                             run.status = RunStatus::Unavailable;
                             run.unavailable = Some(why);
@@ -489,8 +487,7 @@ pub async fn run_cases(
                         let case_id = e.case_id.clone().or_else(|| current.as_ref().map(|(id, _)| id.clone()));
                         if let Some(spec) = case_id.as_deref().and_then(|id| book.open_spec(id)) {
                             // The stack stays with the error in `run.errors`.
-                            let case = book.unmeasured(&spec, status, e.message.clone());
-                            book.settle(case, reporter);
+                            book.settle_unmeasured(&spec, status, e.message.clone(), reporter);
                         } else if e.fatal {
                             bail!("the page failed outside any case: {}", e.message);
                         }
@@ -643,8 +640,7 @@ impl CaseBook {
             reporter.event(RunEvent::Step(&format!("{} {what}; it runs again (attempt {} of {})", spec.id, earlier + 2, retries + 1)));
             self.earlier.entry(spec.id.clone()).or_default().push(Attempt { status, message });
         } else {
-            let case = self.unmeasured(spec, status, message);
-            self.settle(case, reporter);
+            self.settle_unmeasured(spec, status, message, reporter);
         }
     }
 
@@ -664,6 +660,12 @@ impl CaseBook {
     fn unmeasured(&self, spec: &CaseSpec, status: CaseStatus, message: String) -> CaseReport {
         let info = spec.info().expect("plans only hold known cases");
         CaseReport::unmeasured(spec, &info, status, Some(message))
+    }
+
+    /// Settles `spec` with no measurement, as `status` for the reason `message`.
+    fn settle_unmeasured(&mut self, spec: &CaseSpec, status: CaseStatus, message: String, reporter: &mut dyn Reporter) {
+        let case = self.unmeasured(spec, status, message);
+        self.settle(case, reporter);
     }
 
     /// Records `case` as settled, with its earlier attempts, and tells the reporter.

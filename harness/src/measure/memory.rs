@@ -27,8 +27,8 @@ fn group_pss_kib(group: i32) -> Option<u64> {
     let mut total = None;
     for entry in std::fs::read_dir("/proc").ok()?.flatten() {
         let name = entry.file_name();
-        let Some(pid) = name.to_str().filter(|n| n.bytes().all(|b| b.is_ascii_digit())) else { continue };
-        if pid == group.to_string() || process_group(pid) != Some(group) {
+        let Some(pid) = name.to_str().filter(|n| n.parse::<i32>().is_ok_and(|p| p != group)) else { continue };
+        if process_group(pid) != Some(group) {
             continue;
         }
         let pss = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok().and_then(|t| kib_field(&t, "Pss:"));
