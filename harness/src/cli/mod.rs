@@ -15,8 +15,9 @@ use std::path::PathBuf;
 /// browser through WebDriver, times every case (GPU timestamp queries where the browser has them,
 /// wall clock always), checks every output against an f64 CPU reference, and writes
 /// results.json, a self-contained report.html, summary.md and junit.xml. The same kernels also
-/// run on the CPU in WASM and natively through wgpu, for reference. Every median comes with a 95%
-/// bootstrap confidence interval; saved baselines and `harness compare` make a regression gate.
+/// run on the CPU in WASM and natively through wgpu, for reference, and beside them
+/// TensorFlow.js's ops and the browser's WebNN. Every median comes with a 95% bootstrap
+/// confidence interval; saved baselines and `harness compare` make a regression gate.
 #[derive(Debug, Parser)]
 #[command(name = "harness", version, propagate_version = true)]
 pub struct Cli {
@@ -36,11 +37,13 @@ pub enum Command {
     Run(Box<RunArgs>),
     /// List kernels, or the cases a suite and filter select.
     List(ListArgs),
-    /// List the browsers and WebDriver servers found here, with versions and install hints.
+    /// List the browsers and WebDriver servers found here, with versions, install hints and what
+    /// to expect of WebNN in each.
     Browsers(BrowsersArgs),
     /// Decide, with evidence, whether WebGPU (or native wgpu) runs on real GPU hardware or a
-    /// software adapter (SwiftShader, llvmpipe/lavapipe, WARP). Exit status: 0 hardware,
-    /// 1 software, 2 unavailable.
+    /// software adapter (SwiftShader, llvmpipe/lavapipe, WARP); in a browser, also whether its
+    /// WebNN is available. Exit status (of the WebGPU verdict): 0 hardware, 1 software,
+    /// 2 unavailable.
     Verify(VerifyArgs),
     /// Compare two runs case by case: the change of each median with its 95% confidence
     /// interval, classed improved, regressed or unchanged.
@@ -280,13 +283,20 @@ Statistics and baselines:
   harness run --baseline main --fail-on-regression 5    compare with it; fail on a >5% regression
   harness run --replay runs/<dir>/results.json   run the same plan, seeds and settings again
   harness run --resume runs/<dir>                complete a killed run from its journal (results.jsonl)
+  harness run --filter add --suite quick --repeat 250    a 500-case soak in one session; memory in the summary
+
+WebNN (the browser's navigator.ml):
+  harness run --platform both                   webgpu and webnn side by side; where the browser has no
+                                                WebNN backend the webnn run is `unavailable`, with its reason
 
 Reports go to runs/<timestamp>-<browser>/ (results.json, report.html, summary.md, junit.xml,
 and the journal results.jsonl, written as cases finish)
 unless --out is given; `harness open` serves them with an index of runs.
 
-Exit status: 0 every case passed its check; 1 a case was wrong, timed out, crashed its browser
-(even if a retry then passed) or raised an error, or regressed beyond --fail-on-regression; 2 the run could not happen (browser or driver missing, no WebGPU adapter, bad arguments).";
+Exit status: 0 every case passed its check (an unavailable WebNN is no failure); 1 a case was wrong,
+timed out, crashed its browser (even if a retry then passed), lost its GPU device or raised an error,
+or regressed beyond --fail-on-regression; 2 the run could not happen (browser or driver missing, no
+WebGPU adapter, nothing available to run, bad arguments).";
 
 /// How samples are taken (`--sampling`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
