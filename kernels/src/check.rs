@@ -19,12 +19,16 @@ pub enum CheckRule {
     /// Every element within the tolerance.
     Elementwise(Tolerance),
     /// Every row of `row` values has cosine similarity at least `min` to the reference's row
-    /// (embeddings, hidden states); elementwise errors are still reported.
+    /// (embeddings, hidden states), and every element is within `tol`, whose `abs` is in units of
+    /// the reference row's RMS: the cosine alone would pass an output whose every weight was
+    /// rounded to f16, or whose rows are scaled.
     Cosine {
         /// Values per row.
         row: usize,
         /// Least cosine similarity that passes.
         min: f64,
+        /// Per-element bound; `abs` is relative to the row's RMS.
+        tol: Tolerance,
     },
 }
 
@@ -100,7 +104,7 @@ pub struct Verdict {
     pub len: usize,
     /// Elements expected.
     pub expected_len: usize,
-    /// The tolerance applied.
+    /// The tolerance applied (with a cosine rule, its `abs` is in units of each reference row's RMS).
     pub tolerance: Tolerance,
     /// With a cosine rule: the least cosine similarity of an output row to the reference's row.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -108,31 +112,50 @@ pub struct Verdict {
     /// With a cosine rule: the least that passes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cosine_threshold: Option<f64>,
+    /// With a cosine rule: the row that decided `min_cosine`: the first row with no direction (all
+    /// zeros, never written, or not finite) where the reference's has one, else the least similar.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worst_row: Option<usize>,
     /// What the output was compared with, when it is not the case's own f64 reference (a user
     /// kernel's outputs are compared with native wgpu's, or with another platform's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<String>,
 }
 
-/// Elementwise errors a cosine check still reports, for people; they do not decide it.
-const COSINE_REPORTING: Tolerance = Tolerance { abs: 1e-2, rel: 1e-2 };
-
 /// Checks `got` against `expected` by `rule`.
 pub fn check(got: &[f64], expected: &[f64], rule: CheckRule) -> Verdict {
-    let (row, min) = match rule {
+    let (row, min, tol) = match rule {
         CheckRule::Elementwise(tol) => return compare(got, expected, tol),
-        CheckRule::Cosine { row, min } => (row.max(1), min),
+        CheckRule::Cosine { row, min, tol } => (row.max(1), min, tol),
     };
-    let mut v = compare(got, expected, COSINE_REPORTING);
-    let worst = got
-        .chunks(row)
-        .zip(expected.chunks(row))
-        .map(|(g, e)| cosine(g, e))
-        .fold(f64::INFINITY, |a, b| if b.is_nan() { f64::NAN } else { a.min(b) });
-    v.min_cosine = Some(if worst.is_infinite() { 1.0 } else { worst });
+    let rms: Vec<f64> = expected.chunks(row).map(|e| (e.iter().map(|x| x * x).sum::<f64>() / e.len() as f64).sqrt()).collect();
+    let mut v = compare_scaled(got, expected, tol, |i| rms[i / row]);
+    // A row that is NaN or all zeros has no cosine; it is the worst row, whatever the others are
+    // (a NaN must not vanish in a `min`, which returns its other argument).
+    let mut worst: Option<(usize, f64)> = None;
+    for (r, (g, e)) in got.chunks(row).zip(expected.chunks(row)).enumerate() {
+        let c = row_cosine(g, e);
+        match worst {
+            Some((_, w)) if w.is_nan() || (!c.is_nan() && c >= w) => {}
+            _ => worst = Some((r, c)),
+        }
+    }
+    let (worst_row, worst) = worst.map_or((None, 1.0), |(r, c)| (Some(r), c));
+    v.min_cosine = Some(worst);
     v.cosine_threshold = Some(min);
-    v.passed = v.len == v.expected_len && v.nan_count + v.inf_count == 0 && worst >= min;
+    v.worst_row = worst_row;
+    v.passed &= worst >= min;
     v
+}
+
+/// A row's cosine similarity to the reference's; 1 where both are all zeros (nothing to point
+/// anywhere), NaN where only the output's is (it was never written) or anything is not finite.
+fn row_cosine(got: &[f64], expected: &[f64]) -> f64 {
+    let zero = |v: &[f64]| v.iter().all(|&x| x == 0.0);
+    if zero(expected) && zero(got) {
+        return 1.0;
+    }
+    cosine(got, expected)
 }
 
 /// Cosine similarity; NaN when either vector is zero.
@@ -145,6 +168,11 @@ pub fn cosine(a: &[f64], b: &[f64]) -> f64 {
 
 /// Checks `got` against `expected` under `tol`.
 pub fn compare<T: Copy + Into<f64>>(got: &[T], expected: &[f64], tol: Tolerance) -> Verdict {
+    compare_scaled(got, expected, tol, |_| 1.0)
+}
+
+/// [`compare`] with element `i`'s absolute tolerance multiplied by `scale(i)`.
+fn compare_scaled<T: Copy + Into<f64>>(got: &[T], expected: &[f64], tol: Tolerance, scale: impl Fn(usize) -> f64) -> Verdict {
     let mut v = Verdict {
         passed: got.len() == expected.len(),
         max_abs_err: 0.0,
@@ -158,6 +186,7 @@ pub fn compare<T: Copy + Into<f64>>(got: &[T], expected: &[f64], tol: Tolerance)
         tolerance: tol,
         min_cosine: None,
         cosine_threshold: None,
+        worst_row: None,
         reference: None,
     };
     for (index, (&g, &e)) in got.iter().zip(expected).enumerate() {
@@ -168,7 +197,7 @@ pub fn compare<T: Copy + Into<f64>>(got: &[T], expected: &[f64], tol: Tolerance)
             v.inf_count += 1;
         }
         let err = (g - e).abs();
-        let ok = err <= tol.abs + tol.rel * e.abs();
+        let ok = err <= tol.abs * scale(index) + tol.rel * e.abs();
         if g.is_finite() {
             v.max_abs_err = v.max_abs_err.max(err);
             if e.abs() > tol.abs {
@@ -227,16 +256,53 @@ mod tests {
         assert_eq!(back.first_mismatches[1].got, f64::NEG_INFINITY);
     }
 
+    const COSINE: CheckRule = CheckRule::Cosine { row: 2, min: 0.999, tol: Tolerance { abs: 1e-3, rel: 0.0 } };
+
     #[test]
-    fn cosine_rule_passes_a_scaled_row_and_fails_a_rotated_one() {
-        let rule = CheckRule::Cosine { row: 2, min: 0.999 };
-        let v = check(&[1.0, 0.0, 2.0, 2.0], &[1.0, 0.0, 1.0, 1.0], rule);
-        assert!(v.passed, "{v:?}");
-        assert!(v.mismatches > 0, "elementwise errors are still reported");
-        let v = check(&[1.0, 0.0, 0.0, 1.0], &[1.0, 0.0, 1.0, 0.0], rule);
+    fn cosine_rule_fails_a_rotated_row_and_a_scaled_one() {
+        assert!(check(&[1.0, 0.0, 1.0, 1.0], &[1.0, 0.0, 1.0, 1.0], COSINE).passed);
+        let v = check(&[1.0, 0.0, 0.0, 1.0], &[1.0, 0.0, 1.0, 0.0], COSINE);
         assert!(!v.passed);
         assert!(v.min_cosine.unwrap().abs() < 1e-12);
-        assert!(!check(&[f64::NAN, 0.0], &[1.0, 0.0], rule).passed);
+        assert_eq!(v.worst_row, Some(1));
+        // Cosine 1, yet twice the reference: the per-element bound fails it.
+        let v = check(&[1.0, 0.0, 2.0, 2.0], &[1.0, 0.0, 1.0, 1.0], COSINE);
+        assert!(!v.passed && v.min_cosine.unwrap() > 0.999_999 && v.mismatches == 2, "{v:?}");
+        assert!(!check(&[f64::NAN, 0.0], &[1.0, 0.0], COSINE).passed);
+    }
+
+    #[test]
+    fn a_row_never_written_fails_wherever_it_is_and_is_named() {
+        let rows = 5;
+        let row = 4;
+        let expected: Vec<f64> = (0..rows * row).map(|i| (i as f64 * 0.7).sin() + 0.1).collect();
+        let rule = CheckRule::Cosine { row, min: 0.999, tol: Tolerance { abs: 1e-3, rel: 0.0 } };
+        assert!(check(&expected, &expected, rule).passed);
+        for zeroed in 0..rows {
+            for bad in [0.0, f64::NAN] {
+                let mut got = expected.clone();
+                got[zeroed * row..][..row].fill(bad);
+                let v = check(&got, &expected, rule);
+                assert!(!v.passed, "row {zeroed} of {rows} set to {bad} passed: {v:?}");
+                assert_eq!(v.worst_row, Some(zeroed), "{bad}");
+                assert!(v.min_cosine.unwrap().is_nan());
+            }
+        }
+        // A row the reference has as zeros too is right when zero.
+        let mut zero_ref = expected.clone();
+        zero_ref[..row].fill(0.0);
+        assert!(check(&zero_ref, &zero_ref, rule).passed);
+    }
+
+    #[test]
+    fn the_per_element_bound_is_relative_to_the_row_scale() {
+        // Rows of very different scale: an error of 1e-4 in a row of RMS 1 is within 1e-3 RMS,
+        // the same error in a row of RMS 0.01 is not.
+        let expected = [1.0, -1.0, 0.01, -0.01];
+        let rule = CheckRule::Cosine { row: 2, min: 0.9, tol: Tolerance { abs: 1e-3, rel: 0.0 } };
+        assert!(check(&[1.0001, -1.0, 0.01, -0.01], &expected, rule).passed);
+        let v = check(&[1.0, -1.0, 0.0101, -0.01], &expected, rule);
+        assert!(!v.passed && v.mismatches == 1 && v.first_mismatches[0].index == 2, "{v:?}");
     }
 
     #[test]

@@ -48,8 +48,10 @@ impl Workload {
     /// How the output is checked against the reference.
     pub fn check(&self) -> CheckRule {
         match self {
-            Workload::Encoder(e) => CheckRule::Cosine { row: e.config.hidden_size as usize, min: crate::model::MIN_COSINE },
-            Workload::Decoder(d) => CheckRule::Cosine { row: d.row_len(), min: crate::model::MIN_COSINE },
+            Workload::Encoder(e) => {
+                CheckRule::Cosine { row: e.config.hidden_size as usize, min: crate::model::MIN_COSINE, tol: crate::model::tolerance(e.dtype) }
+            }
+            Workload::Decoder(d) => CheckRule::Cosine { row: d.row_len(), min: crate::model::MIN_COSINE, tol: crate::model::tolerance(d.dtype) },
             Workload::User(u) => CheckRule::Elementwise(u.tolerance),
         }
     }

@@ -82,6 +82,7 @@ fn verdict(passed: bool) -> Verdict {
         tolerance: Tolerance { abs: 1e-6, rel: 1e-6 },
         min_cosine: None,
         cosine_threshold: None,
+        worst_row: None,
         reference: None,
     }
 }

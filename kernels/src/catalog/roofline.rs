@@ -94,9 +94,15 @@ const CHAINS: usize = 8;
 const A: f32 = 0.999;
 const B: f32 = 0.0005;
 /// The f16 chains' `A` and `B`: exact in f16, the same fixed point 0.5, and a contraction strong
-/// enough (1 / (1 − A) = 8) that f16's coarse rounding stays small.
+/// enough (1 / (1 − A) = 8) that f16's coarse rounding stays small. Such chains forget their input
+/// within a few dozen steps, so the f16 probe's last chain counts instead (see [`FmaChain::counts`]).
 const A16: f32 = 0.875;
 const B16: f32 = 0.0625;
+/// The counting chain's start is `-floor(|x| · COUNT_SCALE)`: an integer in `[-1024, 0]`, so with at
+/// most [`MAX_COUNTED_FMAS`] steps of `c ← c·1 + 1` every value is an integer f16 holds exactly.
+const COUNT_SCALE: f32 = 1024.0;
+/// The longest chain the counter follows exactly (f16 holds every integer up to 2048).
+const MAX_COUNTED_FMAS: u32 = 2048;
 
 /// The throughput probe at shape `[threads, fmas]`: each of `threads` invocations runs [`CHAINS`]
 /// chains of `fmas` FMAs in `dtype` seeded from its inputs and writes their sum (2 × threads × 8 ×
@@ -114,20 +120,33 @@ impl FmaChain {
         }
     }
 
-    /// What the f32 chains compute, step by step (the CPU baseline).
-    fn iterate<T: Real>(&self, s: &Shape, inputs: &[Vec<f32>]) -> Vec<T> {
+    /// Whether the last of the eight chains is a counter (`c ← fma(c, 1, 1)` from an integer the
+    /// input gives): f16's, whose contracting chains forget both their input and how many steps
+    /// they took, so only the counter makes a chain cut short, or a constant output, fail.
+    fn counts(&self) -> bool {
+        self.dtype == Dtype::F16
+    }
+
+    /// Chain `lane`'s `(A, B)` and its start from the seed `x`, as the shader takes them.
+    fn lane(&self, lane: usize, x: f32) -> (f32, f32, f32) {
         let (a, b) = self.ab();
-        let (a, b) = (T::of(a), T::of(b));
+        if self.counts() && lane == CHAINS - 1 {
+            (1.0, 1.0, -(x.abs() * COUNT_SCALE).floor())
+        } else {
+            (a, b, self.dtype.round(x))
+        }
+    }
+
+    /// What the chains compute, step by step (the CPU baseline).
+    fn iterate<T: Real>(&self, s: &Shape, inputs: &[Vec<f32>]) -> Vec<T> {
         inputs[0]
             .chunks(CHAINS)
             .map(|seeds| {
-                let mut c: Vec<T> = seeds.iter().map(|&v| T::of(self.dtype.round(v))).collect();
-                for _ in 0..s.dim(1) {
-                    for v in &mut c {
-                        *v = *v * a + b;
-                    }
-                }
-                c.into_iter().fold(T::lit(0.0), |acc, v| acc + v)
+                seeds.iter().enumerate().fold(T::lit(0.0), |acc, (lane, &x)| {
+                    let (a, b, start) = self.lane(lane, x);
+                    let (a, b) = (T::of(a), T::of(b));
+                    acc + (0..s.dim(1)).fold(T::of(start), |c, _| c * a + b)
+                })
             })
             .collect()
     }
@@ -143,7 +162,7 @@ impl Kernel for FmaChain {
     fn summary(&self) -> &'static str {
         match self.dtype {
             Dtype::F32 => "8 independent chains c = fma(c, 0.999, 0.0005) per invocation, summed: the f32-throughput probe of --roofline",
-            Dtype::F16 => "8 independent chains c = fma(c, 0.875, 0.0625) per invocation in f16 (needs shader-f16), summed in f32: the f16-throughput probe of --roofline",
+            Dtype::F16 => "8 independent chains per invocation in f16 (needs shader-f16), 7 of c = fma(c, 0.875, 0.0625) and one counting c = fma(c, 1, 1) from an integer the input gives, summed in f32: the f16-throughput probe of --roofline",
         }
     }
     fn features(&self) -> Vec<&'static str> {
@@ -154,11 +173,13 @@ impl Kernel for FmaChain {
     }
     fn shapes(&self, suite: Suite) -> Vec<Shape> {
         // Full: 2^20 invocations fill an H100 (132 SMs × 2048 threads, ~4 times over) and its 69
-        // GFLOP take over a millisecond at its ~52 TFLOP/s f32 peak.
-        match suite {
-            Suite::Quick => shapes(&[&[1024, 512]]),
-            Suite::Default => shapes(&[&[1 << 17, 1024]]),
-            Suite::Full => shapes(&[&[1 << 20, 4096]]),
+        // GFLOP take over a millisecond at its ~52 TFLOP/s f32 peak. f16's counter follows at most
+        // 2048 steps, so its full shape has twice the invocations and half the chain: the same FLOPs.
+        match (suite, self.dtype) {
+            (Suite::Quick, _) => shapes(&[&[1024, 512]]),
+            (Suite::Default, _) => shapes(&[&[1 << 17, 1024]]),
+            (Suite::Full, Dtype::F32) => shapes(&[&[1 << 20, 4096]]),
+            (Suite::Full, Dtype::F16) => shapes(&[&[1 << 21, MAX_COUNTED_FMAS]]),
         }
     }
     fn input_lens(&self, s: &Shape) -> Vec<usize> {
@@ -169,7 +190,8 @@ impl Kernel for FmaChain {
     }
     fn params(&self, s: &Shape) -> Vec<u32> {
         let (a, b) = self.ab();
-        pad_params(vec![s.dim(0), s.dim(1), a.to_bits(), b.to_bits()])
+        let (a_w, b_w, _) = self.lane(CHAINS - 1, 0.0);
+        pad_params(vec![s.dim(0), s.dim(1), a.to_bits(), b.to_bits(), a_w.to_bits(), b_w.to_bits(), self.counts() as u32])
     }
     fn wgsl(&self) -> String {
         let dtype = self.dtype;
@@ -178,15 +200,22 @@ impl Kernel for FmaChain {
     fn workgroups(&self, s: &Shape) -> [u32; 3] {
         linear_workgroups(s.dim(0) as usize)
     }
-    /// In closed form, `c_n = p + Aⁿ(c_0 − p)` with `p = B / (1 − A)`, so the reference shares no
-    /// arithmetic with the chains and costs nothing at the full shape's 2^33 FMAs.
+    /// In closed form, `c_n = p + Aⁿ(c_0 − p)` with `p = B / (1 − A)` (the counter: `c_0 + n`), so
+    /// the reference shares no arithmetic with the chains and costs nothing at the full shape's
+    /// 2^33 FMAs.
     fn reference(&self, s: &Shape, inputs: &[Vec<f32>]) -> Vec<f64> {
-        let (a, b) = self.ab();
-        let (a, b) = (f64::from(a), f64::from(b));
-        let p = b / (1.0 - a);
-        let decay = a.powi(s.dim(1) as i32);
-        let seed = |c: f32| f64::from(self.dtype.round(c));
-        inputs[0].chunks(CHAINS).map(|seeds| seeds.iter().map(|&c| p + decay * (seed(c) - p)).sum()).collect()
+        let n = s.dim(1) as i32;
+        let closed = |(lane, &x): (usize, &f32)| {
+            let (a, b, start) = self.lane(lane, x);
+            let (a, b, start) = (f64::from(a), f64::from(b), f64::from(start));
+            if a == 1.0 {
+                // Past 2048, f16's `c + 1` rounds (to even) back to 2048: the counter stops there.
+                return (start + b * f64::from(n)).min(f64::from(MAX_COUNTED_FMAS));
+            }
+            let p = b / (1.0 - a);
+            p + a.powi(n) * (start - p)
+        };
+        inputs[0].chunks(CHAINS).map(|seeds| seeds.iter().enumerate().map(closed).sum()).collect()
     }
     fn cpu(&self, s: &Shape, inputs: &[Vec<f32>]) -> Vec<f32> {
         self.iterate::<f32>(s, inputs)
@@ -240,36 +269,68 @@ mod tests {
         assert!(v.max_abs_err < FMA_CHAIN.tolerance(&s).abs / 4.0, "{}", v.max_abs_err);
     }
 
+    /// The f16 probe's chains as f16 arithmetic gives them: every product and sum rounded to f16
+    /// (fused or not, the counter's `c·1 + 1` rounds once), summed in f32 as the shader does.
+    fn f16_chains(s: &Shape, x: &[f32]) -> Vec<f32> {
+        let f16 = |v: f32| Dtype::F16.round(v);
+        x.chunks(CHAINS)
+            .map(|seeds| {
+                seeds
+                    .iter()
+                    .enumerate()
+                    .map(|(lane, &v)| {
+                        let (a, b, start) = FMA_CHAIN_F16.lane(lane, v);
+                        (0..s.dim(1)).fold(f16(start), |c, _| f16(f16(c * a) + b))
+                    })
+                    .sum()
+            })
+            .collect()
+    }
+
     #[test]
     fn f16_chains_rounded_at_every_step_meet_their_reference() {
-        let s = Shape(vec![256, 512]);
-        let x = FMA_CHAIN_F16.inputs(&s, 5);
-        let f16 = |v: f32| Dtype::F16.round(v);
-        // f16 arithmetic: every product, sum and the final additions rounded to f16.
-        let got: Vec<f32> = x[0]
-            .chunks(CHAINS)
-            .map(|seeds| {
-                let c: Vec<f32> = seeds.iter().map(|&v| (0..512).fold(f16(v), |c, _| f16(f16(c * A16) + B16))).collect();
-                (0..4).map(|l| f16(c[l] + c[l + 4])).sum()
-            })
-            .collect();
-        let v = compare(&got, &FMA_CHAIN_F16.reference(&s, &x), FMA_CHAIN_F16.tolerance(&s));
-        assert!(v.passed && v.max_abs_err < FMA_CHAIN_F16.tolerance(&s).abs / 4.0, "{v:?}");
+        for s in Suite::ALL.iter().flat_map(|&suite| FMA_CHAIN_F16.shapes(suite)) {
+            let s = Shape(vec![256, s.dim(1)]);
+            let x = FMA_CHAIN_F16.inputs(&s, 5);
+            let v = compare(&f16_chains(&s, &x[0]), &FMA_CHAIN_F16.reference(&s, &x), FMA_CHAIN_F16.tolerance(&s));
+            assert!(v.passed && v.max_abs_err < FMA_CHAIN_F16.tolerance(&s).abs / 4.0, "{s}: {v:?}");
+        }
         assert_eq!(FMA_CHAIN_F16.features(), ["shader-f16"]);
         assert!(FMA_CHAIN_F16.wgsl().starts_with("enable f16;\nalias F = f16;") && FMA_CHAIN.wgsl().starts_with("alias F = f32;"));
+        // The counter is the f16 probe's alone; the f32 chains are eight alike.
+        assert_eq!(FMA_CHAIN_F16.params(&Shape(vec![1, 8]))[4..7], [1f32.to_bits(), 1f32.to_bits(), 1]);
+        assert_eq!(FMA_CHAIN.params(&Shape(vec![1, 8]))[4..7], [A.to_bits(), B.to_bits(), 0]);
     }
 
     #[test]
     fn a_chain_cut_short_fails_the_check() {
-        for suite in Suite::ALL {
-            for s in FMA_CHAIN.shapes(suite) {
-                let x = FMA_CHAIN.inputs(&Shape(vec![64, s.dim(1)]), 3);
-                let full = FMA_CHAIN.reference(&Shape(vec![64, s.dim(1)]), &x);
-                let short = FMA_CHAIN.reference(&Shape(vec![64, s.dim(1) / 2]), &x);
-                let v = compare(&short, &full, FMA_CHAIN.tolerance(&s));
-                assert!(!v.passed, "{suite} {s}: chains half as long must show");
+        for chain in [&FMA_CHAIN, &FMA_CHAIN_F16] {
+            for suite in Suite::ALL {
+                for s in chain.shapes(suite) {
+                    let full_shape = Shape(vec![64, s.dim(1)]);
+                    let x = chain.inputs(&full_shape, 3);
+                    let full = chain.reference(&full_shape, &x);
+                    // Half the chain; f16's counter also shows a single loop trip (8 FMAs) missing.
+                    let shorter = if chain.counts() { vec![s.dim(1) / 2, s.dim(1) - 8] } else { vec![s.dim(1) / 2] };
+                    for fmas in shorter {
+                        let short = chain.reference(&Shape(vec![64, fmas]), &x);
+                        assert!(!compare(&short, &full, chain.tolerance(&s)).passed, "{} {suite} {s}: {fmas} FMAs must show", chain.name());
+                    }
+                }
             }
         }
+    }
+
+    #[test]
+    fn an_f16_output_that_ignores_its_input_fails_the_check() {
+        let s = FMA_CHAIN_F16.shapes(Suite::Full).remove(0);
+        let s = Shape(vec![256, s.dim(1)]);
+        let x = FMA_CHAIN_F16.inputs(&s, 9);
+        let expected = FMA_CHAIN_F16.reference(&s, &x);
+        // The best constant a kernel could write: the mean of the right answers.
+        let mean = expected.iter().sum::<f64>() / expected.len() as f64;
+        let v = compare(&vec![mean; expected.len()], &expected, FMA_CHAIN_F16.tolerance(&s));
+        assert!(!v.passed && v.mismatches > expected.len() / 2, "{v:?}");
     }
 
     #[test]

@@ -115,8 +115,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   let t = th / p.heads;
   let base = th * p.hd;
   let angle = f32(p.pos0 + t) * pow(p.base, -2.0 * f32(i) / f32(p.hd));
-  let c = cos(angle);
-  let s = sin(angle);
+  // WGSL only bounds sin/cos error on [-pi, pi]; reduce the angle first.
+  let r = angle - 6.283185307 * floor(angle / 6.283185307 + 0.5);
+  let c = cos(r);
+  let s = sin(r);
   let x1 = x[base + i];
   let x2 = x[base + i + half];
   y[base + i] = x1 * c - x2 * s;
