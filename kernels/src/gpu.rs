@@ -662,7 +662,7 @@ impl Batches<'_> {
         }
         let done_ms = now_ms();
         let n = front.batch as f64;
-        let wall_ms = (done_ms - front.submitted_ms.max(self.last_done_ms)) / n;
+        let (submitted_ms, last_done_ms) = (front.submitted_ms, self.last_done_ms);
         self.last_done_ms = done_ms;
         let gpu_ms = match (front.timestamps, &self.case.queries) {
             (Some((slot, mapped)), Some(q)) => {
@@ -685,7 +685,7 @@ impl Batches<'_> {
             }
             _ => None,
         };
-        Ok(Sample { wall_ms, gpu_ms })
+        Ok(Sample { wall_ms: steady_wall_ms(submitted_ms, last_done_ms, done_ms, n, gpu_ms), gpu_ms })
     }
 
     /// Waits for every batch still queued, discarding their times.
@@ -727,6 +727,20 @@ impl Timed for Batches<'_> {
     }
 }
 
+/// A batch's wall time per dispatch, from the later of its submit and the previous batch's
+/// completion to its own completion (`n` dispatches): with batches queued ahead, the GPU's
+/// throughput. That span is too short when the previous completion was seen late (a browser that
+/// reports completions in bursts): a batch cannot take less than its own GPU time (`gpu_ms`, per
+/// dispatch), so below that the sample is the span from its own submit instead, which by
+/// causality holds the whole batch.
+pub fn steady_wall_ms(submitted_ms: f64, previous_done_ms: f64, done_ms: f64, n: f64, gpu_ms: Option<f64>) -> f64 {
+    let throughput = (done_ms - submitted_ms.max(previous_done_ms)) / n;
+    match gpu_ms {
+        Some(gpu) if throughput < gpu => (done_ms - submitted_ms) / n,
+        _ => throughput,
+    }
+}
+
 /// Completions seen closer together than this came in one turn of the browser's event loop.
 pub const SAME_TICK_MS: f64 = 1.0;
 
@@ -759,9 +773,10 @@ pub fn share_ticks(sampled: &mut Sampled, returned: &[f64]) {
     }
     let done = &returned[returned.len() - sampled.samples.len() - 1..];
     // A tick of no length (everything already done when first looked at, as on a CPU adapter
-    // that runs work at submit) says nothing: those keep the time they were seen.
+    // that runs work at submit) says nothing, and a share below the batch's own GPU time cannot be
+    // (see [`steady_wall_ms`]): those keep the time they were seen.
     for (s, wall) in sampled.samples.iter_mut().zip(spread_ticks(done, sampled.batch)) {
-        if wall > 0.0 {
+        if wall > 0.0 && s.gpu_ms.is_none_or(|gpu| wall >= gpu) {
             s.wall_ms = wall;
         }
     }
@@ -829,6 +844,33 @@ mod tests {
         // Completions a batch apart (native, Chromium) keep their own intervals.
         assert_eq!(spread_ticks(&[10.0, 15.0, 20.0, 26.0], 2), [2.5, 2.5, 3.0]);
         assert!(spread_ticks(&[1.0], 5).is_empty());
+    }
+
+    #[test]
+    fn a_wall_sample_is_never_below_its_batchs_gpu_time() {
+        // Batch 2 was submitted at 0 and took 4 ms on the GPU (10 dispatches), but batch 1's
+        // completion was seen late, at 9.9 ms, and batch 2's at 10: the throughput view says
+        // 0.01 ms a dispatch, which cannot be.
+        assert_eq!(steady_wall_ms(0.0, 9.9, 10.0, 10.0, Some(0.4)), 1.0);
+        // Seen on time, the throughput view stands (it is the GPU's time with batches queued).
+        assert_eq!(steady_wall_ms(0.0, 6.0, 10.0, 10.0, Some(0.4)), 0.4);
+        assert_eq!(steady_wall_ms(0.0, 9.9, 10.0, 10.0, None), (10.0 - 9.9) / 10.0);
+        // A tick's share below a batch's GPU time is not given to it.
+        let sample = |wall_ms: f64, gpu_ms: f64| Sample { wall_ms, gpu_ms: Some(gpu_ms) };
+        let mut sampled = Sampled {
+            first_ms: 1.0,
+            warmup: Vec::new(),
+            warmup_stop: stats::warmup::WarmupStop::Fixed,
+            samples: vec![sample(0.5, 0.05), sample(0.5, 0.03)],
+            stopped_by: crate::sampling::StopReason::SampleCount,
+            mode: crate::sampling::SamplingMode::Steady,
+            batch: 10,
+            in_flight: 2,
+            timed_span: (0.0, 1.0),
+        };
+        share_ticks(&mut sampled, &[0.0, 0.8, 0.81, 5.0]);
+        let walls: Vec<f64> = sampled.samples.iter().map(|s| s.wall_ms).collect();
+        assert!(walls[0] == 0.5 && (walls[1] - 0.419).abs() < 1e-12, "the first batch's share (0.001) is below its 0.05 GPU ms: {walls:?}");
     }
 }
 

@@ -3,7 +3,7 @@
 //! with batches kept in flight, GPU time from `tf.time()`'s `kernelMs` where the backend has
 //! `timestamp-query`, the wall clock always.
 
-use kernels::gpu::share_ticks;
+use kernels::gpu::{share_ticks, steady_wall_ms};
 use kernels::sampling::{sample, ClockGate, Sample, Timed, MAX_IN_FLIGHT};
 use kernels::wire::CaseMeasurement;
 use kernels::{CaseSpec, RunPlan};
@@ -96,9 +96,9 @@ impl Batches<'_> {
         let times = js_sys::Float64Array::new(&done.await?).to_vec();
         let [submitted_ms, done_ms, kernel_ms] = times[..] else { return Err("harnessTfjs.submit resolved to something else than 3 times".into()) };
         let n = batch as f64;
-        let wall_ms = (done_ms - submitted_ms.max(self.last_done_ms)) / n;
-        self.last_done_ms = done_ms;
         let gpu_ms = (self.tfjs.timestamps && kernel_ms.is_finite() && kernel_ms > 0.0).then(|| kernel_ms / n);
+        let wall_ms = steady_wall_ms(submitted_ms, self.last_done_ms, done_ms, n, gpu_ms);
+        self.last_done_ms = done_ms;
         Ok((Sample { wall_ms, gpu_ms }, done_ms))
     }
 
