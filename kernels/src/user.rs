@@ -1,7 +1,8 @@
 //! A user's own WGSL compute kernel, as its manifest (`harness run --kernel kernel.toml`)
 //! describes it once read and resolved: the source inline, every buffer with its type, size and
-//! initial contents, and the dispatch. It carries no reference: its outputs are compared across
-//! browsers and platforms, and with native wgpu.
+//! initial contents, and the dispatch. Its reference is the expected-output file its manifest names,
+//! if any: without one it has no independent reference, and its outputs are only compared across
+//! platforms (agreement, not correctness: such a case reads `unchecked`).
 
 use crate::check::Tolerance;
 use crate::prng::Prng;
@@ -34,8 +35,12 @@ pub struct UserKernel {
     pub flops: Option<f64>,
     /// Bytes one dispatch moves, when the manifest states them.
     pub bytes: Option<f64>,
-    /// How far outputs may differ between platforms.
+    /// How far an output may differ from the expected one (or, without it, between platforms).
     pub tolerance: Tolerance,
+    /// The expected-output file the manifest names (JSON: every output buffer's values in binding
+    /// order, concatenated), resolved against the manifest's folder: the independent reference.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected: Option<String>,
 }
 
 /// One buffer of a user kernel.

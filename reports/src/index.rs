@@ -76,7 +76,7 @@ pub fn scan(root: &Path) -> Scan {
                 let (passed, total) = report
                     .runs
                     .iter()
-                    .map(|r| (r.counts().passed, r.cases.len() - r.counts().unsupported))
+                    .map(|r| (r.counts().passed, r.cases.len() - r.counts().unsupported - r.counts().unchecked))
                     .fold((0, 0), |(p, t), (a, b)| (p + a, t + b));
                 let baseline = report
                     .baseline

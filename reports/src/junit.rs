@@ -58,6 +58,7 @@ pub fn render(report: &RunReport) -> String {
                 CaseStatus::Error => Outcome::Error("error".into(), message),
                 CaseStatus::NotRun => Outcome::Skipped(if message.is_empty() { "not run".into() } else { message }),
                 CaseStatus::Unsupported => Outcome::Skipped(if message.is_empty() { "unsupported on this platform".into() } else { message }),
+                CaseStatus::Unchecked => Outcome::Skipped(format!("unchecked (no independent reference): {message}")),
             };
             if let Some((_, _, why)) = regressions.iter().find(|(r, id, _)| *r == label && *id == case.id) {
                 outcome = match outcome {

@@ -27,8 +27,8 @@ pub fn render(report: &RunReport) -> String {
     if !user_flags.is_empty() {
         let _ = writeln!(s, "User browser flags: {}\n", user_flags.join(", "));
     }
-    let _ = writeln!(s, "| run | host | browser | adapter | passed | wrong | timed out | crashed | device lost | error | not run | unsupported |");
-    let _ = writeln!(s, "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let _ = writeln!(s, "| run | host | browser | adapter | passed | wrong | timed out | crashed | device lost | error | not run | unsupported | unchecked |");
+    let _ = writeln!(s, "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let labels = crate::model::labels(report);
     for (run, label) in report.runs.iter().zip(&labels) {
         let c = run.counts();
@@ -49,8 +49,8 @@ pub fn render(report: &RunReport) -> String {
         };
         let _ = writeln!(
             s,
-            "| {label} | {} | {browser} | {adapter} | {} | {} | {} | {} | {} | {} | {} | {} |",
-            run.host.os, c.passed, c.failed, c.timed_out, c.crashed, c.device_lost, c.error, c.not_run, c.unsupported
+            "| {label} | {} | {browser} | {adapter} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            run.host.os, c.passed, c.failed, c.timed_out, c.crashed, c.device_lost, c.error, c.not_run, c.unsupported, c.unchecked
         );
     }
     for (run, label) in report.runs.iter().zip(&labels) {

@@ -63,6 +63,7 @@ pub fn user_spec() -> CaseSpec {
         flops: Some(4.0),
         bytes: None,
         tolerance: kernels::user::DEFAULT_TOLERANCE,
+        expected: None,
     };
     CaseSpec::of_workload("double", Shape(vec![1, 1, 1]), 1, Workload::User(u))
 }

@@ -118,6 +118,7 @@ impl Reporter for TerminalReporter {
                     CaseStatus::Error => "ERROR  ",
                     CaseStatus::NotRun => "NOT RUN",
                     CaseStatus::Unsupported => "N/A    ",
+                    CaseStatus::Unchecked => "UNCHECK",
                 };
                 let mut line = format!("{tag} {}  {}", case.label(), timing_phrase(case));
                 if let Some(m) = &case.message {

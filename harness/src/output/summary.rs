@@ -166,7 +166,7 @@ pub fn flags(report: &RunReport) -> String {
 pub fn totals(run: &PlatformRun) -> String {
     let c = run.counts();
     let mut parts = vec![format!("{} passed", c.passed)];
-    for (n, what) in [(c.failed, "wrong"), (c.timed_out, "timed out"), (c.crashed, "crashed"), (c.device_lost, "device lost"), (c.error, "error"), (c.not_run, "not run"), (c.unsupported, "unsupported here")] {
+    for (n, what) in [(c.failed, "wrong"), (c.timed_out, "timed out"), (c.crashed, "crashed"), (c.device_lost, "device lost"), (c.error, "error"), (c.not_run, "not run"), (c.unsupported, "unsupported here"), (c.unchecked, "unchecked (no independent reference)")] {
         if n > 0 {
             parts.push(format!("{n} {what}"));
         }

@@ -3,8 +3,9 @@
 //!
 //! A manifest names the WGSL file, its entry point and workgroup size, how many workgroups to
 //! dispatch and every buffer the shader binds, with its type, size and initial contents. The
-//! buffers marked `output` are read back after one dispatch and compared across browsers and
-//! platforms (a user kernel has no reference of its own). Every buffer is re-initialised before the
+//! buffers marked `output` are read back after one dispatch and checked against the manifest's
+//! `expected` file; without one they are only compared across platforms, which shows agreement,
+//! not correctness, and the case reads `unchecked`. Every buffer is re-initialised before the
 //! output is read, so kernels that accumulate (atomics) compare just as well as idempotent ones.
 //!
 //! # Format
@@ -22,9 +23,13 @@
 //! flops = 2048                   # optional: floating-point operations per dispatch (for GFLOP/s)
 //! bytes = 12288                  # optional: bytes moved per dispatch (for GB/s);
 //!                                # default: the sum of the buffers' sizes
-//! tolerance = { abs = 1e-5, rel = 1e-4 }   # optional: how far outputs may differ between
-//!                                # platforms; an element passes when
+//! tolerance = { abs = 1e-5, rel = 1e-4 }   # optional: how far an output may differ from the
+//!                                # expected one (or between platforms); an element passes when
 //!                                # |a - b| <= abs + rel * |b|; either part may be left out
+//! expected = "saxpy.expected.json"   # optional: a JSON array of the expected output values,
+//!                                # every output buffer in binding order, computed independently
+//!                                # (your CPU code, NumPy, ...); without it the kernel has no
+//!                                # independent reference and its cases read `unchecked`
 //!
 //! [[buffers]]                    # one table per buffer, at @group(0) @binding(n)
 //! name = "x"                     # optional; default "buffer<binding>"
@@ -309,7 +314,30 @@ fn resolve(
     })?;
     shader::check(doc, &wgsl, &wgsl_path.display().to_string(), &entry, workgroup_size, &buffers)?;
 
-    Ok(UserKernel { name, manifest: doc.manifest.to_string(), wgsl, entry, workgroup_size, workgroups, buffers, flops, bytes, tolerance })
+    let expected = match raw.expected {
+        None => None,
+        Some(file) => {
+            let path = manifest_path.parent().unwrap_or(Path::new("")).join(&file);
+            let text = read_wgsl(&path)
+                .map_err(|e| doc.err("expected", format!("field `expected`: cannot read the expected-output file {} ({e}); expected {}", path.display(), hint("expected"))))?;
+            let outputs: usize = buffers.iter().filter(|b| b.output).map(|b| b.len as usize).sum();
+            let values = expected_values(&text).map_err(|e| doc.err("expected", format!("field `expected`: {}: {e}; expected {}", path.display(), hint("expected"))))?;
+            if values.len() != outputs {
+                return Err(doc.err(
+                    "expected",
+                    format!("field `expected`: {} holds {} values, but the output buffers hold {outputs}: give every output buffer's values, in binding order", path.display(), values.len()),
+                ));
+            }
+            Some(path.display().to_string())
+        }
+    };
+
+    Ok(UserKernel { name, manifest: doc.manifest.to_string(), wgsl, entry, workgroup_size, workgroups, buffers, flops, bytes, tolerance, expected })
+}
+
+/// The values of an expected-output file: a JSON array of numbers.
+pub fn expected_values(text: &str) -> Result<Vec<f64>, String> {
+    serde_json::from_str::<Vec<f64>>(text).map_err(|e| format!("not a JSON array of numbers ({e})"))
 }
 
 const AXES: [&str; 3] = ["x", "y", "z"];

@@ -1,7 +1,9 @@
 //! What each case's output is checked against, computed once per case and shared by every
 //! browser and platform of a run: a catalogue kernel's f64 reference, a model's f64 forward pass,
-//! or, for a user kernel (which has no reference), the output of the same program on native
-//! wgpu, or failing that the first platform's output, so platforms are compared with each other.
+//! a user kernel's expected-output file, or, for a user kernel without one (it has no independent
+//! reference), the output of the same program on native wgpu, or failing that the first
+//! platform's output: platforms are then only compared with each other, which is agreement, not
+//! correctness.
 
 use kernels::gpu::Gpu;
 use kernels::model::weights::Weights;
@@ -18,7 +20,14 @@ pub struct Reference {
     pub values: Vec<f64>,
     /// What they came from, when not the case's own f64 reference (reports show it).
     pub source: Option<String>,
+    /// Where the values are another platform's output (a user kernel with no expected file): the
+    /// run that produced them (`wgpu native`), so a check against them is agreement, not
+    /// correctness, and none at all for that run itself. `None`: an independent reference.
+    pub measured_by: Option<String>,
 }
+
+/// The label of the native run, as [`Reference::measured_by`] names it.
+const NATIVE_RUN: &str = "wgpu native";
 
 /// References by case id, and what computing them needs.
 #[derive(Default)]
@@ -70,7 +79,7 @@ impl References {
 
     fn compute(&self, spec: &CaseSpec, m: &CaseMeasurement, run: &str) -> Result<Reference, String> {
         use kernels::Workload;
-        let own = |values| Ok(Reference { values, source: None });
+        let own = |values| Ok(Reference { values, source: None, measured_by: None });
         match &spec.workload {
             None => {
                 let kernel = spec.kernel().ok_or_else(|| format!("unknown kernel `{}`", spec.kernel))?;
@@ -79,12 +88,22 @@ impl References {
             }
             Some(Workload::Encoder(e)) => own(e.graph().evaluate(Some(self.weights(&e.weights)?.as_ref())).map_err(|e| e.to_string())?),
             Some(Workload::Decoder(d)) => own(d.graph(spec.seed).evaluate(None).map_err(|e| e.to_string())?),
+            Some(Workload::User(u)) if u.expected.is_some() => {
+                let path = u.expected.as_deref().unwrap_or_default();
+                let text = std::fs::read_to_string(path).map_err(|e| format!("the expected-output file {path}: {e}"))?;
+                let values = crate::plan::manifest::expected_values(&text).map_err(|e| format!("{path}: {e}"))?;
+                Ok(Reference { values, source: Some(format!("expected output {path}")), measured_by: None })
+            }
             Some(Workload::User(_)) => match self.native_output(spec) {
-                Ok((values, adapter)) => Ok(Reference { values, source: Some(format!("native wgpu ({adapter})")) }),
+                Ok((values, adapter)) => Ok(Reference { values, source: Some(format!("native wgpu ({adapter})")), measured_by: Some(NATIVE_RUN.into()) }),
                 Err(why) => {
                     tracing::warn!("{}: no native reference ({why}); comparing platforms with the first to report", spec.id);
                     let bytes = m.output_bytes().ok_or("the output is not base64 of 4-byte values")?;
-                    Ok(Reference { values: spec.decode_output(&bytes), source: Some(format!("{run}'s output (no native adapter: {why})")) })
+                    Ok(Reference {
+                        values: spec.decode_output(&bytes),
+                        source: Some(format!("{run}'s output (no native adapter: {why})")),
+                        measured_by: Some(run.to_string()),
+                    })
                 }
             },
         }

@@ -18,7 +18,7 @@ use kernels::{CaseInfo, CaseSpec, SamplingMode, Shape, WarmupPolicy, WarmupStop}
 use serde::{Deserialize, Serialize};
 
 /// Version of the `results.json` layout.
-pub const SCHEMA_VERSION: u32 = 7;
+pub const SCHEMA_VERSION: u32 = 8;
 
 /// One invocation of harness: its settings, where it ran, and one [`PlatformRun`] per browser
 /// and platform measured.
@@ -261,6 +261,7 @@ impl PlatformRun {
                 CaseStatus::Crashed => c.crashed += 1,
                 CaseStatus::DeviceLost => c.device_lost += 1,
                 CaseStatus::Unsupported => c.unsupported += 1,
+                CaseStatus::Unchecked => c.unchecked += 1,
             }
         }
         c
@@ -321,6 +322,9 @@ pub struct Counts {
     /// failed.
     #[serde(default)]
     pub unsupported: usize,
+    /// Measured with no independent reference to check against: neither passed nor failed.
+    #[serde(default)]
+    pub unchecked: usize,
 }
 
 impl Counts {
@@ -398,6 +402,10 @@ pub enum CaseStatus {
     /// The platform has no way to run it (TensorFlow.js has no op for the kernel); `message`
     /// says why. Not a failure.
     Unsupported,
+    /// Measured, but there is no independent reference to check it against (a user kernel whose
+    /// manifest names no expected output); `message` says what it agreed with instead. Neither a
+    /// pass nor a failure: agreement between platforms is not correctness.
+    Unchecked,
 }
 
 impl CaseStatus {
@@ -412,6 +420,7 @@ impl CaseStatus {
             CaseStatus::Crashed => "crashed",
             CaseStatus::DeviceLost => "deviceLost",
             CaseStatus::Unsupported => "unsupported",
+            CaseStatus::Unchecked => "unchecked",
         }
     }
 }

@@ -9,7 +9,7 @@ use std::ops::Range;
 use toml::de::{DeTable, DeValue};
 
 /// Fields a manifest may have at its top level.
-const TOP_FIELDS: &[&str] = &["name", "wgsl", "entry", "workgroup_size", "workgroups", "threads", "flops", "bytes", "tolerance", "buffers"];
+const TOP_FIELDS: &[&str] = &["name", "wgsl", "entry", "workgroup_size", "workgroups", "threads", "flops", "bytes", "tolerance", "expected", "buffers"];
 /// Fields of a `[[buffers]]` table.
 const BUFFER_FIELDS: &[&str] = &["name", "binding", "type", "len", "usage", "init", "range", "output"];
 /// Fields of `tolerance`.
@@ -28,6 +28,7 @@ pub(super) struct RawManifest {
     pub(super) flops: Option<f64>,
     pub(super) bytes: Option<f64>,
     pub(super) tolerance: Option<RawTolerance>,
+    pub(super) expected: Option<String>,
     #[serde(default)]
     pub(super) buffers: Vec<RawBuffer>,
 }
@@ -270,6 +271,7 @@ pub(super) fn hint(path: &str) -> &'static str {
         "bytes" => "a non-negative number of bytes moved per dispatch, e.g. `bytes = 12288`",
         "tolerance" => "a table such as `tolerance = { abs = 1e-5, rel = 1e-4 }`",
         "tolerance.abs" | "tolerance.rel" => "a non-negative number, e.g. `tolerance = { abs = 1e-5, rel = 1e-4 }`",
+        "expected" => "the path, relative to the manifest, of a JSON array of the expected output values (every output buffer in binding order), e.g. `expected = \"saxpy.expected.json\"`",
         "buffers" => "one `[[buffers]]` table per buffer the shader binds",
         "buffers.name" => "a string, e.g. `name = \"x\"`",
         "buffers.binding" => "the buffer's n in `@group(0) @binding(n)`, e.g. `binding = 0`",

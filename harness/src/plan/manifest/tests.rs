@@ -479,3 +479,31 @@ fn wgsl_errors_are_nagas_diagnostics_with_file_line_and_column() {
     let text = parse_with(BASE, &SHADER.replace("@compute ", "")).unwrap_err().to_string();
     assert!(text.contains("Function [0] 'main' is invalid") && text.contains("k.wgsl:7:5"), "{text}");
 }
+
+#[test]
+fn scale_example_names_its_expected_output_and_a_wrong_length_or_format_is_refused() {
+    let k = load(&example("scale.toml")).unwrap_or_else(|e| panic!("{e}"));
+    let path = k.expected.clone().expect("scale.toml names an expected file");
+    assert!(path.ends_with("scale.expected.json"), "{path}");
+    let values = expected_values(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!((values.len(), values[0], values[1023]), (1024, 1.0, 2047.0));
+    assert_eq!(load(&example("saxpy.toml")).unwrap().expected, None, "saxpy has no independent reference");
+
+    let with_file = |contents: &'static str| {
+        let toml = BASE.replace("workgroups = [4]", "workgroups = [4]\nexpected = \"out.json\"");
+        parse(&toml, Path::new("kernel.toml"), move |p| match p.to_str() {
+            Some("k.wgsl") => Ok(SHADER.to_string()),
+            Some("out.json") => Ok(contents.to_string()),
+            _ => Err(std::io::Error::new(std::io::ErrorKind::NotFound, "No such file or directory")),
+        })
+    };
+    let ones = format!("[{}]", vec!["1.0"; 256].join(","));
+    let ones: &'static str = Box::leak(ones.into_boxed_str());
+    assert_eq!(with_file(ones).unwrap().expected.as_deref(), Some("out.json"));
+    for (contents, says) in [("[1.0, 2.0]", "holds 2 values, but the output buffers hold 256"), ("{\"y\": 1}", "not a JSON array of numbers")] {
+        let e = with_file(contents).expect_err("refused").to_string();
+        assert!(e.contains("`expected`") && e.contains(says), "{e}");
+    }
+    let e = error(&BASE.replace("workgroups = [4]", "workgroups = [4]\nexpected = \"missing.json\""), "expected");
+    assert!(e.contains("cannot read the expected-output file missing.json"), "{e}");
+}
