@@ -247,14 +247,20 @@ pub fn glob_match(pattern: &str, name: &str) -> bool {
     wildmatch::WildMatch::new(pattern).matches(name)
 }
 
-/// The cases of `suite` whose kernel matches any of `filters` (all kernels when empty).
+/// The cases of `suite` whose kernel matches any of `filters` (all kernels when empty). A pattern
+/// `KERNEL@SHAPE` (`matmul@13x17x19`, globs in either part) keeps only the suite's shapes that match.
 ///
 /// Self-test kernels are left out unless a pattern that names `selftest` selects them, so
 /// `--filter '*'` never runs a deliberately broken kernel.
 pub fn build_cases(suite: Suite, filters: &[String], seed: u64) -> Result<Vec<CaseSpec>, PlanError> {
     let kernels = catalog::all();
+    let split = |pattern: &str| -> (String, String) {
+        let (kernel, shape) = pattern.split_once('@').unwrap_or((pattern, "*"));
+        (kernel.to_string(), shape.to_string())
+    };
     for pattern in filters {
-        if !kernels.iter().any(|k| glob_match(pattern, k.name())) {
+        let (kernel, shape) = split(pattern);
+        if !kernels.iter().any(|k| glob_match(&kernel, k.name()) && k.shapes(suite).iter().any(|s| glob_match(&shape, &s.to_string()))) {
             let known: Vec<&str> = kernels.iter().map(|k| k.name()).collect();
             return Err(PlanError::NoMatch {
                 pattern: pattern.clone(),
@@ -262,17 +268,18 @@ pub fn build_cases(suite: Suite, filters: &[String], seed: u64) -> Result<Vec<Ca
             });
         }
     }
-    let selected = kernels.into_iter().filter(|k| {
+    let selected = |k: &dyn crate::Kernel, s: &Shape| {
         if filters.is_empty() {
-            !k.is_selftest()
-        } else {
-            filters
-                .iter()
-                .any(|p| glob_match(p, k.name()) && (!k.is_selftest() || p.contains("selftest")))
+            return !k.is_selftest();
         }
-    });
-    Ok(selected
-        .flat_map(|k| k.shapes(suite).into_iter().map(move |s| CaseSpec::new(k.name(), s, seed)))
+        filters.iter().any(|p| {
+            let (kernel, shape) = split(p);
+            glob_match(&kernel, k.name()) && glob_match(&shape, &s.to_string()) && (!k.is_selftest() || kernel.contains("selftest"))
+        })
+    };
+    Ok(kernels
+        .into_iter()
+        .flat_map(|k| k.shapes(suite).into_iter().filter(|s| selected(k, s)).map(move |s| CaseSpec::new(k.name(), s, seed)))
         .collect())
 }
 
@@ -348,6 +355,15 @@ mod tests {
     fn filter_matching_nothing_is_an_error_naming_the_kernels() {
         let err = build_cases(Suite::Quick, &["nope".into()], 1).unwrap_err();
         assert!(err.to_string().contains("matmul_tiled"), "{err}");
+        assert!(build_cases(Suite::Quick, &["matmul@2x2x2".into()], 1).is_err(), "no such quick shape");
+    }
+
+    #[test]
+    fn a_filter_may_name_a_shape_after_the_kernel() {
+        let ids = |f: &str| build_cases(Suite::Quick, &[f.into()], 1).unwrap().into_iter().map(|c| c.shape.to_string()).collect::<Vec<_>>();
+        assert_eq!(ids("matmul@13x17x19"), ["13x17x19"]);
+        assert_eq!(ids("matvec@*x1"), ["37x1", "1x1"]);
+        assert_eq!(ids("matmul").len(), 4);
     }
 
     #[test]
