@@ -15,6 +15,7 @@ pub mod plan;
 pub mod prng;
 pub mod program;
 pub mod real;
+pub mod rows;
 pub mod sampling;
 pub mod shape;
 pub mod suite;

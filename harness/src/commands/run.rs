@@ -77,7 +77,7 @@ pub async fn exec(mut args: RunArgs) -> Result<ExitCode> {
         true => cases.to_vec(),
         false => tune_cache.apply(target, cases),
     };
-    let references = Arc::new(reference::References::new(weights.clone()));
+    let references = Arc::new(reference::References::new(weights.clone(), reference::DiskCache::from_env()));
     let plan = kernels::RunPlan {
         platform: kernels::Platform::Webgpu,
         sampling: kernels::Sampling {

@@ -36,6 +36,66 @@ pub struct References {
     weights: Mutex<HashMap<String, Arc<Weights>>>,
     computed: Mutex<HashMap<String, Arc<Reference>>>,
     native: OnceLock<Option<Mutex<Gpu>>>,
+    disk: Option<DiskCache>,
+}
+
+/// References that took long to compute, kept on disk between runs (a 4096³ matmul's f64
+/// reference is 137 GFLOP), so a suite run again does not wait for them twice. Each file is the
+/// values as little-endian f64s, named by the case's reference id and a hash of what decides
+/// the values: the case itself (kernel, shape, seed, workload) and this harness binary (the
+/// reference code's version: a rebuilt harness computes afresh).
+#[derive(Debug, Clone)]
+pub struct DiskCache {
+    dir: PathBuf,
+    binary: String,
+}
+
+impl DiskCache {
+    /// References slower than this to compute are kept.
+    const WORTH_KEEPING: std::time::Duration = std::time::Duration::from_millis(500);
+
+    /// The cache in `HARNESS_REFERENCE_CACHE`, else `$XDG_CACHE_HOME/harness/references` or
+    /// `~/.cache/harness/references`; `None` when that variable is `off` or no folder is known.
+    pub fn from_env() -> Option<DiskCache> {
+        let dir = match std::env::var_os("HARNESS_REFERENCE_CACHE") {
+            Some(v) if v == "off" || v.is_empty() => return None,
+            Some(v) => PathBuf::from(v),
+            None => std::env::var_os("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?
+                .join("harness/references"),
+        };
+        let exe = std::env::current_exe().ok().and_then(|p| std::fs::metadata(p).ok());
+        let modified = exe.as_ref().and_then(|m| m.modified().ok()).and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+        let binary = format!("{} {} {:?}", env!("CARGO_PKG_VERSION"), exe.map_or(0, |m| m.len()), modified);
+        Some(DiskCache { dir, binary })
+    }
+
+    fn path(&self, spec: &CaseSpec) -> PathBuf {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (&self.binary, spec.reference_id(), &spec.kernel, spec.shape.to_string(), spec.seed, serde_json::to_string(&spec.workload).unwrap_or_default())
+            .hash(&mut h);
+        let name: String = spec.reference_id().chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c } else { '_' }).collect();
+        self.dir.join(format!("{name}-{:016x}.f64", h.finish()))
+    }
+
+    fn load(&self, spec: &CaseSpec) -> Option<Vec<f64>> {
+        let bytes = std::fs::read(self.path(spec)).ok()?;
+        (bytes.len() % 8 == 0).then(|| bytes.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes"))).collect())
+    }
+
+    /// Keeps `values`; a cache that cannot be written is only a warning.
+    fn store(&self, spec: &CaseSpec, values: &[f64]) {
+        let path = self.path(spec);
+        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let written = std::fs::create_dir_all(&self.dir).and_then(|_| std::fs::write(&tmp, bytes)).and_then(|_| std::fs::rename(&tmp, &path));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&tmp);
+            tracing::warn!("could not keep the reference of {} in {}: {e}", spec.id, self.dir.display());
+        }
+    }
 }
 
 impl std::fmt::Debug for References {
@@ -45,9 +105,10 @@ impl std::fmt::Debug for References {
 }
 
 impl References {
-    /// References for a run whose encoders read their weights from `weights_paths` (by key).
-    pub fn new(weights_paths: HashMap<String, PathBuf>) -> Self {
-        References { weights_paths, ..References::default() }
+    /// References for a run whose encoders read their weights from `weights_paths` (by key),
+    /// keeping slow ones in `disk`.
+    pub fn new(weights_paths: HashMap<String, PathBuf>, disk: Option<DiskCache>) -> Self {
+        References { weights_paths, disk, ..References::default() }
     }
 
     /// The weights called `key`, read once.
@@ -80,14 +141,27 @@ impl References {
     fn compute(&self, spec: &CaseSpec, m: &CaseMeasurement, run: &str) -> Result<Reference, String> {
         use kernels::Workload;
         let own = |values| Ok(Reference { values, source: None, measured_by: None });
+        // Only what the case alone decides is kept on disk: not an encoder's (its weights file),
+        // nor a user kernel's (its files, or another platform's output).
+        let disk = self.disk.as_ref().filter(|_| matches!(spec.workload, None | Some(Workload::Decoder(_))));
+        if let Some(values) = disk.and_then(|d| d.load(spec)) {
+            return own(values);
+        }
+        let started = std::time::Instant::now();
+        let keep = |values: Vec<f64>| {
+            if let Some(d) = disk.filter(|_| started.elapsed() >= DiskCache::WORTH_KEEPING) {
+                d.store(spec, &values);
+            }
+            own(values)
+        };
         match &spec.workload {
             None => {
                 let kernel = spec.kernel().ok_or_else(|| format!("unknown kernel `{}`", spec.kernel))?;
                 let inputs = kernel.inputs(&spec.shape, spec.seed);
-                own(kernel.reference(&spec.shape, &inputs))
+                keep(kernel.reference(&spec.shape, &inputs))
             }
             Some(Workload::Encoder(e)) => own(e.graph().evaluate(Some(self.weights(&e.weights)?.as_ref())).map_err(|e| e.to_string())?),
-            Some(Workload::Decoder(d)) => own(d.graph(spec.seed).evaluate(None).map_err(|e| e.to_string())?),
+            Some(Workload::Decoder(d)) => keep(d.graph(spec.seed).evaluate(None).map_err(|e| e.to_string())?),
             Some(Workload::User(u)) if u.expected.is_some() => {
                 let path = u.expected.as_deref().unwrap_or_default();
                 let text = std::fs::read_to_string(path).map_err(|e| format!("the expected-output file {path}: {e}"))?;
@@ -118,5 +192,54 @@ impl References {
         let m = pollster::block_on(gpu.run_case(&plan, spec, None, &mut kernels::sampling::NoClock, |_| {})).map_err(|e| e.to_string())?;
         let bytes = m.output_bytes().ok_or("native output is not 4-byte values")?;
         Ok((spec.decode_output(&bytes), gpu.info.name.clone()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kernels::Shape;
+
+    /// A measurement with nothing in it: catalogue references do not look at it.
+    fn nothing() -> CaseMeasurement {
+        let sampled = kernels::sampling::Sampled {
+            first_ms: 0.0,
+            warmup: Vec::new(),
+            warmup_stop: kernels::WarmupStop::Fixed,
+            samples: Vec::new(),
+            stopped_by: kernels::sampling::StopReason::SampleCount,
+            mode: kernels::SamplingMode::Isolated,
+            batch: 1,
+            in_flight: 1,
+            timed_span: (0.0, 0.0),
+        };
+        CaseMeasurement::of_sampled("add".into(), 0.0, sampled, String::new())
+    }
+
+    fn cache(dir: &std::path::Path, binary: &str) -> DiskCache {
+        DiskCache { dir: dir.to_path_buf(), binary: binary.into() }
+    }
+
+    #[test]
+    fn a_kept_reference_is_used_again_and_only_for_the_same_case_and_binary() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = CaseSpec::new("add", Shape(vec![4]), 1);
+        let disk = cache(dir.path(), "harness 1");
+        // Values no computation gives: seeing them back proves the file was read, not recomputed.
+        disk.store(&spec, &[7.5, -1.0, 0.25, 3.0]);
+        let references = References::new(HashMap::new(), Some(disk.clone()));
+        let got = references.get(&spec, &nothing(), "chrome webgpu").unwrap();
+        assert_eq!(got.values, [7.5, -1.0, 0.25, 3.0]);
+        // Another seed, shape or harness binary is another file.
+        for other in [CaseSpec::new("add", Shape(vec![4]), 2), CaseSpec::new("add", Shape(vec![5]), 1)] {
+            assert_ne!(disk.path(&other), disk.path(&spec));
+        }
+        assert_ne!(cache(dir.path(), "harness 2").path(&spec), disk.path(&spec));
+        assert!(cache(dir.path(), "harness 2").load(&spec).is_none());
+        // A cheap reference is computed, not kept.
+        let fresh = References::new(HashMap::new(), Some(cache(dir.path(), "harness 3")));
+        let values = fresh.get(&spec, &nothing(), "chrome webgpu").unwrap().values.clone();
+        assert_eq!(values.len(), 4);
+        assert!(cache(dir.path(), "harness 3").load(&spec).is_none(), "under {:?} to compute: not worth a file", DiskCache::WORTH_KEEPING);
     }
 }

@@ -123,29 +123,11 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 /// `x[m,k] · w[n,k]ᵀ + b`, output rows split over the available cores.
 fn linear(x: &[f64], w: &[f64], b: Option<&[f64]>, m: usize, k: usize, n: usize) -> Vec<f64> {
     let mut out = vec![0.0; m * n];
-    let row = |i: usize, dst: &mut [f64]| {
+    crate::rows::row_blocks(&mut out, n, 1, |i, dst| {
         let xr = &x[i * k..][..k];
         for (j, d) in dst.iter_mut().enumerate() {
             *d = dot(xr, &w[j * k..][..k]) + b.map_or(0.0, |b| b[j]);
         }
-    };
-    #[cfg(not(target_arch = "wasm32"))]
-    {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(m.max(1));
-        let per = m.div_ceil(threads).max(1);
-        std::thread::scope(|s| {
-            for (c, chunk) in out.chunks_mut(per * n).enumerate() {
-                s.spawn(move || {
-                    for (r, dst) in chunk.chunks_mut(n).enumerate() {
-                        row(c * per + r, dst);
-                    }
-                });
-            }
-        });
-    }
-    #[cfg(target_arch = "wasm32")]
-    for (i, dst) in out.chunks_mut(n).enumerate() {
-        row(i, dst);
-    }
+    });
     out
 }

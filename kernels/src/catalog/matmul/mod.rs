@@ -50,15 +50,19 @@ impl Matmul {
         let (m, k, n) = (s.dim(0) as usize, s.dim(1) as usize, s.dim(2) as usize);
         let (a, b) = (&inputs[0], &inputs[1]);
         let mut c = vec![T::lit(0.0); m * n];
-        for i in 0..m {
-            let row = &mut c[i * n..(i + 1) * n];
+        // Eight rows of C at a time read each row of B once for all eight: B (64 MB at 4096²)
+        // streams from memory eight times less. Each element still sums over p in order.
+        crate::rows::row_blocks(&mut c, n, 8, |i0, block| {
             for p in 0..k {
-                let av = T::of(a[i * k + p]);
-                for (j, out) in row.iter_mut().enumerate() {
-                    *out += av * T::of(b[p * n + j]);
+                let b_row = &b[p * n..(p + 1) * n];
+                for (r, row) in block.chunks_mut(n).enumerate() {
+                    let av = T::of(a[(i0 + r) * k + p]);
+                    for (out, &bv) in row.iter_mut().zip(b_row) {
+                        *out += av * T::of(bv);
+                    }
                 }
             }
-        }
+        });
         c
     }
 }
