@@ -671,6 +671,8 @@ mod schema {
         let growth = report.runs[0].memory_growth().unwrap();
         assert_eq!((growth.cases, growth.harness_kib, growth.browser_kib), (180, (80_000, 80_000), Some((404_000, 440_000))));
         assert!(growth.describe().contains("(+0.0%)") && growth.describe().contains("(+8.9%)"), "{}", growth.describe());
+        assert!(growth.harness_kib_per_case == 0.0 && (growth.browser_kib_per_case.unwrap() - 200.0).abs() < 1e-9, "{growth:?}");
+        assert!(!growth.harness_leaks() && growth.describe().contains("+200.0 KiB a case"), "{}", growth.describe());
         let mut short = report.runs[0].clone();
         short.memory.truncate(50);
         assert_eq!(short.memory_growth(), None, "too few cases to tell");

@@ -8,8 +8,22 @@ use reports::MemorySample;
 /// harness's and the browser's memory now, after `cases` settled cases; `None` where `/proc`
 /// cannot say. `group` is the process group of the driver harness started.
 pub fn sample(cases: usize, group: Option<i32>) -> Option<MemorySample> {
+    if cases > 0 {
+        leak_for_tests();
+    }
     let harness_rss_kib = status_kib("self", "VmRSS:")?;
     Some(MemorySample { cases, harness_rss_kib, browser_pss_kib: group.and_then(group_pss_kib) })
+}
+
+/// A deliberate leak of `HARNESS_TEST_LEAK_KIB` KiB a case, written so it is resident: the soak
+/// test's proof that its per-case bound catches a leak that size. Unset, as everywhere but that
+/// test, it does nothing.
+fn leak_for_tests() {
+    static KIB: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let kib = *KIB.get_or_init(|| std::env::var("HARNESS_TEST_LEAK_KIB").ok().and_then(|v| v.parse().ok()).unwrap_or(0));
+    if kib > 0 {
+        Vec::leak(vec![1u8; kib * 1024]);
+    }
 }
 
 /// A `kB` field of `/proc/PID/status`.

@@ -212,11 +212,28 @@ pub struct MemoryGrowth {
     pub harness_kib: (u64, u64),
     /// The browser's proportional set then and at the end, KiB, where read.
     pub browser_kib: Option<(u64, u64)>,
+    /// harness's growth per case after warm-up, KiB: the least-squares slope of its resident set
+    /// over every sample from the end of warm-up on, which a leak of anything per case shows and
+    /// the noise of a single sample does not.
+    pub harness_kib_per_case: f64,
+    /// The browser's, likewise, where read.
+    pub browser_kib_per_case: Option<f64>,
 }
 
 impl MemoryGrowth {
     /// The fewest cases a run needs for its memory growth to be stated.
     pub const MIN_CASES: usize = 100;
+
+    /// harness's growth per case above which it leaks, KiB. harness keeps each finished case's
+    /// report (samples, statistics, check): about 4 KiB a case in a 500-case Chromium soak of
+    /// `add`; a leak of each case's inputs and output (12 to 48 KiB at the quick shapes) is
+    /// three times this at least.
+    pub const HARNESS_LEAK_KIB_PER_CASE: f64 = 8.0;
+
+    /// Whether harness grew by more than [`Self::HARNESS_LEAK_KIB_PER_CASE`] a case.
+    pub fn harness_leaks(&self) -> bool {
+        self.harness_kib_per_case > Self::HARNESS_LEAK_KIB_PER_CASE
+    }
 
     /// Growth of `(from, to)` in percent.
     pub fn percent((from, to): (u64, u64)) -> f64 {
@@ -228,10 +245,20 @@ impl MemoryGrowth {
         let part = |what: &str, kib: (u64, u64)| {
             format!("{what} {:.1} → {:.1} MiB ({:+.1}%)", kib.0 as f64 / 1024.0, kib.1 as f64 / 1024.0, Self::percent(kib))
         };
-        let mut parts = vec![part("harness RSS", self.harness_kib)];
-        parts.extend(self.browser_kib.map(|b| part("browser PSS", b)));
-        format!("{} over the last {} cases, after warm-up", parts.join(", "), self.cases)
+        let per_case = |kib: f64| format!(", {kib:+.1} KiB a case");
+        let mut parts = vec![part("harness RSS", self.harness_kib) + &per_case(self.harness_kib_per_case)];
+        parts.extend(self.browser_kib.map(|b| part("browser PSS", b) + &self.browser_kib_per_case.map(per_case).unwrap_or_default()));
+        let leak = if self.harness_leaks() { format!(" (harness leaks: over {} KiB a case)", Self::HARNESS_LEAK_KIB_PER_CASE) } else { String::new() };
+        format!("{} over the last {} cases, after warm-up{leak}", parts.join(", "), self.cases)
     }
+}
+
+/// The least-squares slope of `points` (x, y); 0 where x does not vary.
+fn slope(points: &[(f64, f64)]) -> f64 {
+    let n = points.len() as f64;
+    let (mx, my) = points.iter().fold((0.0, 0.0), |(a, b), (x, y)| (a + x / n, b + y / n));
+    let (sxy, sxx) = points.iter().fold((0.0, 0.0), |(a, b), (x, y)| (a + (x - mx) * (y - my), b + (x - mx) * (x - mx)));
+    if sxx > 0.0 { sxy / sxx } else { 0.0 }
 }
 
 impl PlatformRun {
@@ -241,10 +268,15 @@ impl PlatformRun {
     pub fn memory_growth(&self) -> Option<MemoryGrowth> {
         let last = self.memory.last().filter(|s| s.cases >= MemoryGrowth::MIN_CASES)?;
         let warm = self.memory.iter().find(|s| s.cases * 10 >= last.cases).filter(|s| s.cases < last.cases)?;
+        let after: Vec<&MemorySample> = self.memory.iter().filter(|s| s.cases >= warm.cases).collect();
+        let harness: Vec<(f64, f64)> = after.iter().map(|s| (s.cases as f64, s.harness_rss_kib as f64)).collect();
+        let browser: Option<Vec<(f64, f64)>> = after.iter().map(|s| s.browser_pss_kib.map(|k| (s.cases as f64, k as f64))).collect();
         Some(MemoryGrowth {
             cases: last.cases - warm.cases,
             harness_kib: (warm.harness_rss_kib, last.harness_rss_kib),
             browser_kib: warm.browser_pss_kib.zip(last.browser_pss_kib),
+            harness_kib_per_case: slope(&harness),
+            browser_kib_per_case: browser.as_deref().map(slope),
         })
     }
 
@@ -834,4 +866,38 @@ pub fn describe_failure(v: &Verdict) -> String {
         s += &format!("; first at [{}]: got {} expected {}", m.index, m.got, m.expected);
     }
     s
+}
+
+#[cfg(test)]
+mod memory_tests {
+    use super::*;
+
+    /// harness's RSS over `cases`, as the measured Chromium soak had it (about 4 KiB a case kept
+    /// for each case's report, in steps of a few allocator chunks, and a warm-up rise), plus
+    /// `leak_kib` a case.
+    fn soak(cases: usize, leak_kib: f64) -> PlatformRun {
+        let memory = (0..=cases)
+            .map(|i| {
+                let kept = 4.2 * i as f64;
+                let steps = ((kept / 132.0).floor() * 132.0) as u64; // grows in 132 KiB chunks
+                let warmup = if i < 10 { 300 * i as u64 } else { 3_000 };
+                let jitter = (i as u64 * 7919) % 97;
+                MemorySample { cases: i, harness_rss_kib: 80_000 + warmup + steps + jitter + (leak_kib * i as f64) as u64, browser_pss_kib: None }
+            })
+            .collect();
+        PlatformRun { memory, ..crate::testdata::report_with(vec![("chrome", Vec::new())]).runs[0].clone() }
+    }
+
+    #[test]
+    fn a_leak_of_each_cases_inputs_and_output_fails_the_per_case_bound_and_honest_growth_does_not() {
+        let honest = soak(200, 0.0).memory_growth().unwrap();
+        assert!(!honest.harness_leaks(), "{}", honest.describe());
+        assert!((honest.harness_kib_per_case - 4.2).abs() < 1.0, "{}", honest.harness_kib_per_case);
+        // The smallest leak the bound is for: the inputs and output of a quick `add` case, 12 KiB.
+        let leaky = soak(200, 12.0).memory_growth().unwrap();
+        assert!(leaky.harness_leaks() && leaky.describe().contains("harness leaks"), "{}", leaky.describe());
+        // The old bound (15% of the resident set over the run) passed that leak: 200 × 12 KiB on
+        // 83 MiB is 2.9%.
+        assert!(MemoryGrowth::percent(leaky.harness_kib) < 15.0);
+    }
 }
