@@ -17,6 +17,15 @@ fn help_teaches_the_main_command_and_exit_codes() {
 }
 
 #[test]
+fn verify_help_gives_every_exit_status_and_how_to_settle_an_inconclusive_verdict() {
+    let (code, out, _) = harness(&["verify", "--help"]);
+    assert_eq!(code, Some(0));
+    for needle in ["0 hardware", "1 software", "2 unavailable", "3 inconclusive", "INCONCLUSIVE", "isFallbackAdapter false", "--platform native", "--timeout"] {
+        assert!(out.contains(needle), "`{needle}` missing from help:\n{out}");
+    }
+}
+
+#[test]
 fn list_names_every_kernel_and_suites_list_cases() {
     let (code, out, _) = harness(&["list"]);
     assert_eq!(code, Some(0));

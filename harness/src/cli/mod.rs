@@ -43,7 +43,8 @@ pub enum Command {
     /// Decide, with evidence, whether WebGPU (or native wgpu) runs on real GPU hardware or a
     /// software adapter (SwiftShader, llvmpipe/lavapipe, WARP); in a browser, also whether its
     /// WebNN is available. Exit status (of the WebGPU verdict): 0 hardware, 1 software,
-    /// 2 unavailable.
+    /// 2 unavailable, 3 inconclusive.
+    #[command(after_help = VERIFY_AFTER_HELP)]
     Verify(VerifyArgs),
     /// Compare two runs case by case: the change of each median with its 95% confidence
     /// interval, classed improved, regressed or unchanged.
@@ -55,6 +56,17 @@ pub enum Command {
     #[command(subcommand)]
     Report(ReportCommand),
 }
+
+const VERIFY_AFTER_HELP: &str = "\
+Any sign of software decides SOFTWARE (a disagreement is said out loud). HARDWARE needs a sign of
+hardware: isFallbackAdapter false, or the plausibility matmul at least 10x faster on the adapter
+than on the CPU. With neither sign the verdict is INCONCLUSIVE: say, the flag is not reported,
+the name is hidden (as Firefox hides it) and the speed-up is unmeasured or 3-10x, which fits
+either. Its reason names what is missing. To settle it, check where the flag is reported
+(--browser chrome, or --platform native for this machine's driver), or let the matmul finish
+(a longer --timeout).
+
+Exit status: 0 hardware; 1 software; 2 unavailable (no adapter) or an error; 3 inconclusive.";
 
 const COMPARE_AFTER_HELP: &str = "\
 OLD and NEW are each a run folder, a results.json, or the name of a baseline saved with

@@ -3,6 +3,10 @@
 //! a match against known software adapters, the browser's GPU diagnostics page, and a
 //! plausibility measurement (a matmul on the adapter against the same matmul on the CPU).
 //! Any sign of a software adapter decides for software, and a disagreement is said out loud.
+//! Hardware needs a positive sign of it (`isFallbackAdapter: false`, or a plausibility speed-up
+//! of at least 10×); without one, nor any sign of software, the verdict is inconclusive and
+//! says what was missing and what would settle it. Exit status: 0 hardware, 1 software,
+//! 2 unavailable, 3 inconclusive.
 
 use kernels::wire::AdapterReport;
 use reports::{CaseStatus, PlatformRun};
@@ -12,21 +16,35 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
-    /// Real GPU hardware.
+    /// Real GPU hardware: some evidence says so, none says software.
     Hardware,
-    /// A software (CPU) implementation.
+    /// A software (CPU) implementation: some evidence says so, whatever the rest says.
     Software,
     /// No adapter at all.
     Unavailable,
+    /// An adapter, but no evidence either way: neither hardware nor software is ruled out.
+    Inconclusive,
 }
 
 impl Verdict {
-    /// 0 hardware, 1 software, 2 unavailable.
+    /// `harness verify`'s exit status, one per verdict so that a script can tell them apart:
+    /// 0 hardware, 1 software, 2 unavailable, 3 inconclusive.
     pub fn exit_code(self) -> u8 {
         match self {
             Verdict::Hardware => 0,
             Verdict::Software => 1,
             Verdict::Unavailable => 2,
+            Verdict::Inconclusive => 3,
+        }
+    }
+
+    /// The word the terminal report opens with.
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Hardware => "HARDWARE",
+            Verdict::Software => "SOFTWARE",
+            Verdict::Unavailable => "UNAVAILABLE",
+            Verdict::Inconclusive => "INCONCLUSIVE",
         }
     }
 }
@@ -46,6 +64,11 @@ pub const SOFTWARE_ADAPTERS: &[(&str, &str)] = &[
 
 /// Mesa's Vulkan vendor id (llvmpipe, lavapipe).
 const MESA_VENDOR: &str = "0x10005";
+
+/// The source of the adapter's own fallback flag, [`decide`]'s strongest evidence.
+const FALLBACK_SOURCE: &str = "isFallbackAdapter";
+/// The source of the plausibility measurement.
+const PLAUSIBILITY_SOURCE: &str = "plausibility";
 
 /// One piece of evidence and which way it points.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -76,16 +99,22 @@ pub fn software_names(text: &str) -> Vec<&'static str> {
         .collect()
 }
 
+/// The adapter's vendor, architecture, device and description in one line; blank where the
+/// browser hides them.
+fn adapter_text(a: &AdapterReport) -> String {
+    [&a.vendor, &a.architecture, &a.device, &a.description].map(|s| s.as_str()).join(" ")
+}
+
 /// Evidence from what the adapter says about itself.
 pub fn adapter_evidence(a: &AdapterReport) -> Vec<Evidence> {
-    let text = [&a.vendor, &a.architecture, &a.device, &a.description].map(|s| s.as_str()).join(" ");
+    let text = adapter_text(a);
     let mut ev = vec![Evidence {
         source: "adapter info".into(),
         finding: if text.trim().is_empty() { "empty (the browser hides it)".into() } else { text.trim().to_string() },
         says_software: None,
     }];
     ev.push(Evidence {
-        source: "isFallbackAdapter".into(),
+        source: FALLBACK_SOURCE.into(),
         finding: a.is_fallback_adapter.map(|b| b.to_string()).unwrap_or_else(|| "not reported".into()),
         says_software: a.is_fallback_adapter,
     });
@@ -191,11 +220,11 @@ pub fn plausibility_evidence(id: &str, gpu_where: &str, adapter: AdapterTimes, c
             }
         }
     }
-    Evidence { source: "plausibility".into(), finding, says_software }
+    Evidence { source: PLAUSIBILITY_SOURCE.into(), finding, says_software }
 }
 
 fn no_plausibility(finding: String) -> Evidence {
-    Evidence { source: "plausibility".into(), finding, says_software: None }
+    Evidence { source: PLAUSIBILITY_SOURCE.into(), finding, says_software: None }
 }
 
 /// The completion latency, shown as evidence about the browser: never a verdict.
@@ -293,9 +322,10 @@ pub fn this_machines_gpu_stack() -> Vec<Evidence> {
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Report {
-    /// hardware, software or unavailable.
+    /// hardware, software, unavailable or inconclusive.
     pub verdict: Verdict,
-    /// Why, in one sentence.
+    /// Why: the evidence that decided, or, when inconclusive, what was missing and what would
+    /// settle it.
     pub reason: String,
     /// `browser/platform` checked.
     pub checked: String,
@@ -328,7 +358,7 @@ pub fn webnn_finding(run: &reports::PlatformRun) -> String {
 impl Report {
     /// The human-readable summary.
     pub fn render(&self) -> String {
-        let mut s = format!("{}: {}\n  {}\n", self.checked, self.verdict_word(), self.reason);
+        let mut s = format!("{}: {}\n  {}\n", self.checked, self.verdict.word(), self.reason);
         for e in &self.evidence {
             let mark = match e.says_software {
                 Some(true) => "software",
@@ -342,25 +372,18 @@ impl Report {
         }
         s
     }
-
-    fn verdict_word(&self) -> &'static str {
-        match self.verdict {
-            Verdict::Hardware => "HARDWARE",
-            Verdict::Software => "SOFTWARE",
-            Verdict::Unavailable => "UNAVAILABLE",
-        }
-    }
 }
 
-/// Decides from the evidence, and says when it disagrees.
+/// Decides from the evidence, and says when it disagrees: software on any sign of software,
+/// hardware only on a sign of hardware, inconclusive on neither (saying what would settle it).
 pub fn decide(adapter: Option<&AdapterReport>, evidence: &[Evidence]) -> (Verdict, String) {
-    match adapter {
+    let a = match adapter {
         None => return (Verdict::Unavailable, "no adapter report".into()),
         Some(a) if !a.available => {
             return (Verdict::Unavailable, format!("no adapter: {}", a.reason.clone().unwrap_or_default()))
         }
-        _ => {}
-    }
+        Some(a) => a,
+    };
     let soft: Vec<&str> = evidence.iter().filter(|e| e.says_software == Some(true)).map(|e| e.source.as_str()).collect();
     let hard: Vec<&str> = evidence.iter().filter(|e| e.says_software == Some(false)).map(|e| e.source.as_str()).collect();
     match (soft.is_empty(), hard.is_empty()) {
@@ -370,8 +393,36 @@ pub fn decide(adapter: Option<&AdapterReport>, evidence: &[Evidence]) -> (Verdic
             format!("the evidence disagrees ({} say software, {} say hardware); deciding for software", soft.join(", "), hard.join(", ")),
         ),
         (true, false) => (Verdict::Hardware, format!("hardware: {}", hard.join(", "))),
-        (true, true) => (Verdict::Hardware, "hardware: no sign of a software adapter".into()),
+        (true, true) => (Verdict::Inconclusive, inconclusive_reason(a, evidence)),
     }
+}
+
+/// Why evidence that says neither hardware nor software decides nothing, and what would.
+fn inconclusive_reason(a: &AdapterReport, evidence: &[Evidence]) -> String {
+    let mut silent = Vec::new();
+    if a.is_fallback_adapter.is_none() {
+        silent.push("the fallback flag (isFallbackAdapter) is not reported".to_string());
+    }
+    silent.push(match adapter_text(a).trim().is_empty() {
+        true => "the browser hides the adapter's name".to_string(),
+        false => format!("the adapter's name ({}) is no known software adapter, which does not make it hardware", a.label()),
+    });
+    silent.push(match evidence.iter().find(|e| e.source == PLAUSIBILITY_SOURCE) {
+        Some(e) => format!("the plausibility measurement decides nothing ({})", e.finding),
+        None => "the plausibility measurement was not taken".to_string(),
+    });
+    let last = silent.pop().unwrap_or_default();
+    let missing = match silent.is_empty() {
+        true => last,
+        false => format!("{} and {last}", silent.join(", ")),
+    };
+    format!(
+        "no evidence either way: {missing}. Either settles it: isFallbackAdapter, which Chrome \
+         (`--browser chrome`) and wgpu on this machine's driver (`--platform native`) report; or a \
+         plausibility speed-up of at least {HARDWARE_SPEEDUP}× (hardware) or at most \
+         {SOFTWARE_SPEEDUP}× (software), which needs the matmul to finish (a longer `--timeout`) \
+         and, where the completion latency swamps the wall clock, GPU timestamps (timestamp-query)"
+    )
 }
 
 #[cfg(test)]
@@ -394,6 +445,104 @@ mod tests {
         decide(Some(a), &adapter_evidence(a)).0
     }
 
+    /// An adapter as Firefox reports one: no name, the fallback flag as given.
+    fn nameless(fallback: Option<bool>) -> AdapterReport {
+        AdapterReport { available: true, is_fallback_adapter: fallback, ..Default::default() }
+    }
+
+    /// The plausibility matmul `speedup` times faster on the adapter (GPU timestamps) than on the CPU.
+    fn plausibility(speedup: f64) -> Evidence {
+        let adapter = AdapterTimes { gpu_ms: Some(10.0), wall_ms: Some(10.0), batch: 1, latency_ms: Some(0.05) };
+        plausibility_evidence("matmul_tiled", "firefox/webgpu", adapter, "the CPU", Some(10.0 * speedup))
+    }
+
+    /// `a`'s own evidence followed by `more`.
+    fn evidence_of(a: &AdapterReport, more: impl IntoIterator<Item = Evidence>) -> Vec<Evidence> {
+        adapter_evidence(a).into_iter().chain(more).collect()
+    }
+
+    #[test]
+    fn every_row_of_the_verdict_table_decides_with_its_reason_and_exit_status() {
+        let unavailable = AdapterReport { available: false, reason: Some("navigator.gpu.requestAdapter() returned null".into()), ..Default::default() };
+        let rows = [
+            ("no adapter report", None, vec![], Verdict::Unavailable, 2, "no adapter report"),
+            ("no adapter granted", Some(unavailable), vec![], Verdict::Unavailable, 2, "no adapter: navigator.gpu.requestAdapter() returned null"),
+            ("only software", Some(nameless(Some(true))), evidence_of(&nameless(Some(true)), [plausibility(1.5)]), Verdict::Software, 1, "software: isFallbackAdapter, plausibility"),
+            (
+                "software and hardware",
+                Some(nameless(Some(false))),
+                evidence_of(&nameless(Some(false)), [plausibility(1.5)]),
+                Verdict::Software,
+                1,
+                "the evidence disagrees (plausibility say software, isFallbackAdapter say hardware); deciding for software",
+            ),
+            ("only hardware", Some(nameless(Some(false))), evidence_of(&nameless(Some(false)), [plausibility(5.0)]), Verdict::Hardware, 0, "hardware: isFallbackAdapter"),
+            ("neither", Some(nameless(None)), evidence_of(&nameless(None), [plausibility(5.0)]), Verdict::Inconclusive, 3, "no evidence either way: "),
+        ];
+        for (row, adapter, evidence, expected, code, reason) in rows {
+            let (v, why) = decide(adapter.as_ref(), &evidence);
+            assert_eq!((v, v.exit_code()), (expected, code), "{row}: {why}");
+            assert!(why.starts_with(reason), "{row}: {why}");
+        }
+    }
+
+    #[test]
+    fn each_verdict_has_its_own_exit_status_word_and_json_name() {
+        let all = [
+            (Verdict::Hardware, 0, "HARDWARE", "hardware"),
+            (Verdict::Software, 1, "SOFTWARE", "software"),
+            (Verdict::Unavailable, 2, "UNAVAILABLE", "unavailable"),
+            (Verdict::Inconclusive, 3, "INCONCLUSIVE", "inconclusive"),
+        ];
+        for (v, code, word, json) in all {
+            assert_eq!((v.exit_code(), v.word()), (code, word));
+            assert_eq!(serde_json::to_value(v).ok(), Some(serde_json::Value::from(json)));
+        }
+    }
+
+    #[test]
+    fn no_evidence_either_way_is_inconclusive_and_says_what_is_missing() {
+        let hidden = nameless(None);
+        // Firefox-like: no name, no fallback flag, and no plausibility measurement at all.
+        let (v, why) = decide(Some(&hidden), &adapter_evidence(&hidden));
+        assert_eq!(v, Verdict::Inconclusive, "{why}");
+        for said in ["isFallbackAdapter) is not reported", "hides the adapter's name", "plausibility measurement was not taken", "--platform native", "at least 10×", "at most 3×"] {
+            assert!(why.contains(said), "{said}: {why}");
+        }
+        // Between 3× and 10× is neither: at either end of that range as in its middle.
+        for speedup in [3.1, 5.0, 9.9] {
+            let e = plausibility(speedup);
+            assert_eq!(e.says_software, None, "{}", e.finding);
+            let (v, why) = decide(Some(&hidden), &evidence_of(&hidden, [e]));
+            assert_eq!(v, Verdict::Inconclusive, "{why}");
+            assert!(why.contains(&format!("decides nothing (matmul_tiled: 10.000 ms on firefox/webgpu (GPU timestamps) vs {:.3} ms", 10.0 * speedup)), "{why}");
+        }
+        // Unmeasured: the CPU side did not finish, or the adapter side did not.
+        let times = AdapterTimes { gpu_ms: Some(0.1), wall_ms: Some(0.2), batch: 1, latency_ms: None };
+        for (e, said) in [
+            (plausibility_evidence("matmul_tiled", "firefox/webgpu", times, "the CPU", None), "not measured on the CPU"),
+            (plausibility_evidence("matmul_tiled", "firefox/webgpu", AdapterTimes::default(), "the CPU", Some(179.0)), "not measured on firefox/webgpu"),
+        ] {
+            let (v, why) = decide(Some(&hidden), &evidence_of(&hidden, [e]));
+            assert_eq!(v, Verdict::Inconclusive, "{why}");
+            assert!(why.contains(said), "{why}");
+        }
+        // A wall time that is all Firefox's completion timer judges nothing, so without the flag
+        // nothing is left.
+        let timer = AdapterTimes { gpu_ms: None, wall_ms: Some(99.9), batch: 1, latency_ms: Some(100.0) };
+        let e = plausibility_evidence("matmul_tiled", "firefox/webgpu", timer, "the CPU", Some(179.0));
+        let (v, why) = decide(Some(&hidden), &evidence_of(&hidden, [e, latency_evidence(None)]));
+        assert_eq!(v, Verdict::Inconclusive, "{why}");
+        assert!(why.contains("too much of it to judge the GPU by"), "{why}");
+        // A name that is no known software adapter, without the flag, proves nothing either.
+        let named = adapter("apple", "metal-3", "", "Apple M3 Max", None);
+        let (v, why) = decide(Some(&named), &adapter_evidence(&named));
+        assert_eq!(v, Verdict::Inconclusive, "{why}");
+        assert!(why.contains("name (apple metal-3 Apple M3 Max) is no known software adapter") && !why.contains("hides"), "{why}");
+        let report = Report { verdict: v, reason: why, checked: "safari/webgpu".into(), adapter: Some(named), evidence: vec![], diagnostics: vec![], webnn: None };
+        assert!(report.render().starts_with("safari/webgpu: INCONCLUSIVE\n  no evidence either way"), "{}", report.render());
+    }
+
     #[test]
     fn real_gpus_as_browsers_and_wgpu_report_them_are_hardware() {
         for a in [
@@ -404,7 +553,8 @@ mod tests {
             adapter("apple", "metal-3", "", "Apple M3 Max", Some(false)),
             adapter("qualcomm", "adreno-7xx", "", "Qualcomm(R) Adreno(TM) 740 GPU", Some(false)),
         ] {
-            assert_eq!(verdict(&a), Verdict::Hardware, "{a:?}");
+            let (v, why) = decide(Some(&a), &adapter_evidence(&a));
+            assert_eq!((v, why.as_str()), (Verdict::Hardware, "hardware: isFallbackAdapter"), "{a:?}");
         }
     }
 
@@ -430,12 +580,6 @@ mod tests {
     }
 
     #[test]
-    fn no_adapter_is_unavailable() {
-        let a = AdapterReport { available: false, reason: Some("navigator.gpu is missing".into()), ..Default::default() };
-        assert_eq!(decide(Some(&a), &[]).0.exit_code(), 2);
-    }
-
-    #[test]
     fn the_h100_in_firefox_is_hardware_despite_its_completion_timer() {
         // Recorded on the GPU machine (bb30e8c): Firefox hides the adapter info, says
         // isFallbackAdapter false; the plausibility matmul read 99.9 ms on the wall clock (Firefox
@@ -446,7 +590,7 @@ mod tests {
         ev.push(plausibility_evidence("matmul_tiled", "firefox/webgpu", measured, "the CPU", Some(179.0)));
         ev.push(latency_evidence(None));
         let (v, why) = decide(Some(&a), &ev);
-        assert_eq!(v, Verdict::Hardware, "{why}");
+        assert_eq!((v, why.as_str()), (Verdict::Hardware, "hardware: isFallbackAdapter, plausibility"));
         assert!(ev.iter().any(|e| e.finding.contains("GPU timestamps") && e.says_software == Some(false)), "{ev:?}");
         // Without timestamps, a wall time that is all completion latency judges nothing: it must
         // not outvote the adapter.
@@ -455,7 +599,7 @@ mod tests {
         assert_eq!(e.says_software, None, "{}", e.finding);
         let mut ev = adapter_evidence(&a);
         ev.push(e);
-        assert_eq!(decide(Some(&a), &ev).0, Verdict::Hardware);
+        assert_eq!(decide(Some(&a), &ev), (Verdict::Hardware, "hardware: isFallbackAdapter".to_string()));
         // A steady batch that dwarfs the latency is judged: 4096 dispatches of 0.11 ms behind a
         // 20 ms completion latency; behind 100 ms, the longest batch (500 ms) is still too short.
         let steady = AdapterTimes { gpu_ms: None, wall_ms: Some(0.11), batch: 4096, latency_ms: Some(20.0) };
