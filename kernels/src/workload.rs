@@ -51,7 +51,7 @@ impl Workload {
             Workload::Encoder(e) => {
                 CheckRule::Cosine { row: e.config.hidden_size as usize, min: crate::model::MIN_COSINE, tol: crate::model::tolerance(e.dtype) }
             }
-            Workload::Decoder(d) => CheckRule::Cosine { row: d.row_len(), min: crate::model::MIN_COSINE, tol: crate::model::tolerance(d.dtype) },
+            Workload::Decoder(d) => CheckRule::Cosine { row: d.row_len(), min: crate::model::MIN_COSINE, tol: d.tolerance() },
             Workload::User(u) => CheckRule::Elementwise(u.tolerance),
         }
     }

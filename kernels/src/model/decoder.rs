@@ -101,6 +101,15 @@ impl DecoderCase {
         }
     }
 
+    /// How far each element of the output may stray (see [`super::tolerance`]): RoPE's op alone
+    /// is a bare rotation by WGSL's loosely bounded `sin` and `cos`.
+    pub fn tolerance(&self) -> crate::check::Tolerance {
+        match &self.phase {
+            Phase::Op(op) if op == "rope" => super::ROTATION_TOLERANCE,
+            _ => super::tolerance(self.dtype),
+        }
+    }
+
     /// Values per output row: a hidden state.
     pub fn row_len(&self) -> usize {
         match &self.phase {
