@@ -23,9 +23,10 @@ fn cases(results: &Value) -> Vec<(String, Value)> {
 fn minilm_embeddings_in_headless_chromium_and_natively_match_the_f64_reference() {
     let (code, results, stderr) = run_checked(
         "minilm",
-        &["--model", "minilm", "--batch", "5", "--seq", "16", "--platform", "webgpu,native", "--samples", "1", "--warmup", "0", "--timeout", "600"],
+        &["--model", "minilm", "--batch", "2", "--seq", "8", "--platform", "webgpu,native", "--samples", "1", "--warmup", "0", "--timeout", "600"],
     );
     assert_eq!(code, Some(0), "stderr:\n{stderr}");
+    assert_wall_at_least_gpu(&results);
     let all = cases(&results);
     assert_eq!(all.len(), 2);
     for (run, case) in &all {
@@ -34,19 +35,25 @@ fn minilm_embeddings_in_headless_chromium_and_natively_match_the_f64_reference()
         eprintln!("MiniLM on {run}: least cosine to the f64 reference {cosine:.6}");
         assert!(cosine >= 0.999, "{run}: {cosine}");
         assert_eq!(case["throughput"]["item"], "sentence");
-        assert_eq!(case["throughput"]["perRun"], 5.0);
+        assert_eq!(case["throughput"]["perRun"], 2.0);
         assert!(case["throughput"]["perSecond"].as_f64().unwrap() > 0.0);
     }
     assert_eq!(results["settings"]["cases"][0]["workload"]["type"], "encoder");
 }
 
+/// A small Llama-shaped decoder (TinyLlama's 2048 wide would spend minutes in SwiftShader for the
+/// same wiring; the H100 evidence runs the real shape).
 #[test]
-fn a_two_layer_tinyllama_slice_runs_prefill_and_decode_in_chromium_and_agrees_with_native() {
+fn a_two_layer_llama_runs_prefill_and_decode_in_chromium_and_agrees_with_native() {
     let (code, results, stderr) = run_checked(
         "tinyllama",
-        &["--model", "tinyllama", "--layers", "2", "--context", "4", "--platform", "webgpu,native", "--samples", "1", "--warmup", "0", "--timeout", "600"],
+        &[
+            "--model", "llama:hidden=256,heads=8,kv_heads=2,ffn=512,layers=2", "--context", "4", "--platform", "webgpu,native",
+            "--samples", "3", "--warmup", "0", "--timeout", "600",
+        ],
     );
     assert_eq!(code, Some(0), "stderr:\n{stderr}");
+    assert_wall_at_least_gpu(&results);
     let all = cases(&results);
     for run in ["chrome/webgpu", "wgpu/native"] {
         let mine: Vec<&Value> = all.iter().filter(|(l, _)| l == run).map(|(_, c)| c).collect();
@@ -55,12 +62,12 @@ fn a_two_layer_tinyllama_slice_runs_prefill_and_decode_in_chromium_and_agrees_wi
             assert_eq!(case["status"], "passed", "{run}: {case:#}");
             assert!(case["correctness"]["minCosine"].as_f64().unwrap() >= 0.999, "{run}: {}", case["id"]);
         }
-        for phase in ["tinyllama.prefill/2x4/seed=1", "tinyllama.decode/2x4/seed=1"] {
+        for phase in ["llama.prefill/2x4/seed=1", "llama.decode/2x4/seed=1"] {
             let case = mine.iter().find(|c| c["id"] == phase).unwrap_or_else(|| panic!("{run} has no {phase}"));
             assert_eq!(case["throughput"]["item"], "token");
             assert!(case["throughput"]["perSecond"].as_f64().unwrap() > 0.0);
         }
-        assert!(mine.iter().any(|c| c["id"] == "tinyllama.op.attention/1x4/seed=1" && c["throughput"].is_null()));
+        assert!(mine.iter().any(|c| c["id"] == "llama.op.attention/1x4/seed=1" && c["throughput"].is_null()));
     }
     let html = std::fs::read_to_string(std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("tinyllama/report.html")).unwrap();
     // Tera escapes the slash of `tokens/s`.

@@ -333,3 +333,15 @@ impl OpenServer {
         OpenServer { url, process }
     }
 }
+
+/// Every measured case of `results` whose platform timed the GPU has a wall median at least its
+/// GPU median: a batch cannot complete before the GPU has done it, so a wall figure below that
+/// was mistimed (issue 23: completions seen late made some 30% and more too low).
+pub fn assert_wall_at_least_gpu(results: &Value) {
+    for run in results["runs"].as_array().unwrap() {
+        for case in run["cases"].as_array().unwrap() {
+            let (Some(wall), Some(gpu)) = (case["wall"]["median"].as_f64(), case["gpu"]["median"].as_f64()) else { continue };
+            assert!(wall >= gpu, "{}/{} {}: wall median {wall} ms is below the GPU's own {gpu} ms", run["browser"], run["platform"], case["id"]);
+        }
+    }
+}
