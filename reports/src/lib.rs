@@ -11,6 +11,8 @@ pub mod markdown;
 pub mod model;
 pub mod probe;
 #[cfg(test)]
+mod figures;
+#[cfg(test)]
 mod testdata;
 
 pub use model::*;

@@ -463,4 +463,33 @@ mod token_tests {
         let _events = server.begin_run(plan);
         assert!(post(old).await.unwrap().contains("403"), "a finished run's token is refused");
     }
+    /// What README's "Remote browsers" states: every `/api/*` route is refused without the run's
+    /// token; the page's static files (the bundle), `/tfjs/*` and `/webnn-standin.js` are served
+    /// without one, since the page loads them by fixed URLs that carry no token.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn only_the_api_is_gated_by_the_token_and_the_static_files_are_public() {
+        let bundle = tempfile::tempdir().unwrap();
+        std::fs::write(bundle.path().join("index.html"), "<script type=module src=main.js></script>").unwrap();
+        std::fs::write(bundle.path().join("main.js"), "// page").unwrap();
+        let server = start(([127, 0, 0, 1], 0).into(), None, bundle.path()).await.unwrap();
+        let _events = server.begin_run(RunPlan::empty(kernels::Platform::Webgpu));
+        let token = server.page_url().split("token=").nth(1).unwrap().to_string();
+        let get = |path: &str| format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        let gated = ["/api/plan", "/api/clock", "/api/weights?name=w", "/api/events"];
+        let public = ["/", "/index.html", "/main.js"];
+        let mut requests: Vec<String> = gated.iter().map(|p| get(p)).collect();
+        requests.extend(public.iter().map(|p| get(p)));
+        // Served without a token, and here absent: 404 from their handlers, not 403.
+        requests.extend(["/tfjs/tf.min.js", "/webnn-standin.js"].map(get));
+        requests.push(get(&format!("/api/plan?token={token}")));
+        let got = statuses(server.addr, requests).await;
+        for (path, status) in gated.iter().zip(&got[..4]) {
+            assert!(status.contains("403"), "{path} without the token: {status}");
+        }
+        for (path, status) in public.iter().zip(&got[4..7]) {
+            assert!(status.contains("200"), "{path} is public: {status}");
+        }
+        assert!(got[7].contains("404") && got[8].contains("404"), "{got:?}");
+        assert!(got[9].contains("200"), "{got:?}");
+    }
 }
