@@ -147,7 +147,8 @@ fn harness_sigkilled_mid_run_loses_no_finished_case_and_resume_completes_it_runn
 
 #[test]
 fn a_lost_gpu_device_is_reported_and_the_next_cases_run_on_a_fresh_one_in_each_browser_and_natively() {
-    // Twice over, so `add` runs again after each loss: on the fresh device it must pass.
+    // The device is lost first in each pass (--filter's order), so `add` runs after every loss:
+    // passing there means it ran on a fresh device.
     let args = ["--browser", "chrome,firefox", "--platform", "webgpu,native", "--suite", "quick", "--samples", "3", "--warmup", "0"];
     let (code, results, stderr) = run_checked("device-lost", &[&args[..], &["--filter", "selftest_lose_device,add", "--repeat", "2"]].concat());
     assert_eq!(code, Some(1), "a lost device fails the run:\n{stderr}");
@@ -160,15 +161,18 @@ fn a_lost_gpu_device_is_reported_and_the_next_cases_run_on_a_fresh_one_in_each_b
         assert_eq!(
             ids_and_statuses,
             [
+                ("selftest_lose_device/4096/seed=1", "deviceLost"),
                 ("add/4096/seed=1", "passed"),
                 ("add/1001/seed=1", "passed"),
-                ("selftest_lose_device/4096/seed=1", "deviceLost"),
+                ("selftest_lose_device/4096/seed=1/repeat=2", "deviceLost"),
                 ("add/4096/seed=1/repeat=2", "passed"),
                 ("add/1001/seed=1/repeat=2", "passed"),
-                ("selftest_lose_device/4096/seed=1/repeat=2", "deviceLost"),
             ],
             "{label}"
         );
+        for (i, _) in ids_and_statuses.iter().enumerate().filter(|(_, (_, status))| *status == "deviceLost") {
+            assert_eq!(ids_and_statuses.get(i + 1).map(|(_, s)| *s), Some("passed"), "{label}: case {i} lost the device; the next must run and pass on a fresh one");
+        }
         for lost in cases.iter().filter(|c| c["status"] == "deviceLost") {
             let message = lost["message"].as_str().unwrap();
             assert!(message.contains("device was lost") && message.contains("destroyed"), "{label}: the platform's reason: {message}");

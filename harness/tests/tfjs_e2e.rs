@@ -7,33 +7,45 @@ mod common;
 use common::*;
 use serde_json::Value;
 
-/// Runs `matmul` and `rmsnorm` (which TensorFlow.js has no op for) on webgpu and tfjs in
-/// `browser`, and checks that both platforms' matmul cases passed, that tfjs's carry their timer,
+/// The kernels TensorFlow.js has an op for, as README lists them ("Against TensorFlow.js").
+const TFJS_KERNELS: [&str; 10] = ["matmul", "matmul_naive", "matmul_tiled", "add", "sub", "mul", "div", "relu", "tanh", "softmax"];
+
+/// Runs every kernel of [`TFJS_KERNELS`], and `rmsnorm` (which TensorFlow.js has no op for), on
+/// webgpu and tfjs in one run in `browser`, isolated with few samples to stay quick, and checks
+/// that each kernel's cases passed their check on both platforms, that tfjs's carry their timer,
 /// and that rmsnorm is unsupported on tfjs with the reason and no failure.
 fn webgpu_beside_tfjs(browser: &str) {
+    let filter = [&TFJS_KERNELS[..], &["rmsnorm"]].concat().join(",");
     let (code, results, stderr) = run_checked(
         &format!("tfjs-{browser}"),
-        &["--platform", "webgpu,tfjs", "--filter", "matmul,rmsnorm", "--suite", "quick", "--browser", browser, "--headless", "--samples", "5", "--max-time", "1"],
+        &[
+            "--platform", "webgpu,tfjs", "--filter", &filter, "--suite", "quick", "--browser", browser, "--headless",
+            "--sampling", "isolated", "--samples", "3", "--warmup", "1", "--max-time", "1",
+        ],
     );
     assert_eq!(code, Some(0), "stderr:\n{stderr}");
     let runs = results["runs"].as_array().unwrap();
     let platforms: Vec<&str> = runs.iter().map(|r| r["platform"].as_str().unwrap()).collect();
     assert_eq!(platforms, ["webgpu", "tfjs"]);
-    let matmuls = |run: &Value| -> Vec<Value> { run["cases"].as_array().unwrap().iter().filter(|c| c["kernel"] == "matmul").cloned().collect() };
-    assert_eq!(matmuls(&runs[0]).len(), matmuls(&runs[1]).len());
-    assert!(!matmuls(&runs[1]).is_empty());
-    for (run, case) in runs.iter().flat_map(|r| matmuls(r).into_iter().map(move |c| (r["platform"].clone(), c))) {
-        assert_eq!(case["status"], "passed", "{run}: {case:#}");
-        assert_eq!(case["correctness"]["mismatches"], 0, "{run}");
-    }
-    for case in matmuls(&runs[1]) {
-        let timer = case["timer"].as_str().unwrap_or_else(|| panic!("tfjs case without a timer: {case:#}"));
-        assert!(timer == "gpuTimestamp" || timer == "wallClock", "{timer}");
-        let gpu_samples = case["samples"].as_array().unwrap().iter().filter(|s| s["gpuMs"].is_number()).count();
-        assert_eq!(gpu_samples > 0, timer == "gpuTimestamp", "{case:#}");
+    let cases_of = |run: &Value, kernel: &str| -> Vec<Value> { run["cases"].as_array().unwrap().iter().filter(|c| c["kernel"] == kernel).cloned().collect() };
+    for kernel in TFJS_KERNELS {
+        let (webgpu, tfjs) = (cases_of(&runs[0], kernel), cases_of(&runs[1], kernel));
+        assert!(!tfjs.is_empty() && tfjs.len() == webgpu.len(), "{kernel}: {} webgpu and {} tfjs cases", webgpu.len(), tfjs.len());
+        for (platform, case) in webgpu.iter().map(|c| ("webgpu", c)).chain(tfjs.iter().map(|c| ("tfjs", c))) {
+            assert_eq!(case["status"], "passed", "{platform}: {case:#}");
+            assert_eq!(case["correctness"]["mismatches"], 0, "{platform}: {case:#}");
+        }
+        for case in tfjs {
+            let timer = case["timer"].as_str().unwrap_or_else(|| panic!("tfjs case without a timer: {case:#}"));
+            assert!(timer == "gpuTimestamp" || timer == "wallClock", "{timer}");
+            let gpu_samples = case["samples"].as_array().unwrap().iter().filter(|s| s["gpuMs"].is_number()).count();
+            assert_eq!(gpu_samples > 0, timer == "gpuTimestamp", "{case:#}");
+        }
     }
     assert!(runs[1]["completionLatency"].is_object(), "tfjs runs have the browser's completion latency");
-    for case in runs[1]["cases"].as_array().unwrap().iter().filter(|c| c["kernel"] == "rmsnorm") {
+    let rmsnorm = cases_of(&runs[1], "rmsnorm");
+    assert!(!rmsnorm.is_empty());
+    for case in rmsnorm {
         assert_eq!(case["status"], "unsupported", "{case:#}");
         assert!(case["message"].as_str().unwrap().contains("no op for `rmsnorm`"), "{case:#}");
     }

@@ -249,6 +249,8 @@ pub fn glob_match(pattern: &str, name: &str) -> bool {
 
 /// The cases of `suite` whose kernel matches any of `filters` (all kernels when empty). A pattern
 /// `KERNEL@SHAPE` (`matmul@13x17x19`, globs in either part) keeps only the suite's shapes that match.
+/// Cases follow the patterns' order, each under the first that selects it, and the catalogue's
+/// order under one pattern (`selftest_lose_device,add` loses the device before `add` runs).
 ///
 /// Self-test kernels are left out unless a pattern that names `selftest` selects them, so
 /// `--filter '*'` never runs a deliberately broken kernel.
@@ -268,19 +270,21 @@ pub fn build_cases(suite: Suite, filters: &[String], seed: u64) -> Result<Vec<Ca
             });
         }
     }
-    let selected = |k: &dyn crate::Kernel, s: &Shape| {
+    let selected_by = |k: &dyn crate::Kernel, s: &Shape| -> Option<usize> {
         if filters.is_empty() {
-            return !k.is_selftest();
+            return (!k.is_selftest()).then_some(0);
         }
-        filters.iter().any(|p| {
+        filters.iter().position(|p| {
             let (kernel, shape) = split(p);
             glob_match(&kernel, k.name()) && glob_match(&shape, &s.to_string()) && (!k.is_selftest() || kernel.contains("selftest"))
         })
     };
-    Ok(kernels
+    let mut cases: Vec<(usize, CaseSpec)> = kernels
         .into_iter()
-        .flat_map(|k| k.shapes(suite).into_iter().filter(|s| selected(k, s)).map(move |s| CaseSpec::new(k.name(), s, seed)))
-        .collect())
+        .flat_map(|k| k.shapes(suite).into_iter().filter_map(|s| selected_by(k, &s).map(|p| (p, CaseSpec::new(k.name(), s, seed)))))
+        .collect();
+    cases.sort_by_key(|(pattern, _)| *pattern);
+    Ok(cases.into_iter().map(|(_, case)| case).collect())
 }
 
 /// `cases` `times` over, in order: each pass after the first with ids of its own
@@ -356,6 +360,19 @@ mod tests {
         let err = build_cases(Suite::Quick, &["nope".into()], 1).unwrap_err();
         assert!(err.to_string().contains("matmul_tiled"), "{err}");
         assert!(build_cases(Suite::Quick, &["matmul@2x2x2".into()], 1).is_err(), "no such quick shape");
+    }
+
+    #[test]
+    fn cases_follow_the_order_of_the_patterns_that_select_them() {
+        let kernels = |filters: &[&str]| {
+            let filters: Vec<String> = filters.iter().map(|f| f.to_string()).collect();
+            build_cases(Suite::Quick, &filters, 1).unwrap().into_iter().map(|c| c.kernel).collect::<Vec<_>>()
+        };
+        assert_eq!(kernels(&["selftest_lose_device", "add"]), ["selftest_lose_device", "add", "add"]);
+        assert_eq!(kernels(&["add", "selftest_lose_device"]), ["add", "add", "selftest_lose_device"]);
+        let each_once = kernels(&["softmax", "matmul_*", "matmul_tiled"]);
+        assert_eq!(each_once[..4], ["softmax", "softmax", "matmul_naive", "matmul_naive"]);
+        assert_eq!(each_once.len(), 2 + kernels(&["matmul_*"]).len(), "a case two patterns select runs once");
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Every quick-suite kernel dispatched through native wgpu (llvmpipe/lavapipe on CI, a real GPU
 //! elsewhere) and checked against its f64 reference; the self-test kernel must fail the check.
+//! Without an adapter the tests fail under CI or beside lavapipe's ICD, and skip only elsewhere.
 
 use kernels::gpu::Gpu;
 use kernels::sampling::{NoClock, Sampled, StopReason};
@@ -7,14 +8,52 @@ use kernels::{catalog, compare, plan, Sampling, SamplingMode, Suite, WarmupPolic
 use kernels::program::Program;
 use kernels::wire::le_bytes_to_f32s;
 
+/// The native adapter, or `None` where a test may skip without one (it says why). Under CI, or
+/// where lavapipe's ICD is installed ([`must_have_adapter`]), no adapter fails the test instead.
 fn gpu() -> Option<Gpu> {
-    match pollster::block_on(Gpu::new()) {
-        Ok(g) => Some(g),
-        Err(e) => {
-            // CI installs mesa-vulkan-drivers, so this only skips on a machine without any Vulkan.
-            eprintln!("SKIPPED: no native wgpu adapter ({e}); install mesa-vulkan-drivers");
-            None
-        }
+    let e = match pollster::block_on(Gpu::new()) {
+        Ok(g) => return Some(g),
+        Err(e) => e,
+    };
+    let ci = std::env::var_os("CI");
+    let icd = lavapipe_icd();
+    if must_have_adapter(ci.as_deref(), icd.is_some()) {
+        panic!(
+            "no native wgpu adapter ({e}), yet one was promised: CI={ci:?}, lavapipe's ICD {}",
+            icd.map_or("absent".to_string(), |p| format!("at {}", p.display()))
+        );
+    }
+    eprintln!("SKIPPED: no native wgpu adapter ({e}); CI is unset and lavapipe's ICD absent: install mesa-vulkan-drivers");
+    None
+}
+
+/// Whether a test with no native adapter must fail rather than skip: where the `CI` variable is
+/// set and non-empty (CI installs lavapipe), or where lavapipe's ICD file is present.
+fn must_have_adapter(ci_env: Option<&std::ffi::OsStr>, icd_present: bool) -> bool {
+    icd_present || ci_env.is_some_and(|v| !v.is_empty())
+}
+
+/// lavapipe's Vulkan ICD file (`lvp_icd.*.json`, from mesa-vulkan-drivers), where installed.
+fn lavapipe_icd() -> Option<std::path::PathBuf> {
+    ["/usr/share/vulkan/icd.d", "/etc/vulkan/icd.d"]
+        .into_iter()
+        .flat_map(|dir| std::fs::read_dir(dir).into_iter().flatten().flatten())
+        .map(|entry| entry.path())
+        .find(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("lvp_icd.") && n.ends_with(".json")))
+}
+
+#[test]
+fn no_adapter_fails_under_ci_or_beside_lavapipe_and_skips_only_where_neither() {
+    let set = |v: &'static str| Some(std::ffi::OsStr::new(v));
+    for (ci_env, icd_present, must) in [
+        (None, false, false),
+        (set(""), false, false),
+        (None, true, true),
+        (set(""), true, true),
+        (set("true"), false, true),
+        (set("true"), true, true),
+    ] {
+        assert_eq!(must_have_adapter(ci_env, icd_present), must, "CI={ci_env:?}, ICD present: {icd_present}");
     }
 }
 

@@ -441,8 +441,8 @@ pub struct RunArgs {
     /// Which shapes to run.
     #[arg(long, value_enum, default_value = "default", conflicts_with_all = ["replay", "resume"])]
     pub suite: SuiteArg,
-    /// Kernels to run, as names or globs, comma-separated (`matmul_*,softmax`); `KERNEL@SHAPE`
-    /// keeps one of the suite's shapes (`matmul@13x17x19`, `matvec@*x1`).
+    /// Kernels to run, as names or globs, comma-separated (`matmul_*,softmax`), in that order;
+    /// `KERNEL@SHAPE` keeps one of the suite's shapes (`matmul@13x17x19`, `matvec@*x1`).
     #[arg(long, value_delimiter = ',', conflicts_with_all = ["replay", "resume"])]
     pub filter: Vec<String>,
     /// How a sample is taken: `steady` batches N back-to-back dispatches (N sized so a batch is
@@ -619,8 +619,8 @@ pub struct ListArgs {
     /// List the cases of this suite instead of the kernels.
     #[arg(long, value_enum)]
     pub suite: Option<SuiteArg>,
-    /// Only kernels matching these names or globs, comma-separated; `KERNEL@SHAPE` keeps one of the
-    /// suite's shapes (`matmul@13x17x19`).
+    /// Only kernels matching these names or globs, comma-separated, in that order; `KERNEL@SHAPE`
+    /// keeps one of the suite's shapes (`matmul@13x17x19`).
     #[arg(long, value_delimiter = ',')]
     pub filter: Vec<String>,
     /// Print JSON.
