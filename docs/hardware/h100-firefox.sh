@@ -25,8 +25,8 @@
 #   loader and libGLdispatch alone were not enough for NVIDIA's ICD there (vkCreateInstance still
 #   missing); the libraries of the Firefox pack are.
 #   survive (issues 15 and 16): a lost device in Firefox and natively, a native soak, WebNN in Firefox; after step 2.
-#   checks (issue 23): the f16 roofline with the counting chain, the full-suite matmul natively with its f64
-#   references cold and then from the disk cache, and the default suite and the decoder re-run for wall >= GPU.
+#   checks, wall (issue 23): the f16 roofline with the counting chain, the full-suite matmul natively with its
+#   f64 references cold and then from the disk cache; then the default suite and the decoder re-run for wall >= GPU.
 #   Chromium (an attempt; see h100-firefox.md): here `bash docs/hardware/h100-firefox.sh pack-chromium`,
 #   there `stash-chromium` once per part carried (chromium.tar.xz.aa, .ab, …), then `chromium`, and
 #   `chrome` for the suites in Chromium with the flags that got the GPU.
@@ -83,7 +83,7 @@ stash-model)
   fi
   exit 0
   ;;
-suite | models | chromium | chrome | tune-native | tune-firefox | tune-matvec | decoder-native | matmul | kernels | decoder | tfjs | minilm | survive | checks) ;;
+suite | models | chromium | chrome | tune-native | tune-firefox | tune-matvec | decoder-native | matmul | kernels | decoder | tfjs | minilm | survive | checks | wall) ;;
 *) sed -n 2,23p "$0"; exit 2 ;;
 esac
 
@@ -201,8 +201,8 @@ survive)
   ;;
 checks)
   # Issue 23: the f16 FMA probe whose last chain counts, in Firefox and natively; harness's time beyond
-  # the dispatches for the full-suite matmul (f64 references on every core, then from the disk cache);
-  # the default suite and the decoder again, every wall median to be at least its GPU median.
+  # the dispatches for the full-suite matmul (f64 references on every core, then from the disk cache).
+  # Then step wall: the default suite and the decoder again, every wall median to be at least its GPU median.
   run roofline-f16 harness run "${ff[@]}" --platform webgpu,native --roofline --suite full --filter fma_chain_f16 \
     --timeout 120 --out "$dir/roofline"
   export HARNESS_REFERENCE_CACHE=/tmp/reference-cache
@@ -210,6 +210,8 @@ checks)
   run matmul-cold harness run --platform native --suite full --filter matmul --timeout 300 --out "$dir/matmul-cold"
   run matmul-cached harness run --platform native --suite full --filter matmul --timeout 300 --out "$dir/matmul-cached"
   du -sh "$HARNESS_REFERENCE_CACHE" > "$dir/reference-cache.txt"; ls -la "$HARNESS_REFERENCE_CACHE" >> "$dir/reference-cache.txt"
+  ;;
+wall)
   run default harness run "${ff[@]}" --platform webgpu,native --suite default --out "$dir/default"
   run decoder harness run "${ff[@]}" --platform webgpu,native --model tinyllama --context 128 --timeout 300 \
     --out "$dir/decoder"

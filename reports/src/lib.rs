@@ -518,6 +518,33 @@ mod schema {
         }
     }
 
+    /// The committed H100 evidence of docs/hardware/h100-checks.md (issue 23) validates, every
+    /// case passed (the f16 FMA probe with its counting chain among them, on the H100 and not a
+    /// fallback adapter), and no case's wall median is below its GPU median.
+    #[test]
+    fn the_h100_checks_evidence_validates_and_no_wall_median_is_below_the_gpus() {
+        let files = ["roofline-results.json", "matmul-cold-results.json", "matmul-cached-results.json", "default-results.json", "decoder-results.json"];
+        let dir = evidence("h100-checks", &files);
+        let mut both_timers = 0;
+        for f in files {
+            let report = read_results(&dir.join(f)).unwrap();
+            for run in &report.runs {
+                assert_eq!(run.adapter.as_ref().unwrap().is_fallback_adapter, Some(false), "{f}: the H100");
+                for case in &run.cases {
+                    let (Some(wall), Some(gpu)) = (&case.wall, &case.gpu) else { continue };
+                    both_timers += 1;
+                    assert!(wall.median >= gpu.median, "{f} {}/{} {}: wall {} < GPU {}", run.browser, run.platform, case.id, wall.median, gpu.median);
+                }
+            }
+        }
+        assert_eq!(both_timers, 124);
+        let roofline = read_results(&dir.join("roofline-results.json")).unwrap();
+        for run in &roofline.runs {
+            let f16 = run.cases.iter().find(|c| c.kernel == "fma_chain_f16").unwrap();
+            assert_eq!((f16.status, f16.shape.to_string().as_str()), (CaseStatus::Passed, "2097152x2048"), "{}", run.browser);
+        }
+    }
+
     /// The committed H100 evidence of docs/hardware/h100-survive.md validates and holds its
     /// claims: a destroyed device is `deviceLost` in Firefox and natively on the H100, and the
     /// cases after it pass; Firefox's WebNN is unavailable beside a passing WebGPU run; the native
