@@ -38,11 +38,16 @@ pub fn read_json(path: &Path) -> Value {
 /// lock held, checks its results.json against the schema and that no chromedriver is left, and
 /// returns the exit status, the results and stderr.
 pub fn run_checked(name: &str, args: &[&str]) -> (Option<i32>, Value, String) {
+    run_checked_with(name, args, &[])
+}
+
+/// [`run_checked`] with `env` set for harness.
+pub fn run_checked_with(name: &str, args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, Value, String) {
     let _lock = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
     let dir = out_dir(name);
     let mut all = vec!["run", "--json", "--out", dir.to_str().unwrap()];
     all.extend_from_slice(args);
-    let out = harness(&all);
+    let out = Command::new(env!("CARGO_BIN_EXE_harness")).args(&all).envs(env.iter().copied()).output().expect("the harness binary runs");
     let results = read_json(&dir.join("results.json"));
     let errors = schema_errors(&results);
     assert!(errors.is_empty(), "results.json violates its schema:\n{}", errors.join("\n"));
