@@ -7,8 +7,9 @@ bash ci/setup.sh
 # Mesa (lavapipe, for the native wgpu tests) complains without a runtime dir.
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$(mktemp -d)}"
 bash ci/lint-workflows.sh
-# --show-output: a test that skips says why.
-cargo test --workspace --exclude page --locked -- --show-output
+# --show-output: a test that skips says why. --no-fail-fast: every test binary runs, so one failure
+# does not hide another.
+cargo test --workspace --exclude page --locked --no-fail-fast -- --show-output
 # The real Edge test is ignored (Edge is not in Debian); it runs where harness finds Edge and msedgedriver.
 if cargo run -q -p harness --locked -- browsers | grep '^usable with --browser:.*\bedge\b' >/dev/null; then
   cargo test -p harness --test e2e_browsers --locked -- --ignored --exact edge_quick_suite_when_msedgedriver_is_present --show-output

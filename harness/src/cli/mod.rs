@@ -267,7 +267,8 @@ Examples:
   harness run --platform webgpu,wasm,native     WebGPU beside the WASM-CPU and native-wgpu baselines
   harness run --platform webgpu,tfjs --filter matmul   harness's matmul beside TensorFlow.js 4.22's WebGPU
                                                 backend (install it with `bash ci/setup.sh`; see --tfjs-dir)
-  harness run --filter 'matmul_*,softmax'       only some kernels (see `harness list`)
+  harness run --filter 'matmul_*,softmax'       only some kernels, in that order (see `harness list`)
+  harness run --filter 'matmul@13x17x19'        one of the suite's shapes of a kernel
   harness run --headed --timeout 120            watch it run
   harness run --browser-path firefox=/opt/ff/firefox --browser chrome,firefox
   harness run --browser-arg chrome=--enable-features=Vulkan    Chrome's WebGPU on a real GPU through Vulkan
@@ -278,7 +279,9 @@ Examples:
 Models and your own kernels:
   harness run --model minilm --platform webgpu,native     MiniLM sentences/s at batch 1, 8 × seq 16, 128
   harness run --model tinyllama --layers 2 --context 16   prefill and decode tokens/s, time per op
-  harness run --kernel examples/kernels/saxpy.toml --browser chrome,firefox --platform webgpu,native
+  harness run --kernel examples/kernels/scale.toml --browser chrome,firefox --platform webgpu,native
+                                                checked against the manifest's `expected` file; a kernel
+                                                without one is `unchecked` (agreement is not correctness)
 
 Sampling (how each sample is taken; every time reported is per dispatch):
   harness run                                   steady (default): a sample is a batch of N back-to-back
@@ -295,7 +298,8 @@ Statistics and baselines:
   harness run --baseline main --fail-on-regression 5    compare with it; fail on a >5% regression
   harness run --replay runs/<dir>/results.json   run the same plan, seeds and settings again
   harness run --resume runs/<dir>                complete a killed run from its journal (results.jsonl)
-  harness run --filter add --suite quick --repeat 250    a 500-case soak in one session; memory in the summary
+  harness run --filter add --suite quick --repeat 100    a 200-case soak in one session; memory (and its
+                                                growth per case) in the summary
 
 WebNN (the browser's navigator.ml):
   harness run --platform both                   webgpu and webnn side by side; where the browser has no
@@ -305,7 +309,8 @@ Reports go to runs/<timestamp>-<browser>/ (results.json, report.html, summary.md
 and the journal results.jsonl, written as cases finish)
 unless --out is given; `harness open` serves them with an index of runs.
 
-Exit status: 0 every case passed its check (an unavailable WebNN is no failure); 1 a case was wrong,
+Exit status: 0 every case passed its check (an unavailable WebNN, an unsupported case or an unchecked
+user kernel, one with no `expected` output, is no failure); 1 a case was wrong,
 timed out, crashed its browser (even if a retry then passed), lost its GPU device or raised an error,
 or regressed beyond --fail-on-regression; 2 the run could not happen (browser or driver missing, no
 WebGPU adapter, nothing available to run, bad arguments).";

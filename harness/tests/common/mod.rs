@@ -125,8 +125,8 @@ pub fn spawn_run(dir: &Path, args: &[&str]) -> Child {
 }
 
 /// Runs a dozen quick cases of about a second each in `browser` (with `args` added: a remote
-/// WebDriver, say), SIGKILLs `victim` once the second case has passed, and returns the exit
-/// status, results.json and what harness printed.
+/// WebDriver, say), SIGKILLs `victim` 300 ms after the second case has passed, and returns the
+/// exit status, results.json and what harness printed.
 pub fn run_and_kill(browser: &str, victim: Victim, args: &[&str]) -> (Option<i32>, Value, Vec<String>) {
     let dir = out_dir(&format!("crash-{browser}-{victim:?}{}", if args.is_empty() { "" } else { "-remote" }));
     let mut all = vec!["--browser", browser, "--filter", "add,sub,mul,div,relu,gelu", "--samples", "1000", "--max-time", "1"];
@@ -146,6 +146,9 @@ pub fn run_and_kill(browser: &str, victim: Victim, args: &[&str]) -> (Option<i32
             break;
         }
     }
+    // The page starts the third case as soon as it has sent the second; killed at once, the browser
+    // can die before harness has heard that the third began, and then no case was running.
+    std::thread::sleep(Duration::from_millis(300));
     let pids = victims(browser, victim);
     assert!(!pids.is_empty(), "no {victim:?} of {browser} to kill; harness said: {seen:#?}");
     for pid in &pids {
