@@ -7,9 +7,14 @@ bash ci/setup.sh
 # Mesa (lavapipe, for the native wgpu tests) complains without a runtime dir.
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$(mktemp -d)}"
 bash ci/lint-workflows.sh
-# --show-output: a test that skips says why. --no-fail-fast: every test binary runs, so one failure
-# does not hide another.
-cargo test --workspace --exclude page --locked --no-fail-fast -- --show-output
+# With cargo-nextest (on CI's machines; .config/nextest.toml): two tests at a time, each in a process
+# of its own. Without it, cargo test, one test binary after another. Either way every test runs even
+# after a failure, and a test that skips says why.
+if cargo nextest --version >/dev/null 2>&1; then
+  cargo nextest run --workspace --exclude page --locked
+else
+  cargo test --workspace --exclude page --locked --no-fail-fast -- --show-output
+fi
 # The real Edge test is ignored (Edge is not in Debian); it runs where harness finds Edge and msedgedriver.
 if cargo run -q -p harness --locked -- browsers | grep '^usable with --browser:.*\bedge\b' >/dev/null; then
   cargo test -p harness --test e2e_browsers --locked -- --ignored --exact edge_quick_suite_when_msedgedriver_is_present --show-output

@@ -8,7 +8,6 @@ mod common;
 
 use common::*;
 use serde_json::Value;
-use std::process::Command;
 
 #[test]
 fn wrong_answers_hangs_and_exceptions_are_reported_and_the_run_goes_on() {
@@ -88,7 +87,7 @@ fn a_stand_in_clock_probe_flags_cases_measured_below_the_runs_clock_in_chromium(
     // warm-up, because the automatic one waits for the clock to reach its highest before the
     // timed samples (as on a GPU ramping up), which would leave almost every case at 1980 MHz.
     // So each of the dozen cases is timed wherever the script happens to be: some at each clock.
-    let out = Command::new(env!("CARGO_BIN_EXE_harness"))
+    let out = harness_command()
         .args(["run", "--suite", "quick", "--filter", "add,sub,mul,div,relu,gelu", "--samples", "5", "--warmup", "0", "--max-time", "1", "--out", dir.to_str().unwrap()])
         .env("HARNESS_PROBE_STANDIN", "1980*6,345*6")
         .output()
@@ -498,7 +497,7 @@ fn ctrl_c_or_sigterm_keeps_finished_cases_and_ends_driver_and_browser() {
     let _lock = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
     for (signal, name) in [(libc::SIGINT, "sigint"), (libc::SIGTERM, "sigterm")] {
         let dir = out_dir(&format!("interrupt-{name}"));
-        let mut child = Command::new(env!("CARGO_BIN_EXE_harness"))
+        let mut child = harness_command()
             .args(["run", "--suite", "quick", "--samples", "300", "--max-time", "60", "--warmup", "0", "--out", dir.to_str().unwrap()])
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())

@@ -10,7 +10,6 @@ mod common;
 use common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// Every catalogue kernel WebNN runs (kernels::webnn::graph).
 const WEBNN_KERNELS: &str = "add,sub,mul,div,relu,tanh,gelu,silu,softmax,layernorm,rmsnorm,matmul,matmul_naive,matmul_tiled,matvec";
@@ -62,7 +61,7 @@ fn run_on_stand_in(name: &str, wrong: bool, args: &[&str]) -> (Option<i32>, Valu
     let _lock = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
     let (script, _keep) = stand_in(wrong);
     let dir = out_dir(name);
-    let out = Command::new(env!("CARGO_BIN_EXE_harness"))
+    let out = harness_command()
         .args(["run", "--platform", "webnn", "--suite", "quick", "--samples", "3", "--warmup", "0", "--out", dir.to_str().unwrap()])
         .args(args)
         .env("HARNESS_WEBNN_STANDIN", &script)

@@ -64,3 +64,23 @@ impl Workload {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dtype::Dtype;
+    use crate::model::decoder::{LlamaConfig, Phase};
+
+    #[test]
+    fn an_f32_model_whose_weights_were_rounded_to_f16_fails_its_check() {
+        // Its cosine is above 0.9999999, so only the per-element bound can catch it.
+        let config = LlamaConfig { hidden: 64, heads: 8, kv_heads: 2, ffn: 96, layers: 2 };
+        for (phase, ctx) in [(Phase::Decode, 4), (Phase::Prefill, 5), (Phase::Op("gate_up".into()), 4)] {
+            let f32_case = DecoderCase { model: "test".into(), config, phase, ctx, dtype: Dtype::F32 };
+            let rounded = DecoderCase { dtype: Dtype::F16, ..f32_case.clone() }.graph(3).evaluate(None).unwrap();
+            let rule = Workload::Decoder(f32_case.clone()).check();
+            let v = crate::check::check(&rounded, &f32_case.graph(3).evaluate(None).unwrap(), rule);
+            assert!(!v.passed && v.min_cosine.unwrap() > 0.9999999, "{:?}: {v:?}", f32_case.phase);
+        }
+    }
+}

@@ -90,20 +90,35 @@ fn build(src: &Path) -> Result<Bundle, BundleError> {
     let pkg = dir.join("pkg");
     let glue = pkg.join("page_bg.wasm");
     let rebuilt = modified(&wasm) > modified(&glue);
+    // Another harness run may be serving this bundle right now (two runs from one tree, tests run
+    // side by side): every file is written beside its place and renamed into it, so a browser
+    // never loads half a file, and a file that is already right is left alone.
     if rebuilt {
-        std::fs::create_dir_all(&pkg).map_err(|e| BundleError::Io(pkg.clone(), e))?;
+        let fresh = dir.join(format!("pkg.{}", std::process::id()));
+        std::fs::create_dir_all(&fresh).map_err(|e| BundleError::Io(fresh.clone(), e))?;
         wasm_bindgen_cli_support::Bindgen::new()
             .input_path(&wasm)
             .web(true)
             .map_err(|e| BundleError::Bindgen(wasm.clone(), e.to_string()))?
             .typescript(false)
             .out_name("page")
-            .generate(&pkg)
+            .generate(&fresh)
             .map_err(|e| BundleError::Bindgen(wasm.clone(), format!("{e:#}")))?;
+        std::fs::create_dir_all(&pkg).map_err(|e| BundleError::Io(pkg.clone(), e))?;
+        for entry in std::fs::read_dir(&fresh).map_err(|e| BundleError::Io(fresh.clone(), e))?.flatten() {
+            let to = pkg.join(entry.file_name());
+            std::fs::rename(entry.path(), &to).map_err(|e| BundleError::Io(to, e))?;
+        }
+        let _ = std::fs::remove_dir_all(&fresh);
     }
     for f in STATIC_FILES {
         let from = src.join("page/static").join(f);
-        std::fs::copy(&from, dir.join(f)).map_err(|e| BundleError::Io(from, e))?;
+        let bytes = std::fs::read(&from).map_err(|e| BundleError::Io(from.clone(), e))?;
+        let to = dir.join(f);
+        if std::fs::read(&to).ok().as_deref() != Some(bytes.as_slice()) {
+            let tmp = dir.join(format!("{f}.{}", std::process::id()));
+            std::fs::write(&tmp, &bytes).and_then(|_| std::fs::rename(&tmp, &to)).map_err(|e| BundleError::Io(to, e))?;
+        }
     }
     Ok(Bundle { dir, rebuilt })
 }

@@ -11,12 +11,31 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::Mutex;
 use std::time::Duration;
 
-/// Held by every test that starts a browser: some count browser processes, so they must not overlap.
+/// Makes this test process the parent of every orphan among its descendants
+/// (`PR_SET_CHILD_SUBREAPER`), so that a browser or driver a killed harness leaves behind is still
+/// found below it, where [`processes`] looks; once per process, before anything is started.
+fn adopt_orphans() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    // SAFETY: prctl with PR_SET_CHILD_SUBREAPER only sets a flag of this process.
+    ONCE.call_once(|| unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    });
+}
+
+/// The harness binary as a command, this process set to adopt what it leaves behind.
+pub fn harness_command() -> Command {
+    adopt_orphans();
+    Command::new(env!("CARGO_BIN_EXE_harness"))
+}
+
+/// Held by every test of a test binary that starts a browser, so that tests of one binary run one
+/// at a time (the process checks look only below the test's own process, so test binaries, or
+/// tests run each in a process of its own, may overlap).
 pub static BROWSER: Mutex<()> = Mutex::new(());
 
 /// Runs the harness binary to completion.
 pub fn harness(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_harness"))
+    harness_command()
         .args(args)
         .output()
         .expect("the harness binary runs")
@@ -47,7 +66,7 @@ pub fn run_checked_with(name: &str, args: &[&str], env: &[(&str, &str)]) -> (Opt
     let dir = out_dir(name);
     let mut all = vec!["run", "--json", "--out", dir.to_str().unwrap()];
     all.extend_from_slice(args);
-    let out = Command::new(env!("CARGO_BIN_EXE_harness")).args(&all).envs(env.iter().copied()).output().expect("the harness binary runs");
+    let out = harness_command().args(&all).envs(env.iter().copied()).output().expect("the harness binary runs");
     let results = read_json(&dir.join("results.json"));
     let errors = schema_errors(&results);
     assert!(errors.is_empty(), "results.json violates its schema:\n{}", errors.join("\n"));
@@ -63,32 +82,47 @@ pub fn schema_errors(results: &Value) -> Vec<String> {
     validator.iter_errors(results).map(|e| format!("{} at {}", e, e.instance_path())).collect()
 }
 
-/// Running processes whose name starts with `name`.
+/// Live processes below this test process (its descendants, and the orphans it adopted) whose
+/// name starts with `name`. Other tests' browsers, and zombies, are not counted.
 pub fn count_processes(name: &str) -> usize {
-    let Ok(entries) = std::fs::read_dir("/proc") else { return 0 };
-    entries
-        .flatten()
-        .filter(|e| {
-            std::fs::read_to_string(e.path().join("comm"))
-                .map(|c| c.trim().starts_with(name))
-                .unwrap_or(false)
-        })
-        .count()
+    processes(name).len()
 }
 
-/// Processes whose name starts with `name`, and the name of each one's parent.
+/// Live processes below this test process whose name starts with `name`, and the name of each
+/// one's parent.
 pub fn processes(name: &str) -> Vec<(i32, String)> {
-    let comm = |pid: &str| std::fs::read_to_string(format!("/proc/{pid}/comm")).map(|c| c.trim().to_string()).unwrap_or_default();
+    // (pid, parent, name, state) of every process; the parent is the fourth field of
+    // /proc/PID/stat, after the name in parentheses, the state the third.
     let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
-    entries
+    let all: Vec<(i32, i32, String, String)> = entries
         .flatten()
         .filter_map(|e| {
             let pid: i32 = e.file_name().to_str()?.parse().ok()?;
-            // The parent is the fourth field of /proc/PID/stat, after the name in parentheses.
             let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
-            let parent = stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.to_string();
-            comm(&pid.to_string()).starts_with(name).then(|| (pid, comm(&parent)))
+            let (head, rest) = stat.rsplit_once(')')?;
+            let comm = head.split_once('(')?.1.to_string();
+            let mut fields = rest.split_whitespace();
+            let state = fields.next()?.to_string();
+            let parent = fields.next()?.parse().ok()?;
+            Some((pid, parent, comm, state))
         })
+        .collect();
+    let parent_of = |pid: i32| all.iter().find(|p| p.0 == pid).map(|p| p.1);
+    let me = std::process::id() as i32;
+    let below_me = |mut pid: i32| {
+        for _ in 0..64 {
+            match parent_of(pid) {
+                Some(p) if p == me => return true,
+                Some(p) if p > 1 => pid = p,
+                _ => return false,
+            }
+        }
+        false
+    };
+    let name_of = |pid: i32| all.iter().find(|p| p.0 == pid).map(|p| p.2.clone()).unwrap_or_default();
+    all.iter()
+        .filter(|(pid, _, comm, state)| comm.starts_with(name) && state != "Z" && below_me(*pid))
+        .map(|(pid, parent, _, _)| (*pid, name_of(*parent)))
         .collect()
 }
 
@@ -115,7 +149,7 @@ pub fn victims(browser: &str, victim: Victim) -> Vec<i32> {
 /// Starts `harness run --suite quick --warmup 0 --out DIR ARGS` in the background, its stderr (the
 /// progress lines) piped for the test to read.
 pub fn spawn_run(dir: &Path, args: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_harness"))
+    harness_command()
         .args(["run", "--suite", "quick", "--warmup", "0", "--out", dir.to_str().unwrap()])
         .args(args)
         .stdout(Stdio::null())
@@ -224,6 +258,7 @@ pub struct Group(pub Child);
 impl Group {
     /// Spawns `cmd` in a new process group.
     pub fn spawn(mut cmd: Command) -> Group {
+        adopt_orphans();
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         Group(cmd.spawn().expect("the process starts"))
     }
@@ -327,7 +362,7 @@ pub struct OpenServer {
 impl OpenServer {
     /// Starts `harness open dir` and reads the URL from its first line.
     pub fn start(dir: &Path) -> OpenServer {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness"));
+        let mut cmd = harness_command();
         cmd.arg("open").arg(dir).stdout(Stdio::piped()).stderr(Stdio::null());
         let mut process = Group::spawn(cmd);
         let stdout = process.0.stdout.take().unwrap();
