@@ -13,7 +13,9 @@ use std::path::PathBuf;
 ///
 /// harness builds a WASM bundle of its kernels, serves it from a local server, drives a real
 /// browser through WebDriver, times every case (GPU timestamp queries where the browser has them,
-/// wall clock always), checks every output against an f64 CPU reference, and writes
+/// wall clock always), checks every output against an independent reference (an f64 CPU
+/// reference; for your own kernel, the expected output its manifest names, else it reads
+/// unchecked), and writes
 /// results.json, a self-contained report.html, summary.md and junit.xml. The same kernels also
 /// run on the CPU in WASM and natively through wgpu, for reference, and beside them
 /// TensorFlow.js's ops and the browser's WebNN. Every median comes with a 95% bootstrap
