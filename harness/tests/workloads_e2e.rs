@@ -84,7 +84,7 @@ fn f16_models_pass_their_cosine_checks_where_the_adapter_has_shader_f16_and_are_
         "f16-models",
         &[
             "--model", "minilm,llama:hidden=256,heads=8,kv_heads=2,ffn=512,layers=2", "--dtype", "f16", "--batch", "2", "--seq", "16",
-            "--context", "4", "--browser", "chrome,firefox", "--platform", "webgpu,native", "--samples", "1", "--warmup", "0", "--timeout", "600",
+            "--context", "4", "--browser", "chrome,firefox", "--platform", "webgpu,native", "--sampling", "isolated", "--samples", "1", "--warmup", "0", "--timeout", "600",
         ],
     );
     assert_eq!(code, Some(0), "stderr:
