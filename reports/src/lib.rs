@@ -725,6 +725,21 @@ mod schema {
 }
 
 #[cfg(test)]
+mod failure_tests {
+    use super::*;
+    use kernels::check::{check, CheckRule, Tolerance};
+
+    #[test]
+    fn a_failed_cosine_check_names_its_row() {
+        let rule = CheckRule::Cosine { row: 2, min: 0.999, tol: Tolerance { abs: 1e-3, rel: 0.0 } };
+        let unwritten = check(&[1.0, 1.0, 0.0, 0.0], &[1.0, 1.0, 1.0, 1.0], rule);
+        assert_eq!(describe_failure(&unwritten), "row 1 has no direction: all zeros (never written?) or not finite, where the reference's is not");
+        let rotated = check(&[1.0, 0.0, 1.0, 1.0], &[0.0, 1.0, 1.0, 1.0], rule);
+        assert!(describe_failure(&rotated).starts_with("cosine similarity to the reference 0.000000 in row 0 is below 0.999"), "{}", describe_failure(&rotated));
+    }
+}
+
+#[cfg(test)]
 mod memory_tests {
     use super::*;
 

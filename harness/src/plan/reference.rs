@@ -74,9 +74,10 @@ impl DiskCache {
     fn path(&self, spec: &CaseSpec) -> PathBuf {
         use std::hash::{Hash, Hasher};
         let mut h = std::collections::hash_map::DefaultHasher::new();
-        (&self.binary, spec.reference_id(), &spec.kernel, spec.shape.to_string(), spec.seed, serde_json::to_string(&spec.workload).unwrap_or_default())
-            .hash(&mut h);
-        let name: String = spec.reference_id().chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c } else { '_' }).collect();
+        // The reference id names the kernel, shape and seed; a workload's fields are the rest.
+        let id = spec.reference_id();
+        (&self.binary, &id, serde_json::to_string(&spec.workload).unwrap_or_default()).hash(&mut h);
+        let name: String = id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c } else { '_' }).collect();
         self.dir.join(format!("{name}-{:016x}.f64", h.finish()))
     }
 
@@ -162,8 +163,7 @@ impl References {
             }
             Some(Workload::Encoder(e)) => own(e.graph().evaluate(Some(self.weights(&e.weights)?.as_ref())).map_err(|e| e.to_string())?),
             Some(Workload::Decoder(d)) => keep(d.graph(spec.seed).evaluate(None).map_err(|e| e.to_string())?),
-            Some(Workload::User(u)) if u.expected.is_some() => {
-                let path = u.expected.as_deref().unwrap_or_default();
+            Some(Workload::User(kernels::user::UserKernel { expected: Some(path), .. })) => {
                 let text = std::fs::read_to_string(path).map_err(|e| format!("the expected-output file {path}: {e}"))?;
                 let values = crate::plan::manifest::expected_values(&text).map_err(|e| format!("{path}: {e}"))?;
                 Ok(Reference { values, source: Some(format!("expected output {path}")), measured_by: None })

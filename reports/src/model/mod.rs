@@ -850,12 +850,12 @@ pub fn describe_failure(v: &Verdict) -> String {
         return format!("output has {} elements, expected {}", v.len, v.expected_len);
     }
     if let (Some(cos), Some(min)) = (v.min_cosine, v.cosine_threshold) {
-        let row = v.worst_row.map(|r| format!(" in row {r}")).unwrap_or_default();
+        let row = v.worst_row.map_or_else(|| "a row".to_string(), |r| format!("row {r}"));
         if cos.is_nan() {
-            return format!("row{row} has no direction: all zeros (never written?) or not finite, where the reference's is not");
+            return format!("{row} has no direction: all zeros (never written?) or not finite, where the reference's is not");
         }
         if cos < min {
-            return format!("cosine similarity to the reference {cos:.6}{row} is below {min} (max abs error {:.3e})", v.max_abs_err);
+            return format!("cosine similarity to the reference {cos:.6} in {row} is below {min} (max abs error {:.3e})", v.max_abs_err);
         }
     }
     let mut s = format!("{} of {} elements outside tolerance", v.mismatches, v.len);
