@@ -353,7 +353,13 @@ impl Gpu {
         }
         let outputs = program.outputs.iter().map(|&i| (i, program.buffers[i].init.len())).collect();
 
-        let queries = self.timestamps.then(|| Queries {
+        let queries = self.timestamps();
+        Ok(Prepared { buffers, pipelines, steps, outputs, queries, pipeline_ms })
+    }
+
+    /// GPU timestamp queries for the batches in flight, where the device has them.
+    pub fn timestamps(&self) -> Option<Queries> {
+        self.timestamps.then(|| Queries {
             set: self.device.create_query_set(&wgpu::QuerySetDescriptor {
                 label: Some("timestamps"),
                 ty: wgpu::QueryType::Timestamp,
@@ -375,37 +381,30 @@ impl Gpu {
                     })
                 })
                 .collect(),
-        });
-        Ok(Prepared { buffers, pipelines, steps, outputs, queries, pipeline_ms })
+        })
     }
 
-    /// Records `batch` back-to-back runs of `case`'s dispatches in one compute pass, with the
-    /// pass's begin and end GPU timestamps in `slot` where given, resolved for reading.
-    fn encode(&self, case: &Prepared, batch: u32, slot: Option<u32>) -> wgpu::CommandBuffer {
+    /// The device, for work harness does not describe itself (a user's GPU bench).
+    pub fn device(&self) -> &wgpu::Device {
+        &self.device
+    }
+
+    /// The queue of [`Gpu::device`].
+    pub fn queue(&self) -> &wgpu::Queue {
+        &self.queue
+    }
+
+    /// Records `batch` back-to-back runs of `work`, with the begin and end GPU timestamps in
+    /// `slot` where given, resolved for reading.
+    fn encode(&self, work: &dyn Recorded, queries: Option<&Queries>, batch: u32, slot: Option<u32>) -> wgpu::CommandBuffer {
         let mut encoder = self.device.create_command_encoder(&Default::default());
-        let queries = case.queries.as_ref().zip(slot);
-        {
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("case"),
-                timestamp_writes: queries.map(|(q, slot)| wgpu::ComputePassTimestampWrites {
-                    query_set: &q.set,
-                    beginning_of_pass_write_index: Some(2 * slot),
-                    end_of_pass_write_index: Some(2 * slot + 1),
-                }),
-            });
-            // State persists within a pass: a one-step program sets it once and then only
-            // dispatches, which keeps encoding a large batch cheap in the browser.
-            let single = case.steps.len() == 1;
-            for i in 0..batch {
-                for (shader, bind_group, [x, y, z]) in &case.steps {
-                    if i == 0 || !single {
-                        pass.set_pipeline(&case.pipelines[*shader]);
-                        pass.set_bind_group(0, bind_group, &[]);
-                    }
-                    pass.dispatch_workgroups(*x, *y, *z);
-                }
-            }
-        }
+        let queries = queries.zip(slot);
+        let writes = queries.map(|(q, slot)| wgpu::ComputePassTimestampWrites {
+            query_set: &q.set,
+            beginning_of_pass_write_index: Some(2 * slot),
+            end_of_pass_write_index: Some(2 * slot + 1),
+        });
+        work.record(&mut encoder, batch, writes);
         if let Some((q, slot)) = queries {
             let at = slot as u64 * RESOLVE_STRIDE;
             encoder.resolve_query_set(&q.set, 2 * slot..2 * slot + 2, &q.resolve, at);
@@ -416,7 +415,7 @@ impl Gpu {
 
     /// Submits one run of `case` and waits until the queue reports it done.
     pub async fn dispatch(&self, case: &Prepared) -> Result<(), GpuError> {
-        let index = self.queue.submit([self.encode(case, 1, None)]);
+        let index = self.queue.submit([self.encode(case, None, 1, None)]);
         self.finished(index, self.done_after_submit()).await
     }
 
@@ -429,9 +428,23 @@ impl Gpu {
         clock: &mut impl ClockGate,
         on_sample: impl FnMut(u32),
     ) -> Result<Sampled, GpuError> {
+        self.measure_work(case, case.queries.as_ref(), sampling, clock, on_sample).await
+    }
+
+    /// Measures `work` as [`Gpu::measure`] measures a program, with `queries` (from
+    /// [`Gpu::timestamps`]) for its GPU time.
+    pub async fn measure_work(
+        &self,
+        work: &dyn Recorded,
+        queries: Option<&Queries>,
+        sampling: &Sampling,
+        clock: &mut impl ClockGate,
+        on_sample: impl FnMut(u32),
+    ) -> Result<Sampled, GpuError> {
         let mut batches = Batches {
             gpu: self,
-            case,
+            work,
+            queries,
             depth: 1,
             queued: VecDeque::new(),
             next_slot: 0,
@@ -459,26 +472,41 @@ impl Gpu {
         clock: &mut impl ClockGate,
         on_sample: impl FnMut(u32),
     ) -> Result<crate::wire::CaseMeasurement, GpuError> {
-        if let Some(why) = self.lost() {
-            // Lost between cases (a browser reports loss asynchronously): this case gets a fresh
-            // device and the loss is no fault of it, unless no fresh one comes.
-            self.replace_lost(why).await.map_err(GpuError::DeviceLost)?;
-        }
+        self.ready().await?;
         if case.kernel().and_then(|k| k.fault()) == Some(crate::Fault::LoseDevice) {
             self.device.destroy();
         }
-        let gpu = &*self;
-        let measured = async {
-            // Natively, wgpu panics on some calls to a lost device (mapping a buffer at creation).
-            if let Some(why) = gpu.lost() {
-                return Err(GpuError::DeviceLost(why));
-            }
+        self.guarded(async |gpu: &Gpu| {
             let program = case.program(weights, gpu.has("subgroups")).map_err(|e| GpuError::Pipeline { kernel: case.kernel.clone(), message: e.to_string() })?;
             gpu.check_fits(&case.kernel, &program)?;
             let prepared = gpu.prepare(&case.kernel, &program).await?;
             let measured = gpu.measure(&prepared, &plan.sampling, clock, on_sample).await?;
             let output = crate::wire::CaseMeasurement::encode_bytes(&gpu.read_output(&prepared, &program).await?);
             Ok(crate::wire::CaseMeasurement::of_sampled(case.id.clone(), prepared.pipeline_ms, measured, output))
+        })
+        .await
+    }
+
+    /// Replaces a device lost since the last case (a browser reports loss asynchronously): that
+    /// is no fault of the next case, unless no fresh device comes.
+    pub async fn ready(&mut self) -> Result<(), GpuError> {
+        if let Some(why) = self.lost() {
+            self.replace_lost(why).await.map_err(GpuError::DeviceLost)?;
+        }
+        Ok(())
+    }
+
+    /// Runs one case's GPU work `body` on this device: a device lost meanwhile fails it with
+    /// [`GpuError::DeviceLost`] and is replaced, so the next case runs on a fresh one; an
+    /// uncaptured GPU error fails it too.
+    pub async fn guarded<T>(&mut self, body: impl AsyncFnOnce(&Gpu) -> Result<T, GpuError>) -> Result<T, GpuError> {
+        let gpu = &*self;
+        let measured = async {
+            // Natively, wgpu panics on some calls to a lost device (mapping a buffer at creation).
+            if let Some(why) = gpu.lost() {
+                return Err(GpuError::DeviceLost(why));
+            }
+            body(gpu).await
         }
         .await;
         let uncaptured = std::mem::take(&mut lock(&self.watch).uncaptured);
@@ -523,7 +551,14 @@ impl Gpu {
             self.queue.submit([clears.finish()]);
             self.dispatch(case).await?;
         }
-        let total: u64 = case.outputs.iter().map(|(_, n)| n).sum();
+        let outputs: Vec<(&wgpu::Buffer, u64)> = case.outputs.iter().map(|&(b, len)| (&case.buffers[b], len)).collect();
+        self.read_buffers(&outputs).await
+    }
+
+    /// Copies the first `len` bytes of each buffer back to the CPU, concatenated: what a check
+    /// compares. Each buffer needs `COPY_SRC`.
+    pub async fn read_buffers(&self, buffers: &[(&wgpu::Buffer, u64)]) -> Result<Vec<u8>, GpuError> {
+        let total: u64 = buffers.iter().map(|(_, n)| n).sum();
         let readback = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("output readback"),
             size: total.max(4),
@@ -532,8 +567,8 @@ impl Gpu {
         });
         let mut encoder = self.device.create_command_encoder(&Default::default());
         let mut at = 0;
-        for &(buffer, len) in &case.outputs {
-            encoder.copy_buffer_to_buffer(&case.buffers[buffer], 0, &readback, at, len);
+        for &(buffer, len) in buffers {
+            encoder.copy_buffer_to_buffer(buffer, 0, &readback, at, len);
             at += len;
         }
         self.queue.submit([encoder.finish()]);
@@ -614,7 +649,8 @@ struct InFlight {
 /// queued ahead it is the GPU's throughput, not the browser's callback latency.
 struct Batches<'a> {
     gpu: &'a Gpu,
-    case: &'a Prepared,
+    work: &'a dyn Recorded,
+    queries: Option<&'a Queries>,
     depth: u32,
     queued: VecDeque<InFlight>,
     next_slot: u32,
@@ -628,16 +664,16 @@ struct Batches<'a> {
 
 impl Batches<'_> {
     fn submit(&mut self, batch: u32) {
-        let slot = self.case.queries.as_ref().map(|_| {
+        let slot = self.queries.map(|_| {
             let slot = self.next_slot;
             self.next_slot = (slot + 1) % TIMESTAMP_SLOTS;
             slot
         });
-        let commands = self.gpu.encode(self.case, batch, slot);
+        let commands = self.gpu.encode(self.work, self.queries, batch, slot);
         let submitted_ms = now_ms();
         let index = self.gpu.queue.submit([commands]);
         let done = self.gpu.done_after_submit();
-        let timestamps = slot.zip(self.case.queries.as_ref()).map(|(slot, q)| {
+        let timestamps = slot.zip(self.queries).map(|(slot, q)| {
             let (tx, rx) = oneshot::channel();
             // Mapping waits for the submission that writes the buffer, so it resolves with it.
             q.readback[slot as usize].slice(..).map_async(wgpu::MapMode::Read, move |r| {
@@ -664,7 +700,7 @@ impl Batches<'_> {
         let n = front.batch as f64;
         let (submitted_ms, last_done_ms) = (front.submitted_ms, self.last_done_ms);
         self.last_done_ms = done_ms;
-        let gpu_ms = match (front.timestamps, &self.case.queries) {
+        let gpu_ms = match (front.timestamps, self.queries) {
             (Some((slot, mapped)), Some(q)) => {
                 mapped
                     .await
@@ -719,7 +755,7 @@ impl Timed for Batches<'_> {
     }
 
     fn gpu_timer(&self) -> bool {
-        self.case.queries.is_some()
+        self.queries.is_some()
     }
 
     fn completion_latency_ms(&self) -> f64 {
@@ -782,7 +818,34 @@ pub fn share_ticks(sampled: &mut Sampled, returned: &[f64]) {
     }
 }
 
-struct Queries {
+/// Work the timer runs in batches: a program of harness's, or a user's GPU bench.
+pub trait Recorded {
+    /// Records `batch` back-to-back runs into `encoder`; `timestamps`, where given, must be
+    /// written at the beginning of the first pass and the end of the last, so they span the
+    /// batch.
+    fn record(&self, encoder: &mut wgpu::CommandEncoder, batch: u32, timestamps: Option<wgpu::ComputePassTimestampWrites<'_>>);
+}
+
+impl Recorded for Prepared {
+    fn record(&self, encoder: &mut wgpu::CommandEncoder, batch: u32, timestamps: Option<wgpu::ComputePassTimestampWrites<'_>>) {
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("case"), timestamp_writes: timestamps });
+        // State persists within a pass: a one-step program sets it once and then only
+        // dispatches, which keeps encoding a large batch cheap in the browser.
+        let single = self.steps.len() == 1;
+        for i in 0..batch {
+            for (shader, bind_group, [x, y, z]) in &self.steps {
+                if i == 0 || !single {
+                    pass.set_pipeline(&self.pipelines[*shader]);
+                    pass.set_bind_group(0, bind_group, &[]);
+                }
+                pass.dispatch_workgroups(*x, *y, *z);
+            }
+        }
+    }
+}
+
+/// GPU timestamp queries for the batches in flight ([`Gpu::timestamps`]); freed on drop.
+pub struct Queries {
     set: wgpu::QuerySet,
     resolve: wgpu::Buffer,
     readback: Vec<wgpu::Buffer>,
@@ -807,11 +870,14 @@ pub struct Prepared {
 impl Drop for Prepared {
     fn drop(&mut self) {
         self.buffers.iter().for_each(wgpu::Buffer::destroy);
-        if let Some(q) = &self.queries {
-            q.set.destroy();
-            q.resolve.destroy();
-            q.readback.iter().for_each(wgpu::Buffer::destroy);
-        }
+    }
+}
+
+impl Drop for Queries {
+    fn drop(&mut self) {
+        self.set.destroy();
+        self.resolve.destroy();
+        self.readback.iter().for_each(wgpu::Buffer::destroy);
     }
 }
 

@@ -5,6 +5,7 @@
 //! and natively (the harness computes references; `--platform native` dispatches through
 //! Vulkan/Metal/DX12), so a case is reproducible from `(kernel, shape, seed)` on every platform.
 
+pub mod bench;
 pub mod catalog;
 pub mod check;
 pub mod dtype;
@@ -27,6 +28,10 @@ pub mod workload;
 
 #[cfg(feature = "gpu")]
 pub mod gpu;
+
+/// The page's HTTP API to harness, where the page runs.
+#[cfg(all(feature = "gpu", target_arch = "wasm32"))]
+pub mod api;
 
 pub use check::{compare, CheckRule, Tolerance, Verdict};
 pub use dtype::Dtype;

@@ -47,6 +47,13 @@ impl Platform {
     /// only, TensorFlow.js only the kernels it has an op for, at their default variant.
     pub fn unsupported(self, case: &CaseSpec) -> Option<String> {
         let workload_reason = || format!("{}: models and user kernels run on webgpu and native only", case.kernel);
+        if let Some(Workload::Bench(b)) = &case.workload {
+            return match (self, b.kind) {
+                (Platform::Native, _) | (Platform::Wasm, crate::bench::BenchKind::Cpu) | (Platform::Webgpu, crate::bench::BenchKind::Gpu) => None,
+                (_, crate::bench::BenchKind::Cpu) => Some(format!("{}: a CPU bench runs on wasm and native", b.label())),
+                (_, crate::bench::BenchKind::Gpu) => Some(format!("{}: a GPU bench runs on webgpu and native", b.label())),
+            };
+        }
         match self {
             Platform::Webgpu | Platform::Native => None,
             Platform::Wasm | Platform::Tfjs | Platform::Webnn if case.kernel().and_then(|k| k.fault()) == Some(crate::Fault::LoseDevice) => {
@@ -196,6 +203,7 @@ impl CaseSpec {
     pub fn decode_output(&self, bytes: &[u8]) -> Vec<f64> {
         match &self.workload {
             Some(Workload::User(u)) => u.decode_output(bytes),
+            Some(Workload::Bench(_)) => crate::bench::BenchCase::decode_output(bytes),
             _ => crate::wire::le_bytes_to_f32s(bytes).into_iter().map(f64::from).collect(),
         }
     }

@@ -58,6 +58,10 @@ pub struct CaseMeasurement {
     pub sent_ms: f64,
     /// The output buffer after the last sample, as little-endian f32 bytes in base64.
     pub output: String,
+    /// The wall clock's smallest step, ms, where the platform measured it (a CPU bench): browsers
+    /// coarsen `performance.now()`, and a sample is never reported below one step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timer_resolution_ms: Option<f64>,
 }
 
 fn one() -> u32 {
@@ -92,6 +96,7 @@ impl CaseMeasurement {
             in_flight: sampled.in_flight,
             timed_span_ms: sampled.timed_span,
             sent_ms: 0.0,
+            timer_resolution_ms: None,
         }
     }
 
@@ -207,6 +212,25 @@ impl PageError {
     }
 }
 
+/// What a page (or a worker playing its part) tells harness, in arrival order: over HTTP from a
+/// page, over a channel from the native worker, as JSON lines from a natively built bench binary.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "type", content = "data", rename_all = "camelCase")]
+pub enum PageEvent {
+    /// The adapter the page got (or why it got none).
+    Adapter(AdapterReport),
+    /// How long the platform takes to report trivial GPU work done.
+    Latency(CompletionLatency),
+    /// A case started or a sample finished.
+    Progress(Progress),
+    /// A case's measurement.
+    Result(Box<CaseMeasurement>),
+    /// An exception or error.
+    Error(PageError),
+    /// Every case of the plan was sent.
+    Done,
+}
+
 /// Progress the page streams over the WebSocket.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
@@ -253,6 +277,7 @@ mod tests {
             timed_span_ms: (0.0, 0.0),
             sent_ms: 0.0,
             output: CaseMeasurement::encode_output(&v),
+            timer_resolution_ms: None,
         };
         let back = m.decode_output().unwrap();
         assert_eq!(

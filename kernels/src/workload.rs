@@ -3,6 +3,7 @@
 //! Every workload becomes one [`Program`], so the page, the native worker and the reference all
 //! start from the same description.
 
+use crate::bench::BenchCase;
 use crate::check::CheckRule;
 use crate::info::CaseInfo;
 use crate::model::decoder::DecoderCase;
@@ -23,6 +24,9 @@ pub enum Workload {
     Decoder(DecoderCase),
     /// A user's WGSL kernel from a manifest.
     User(UserKernel),
+    /// A bench of a user's crate (`harness bench`): it runs in the user's own code, not as a
+    /// program of harness's.
+    Bench(BenchCase),
 }
 
 impl Workload {
@@ -32,6 +36,7 @@ impl Workload {
             Workload::Encoder(e) => e.info(),
             Workload::Decoder(d) => d.info(),
             Workload::User(u) => u.info(),
+            Workload::Bench(b) => b.info(),
         }
     }
 
@@ -42,6 +47,7 @@ impl Workload {
             Workload::Encoder(e) => e.graph().lower(weights, subgroups),
             Workload::Decoder(d) => d.graph(seed).lower(None, subgroups),
             Workload::User(u) => Ok(u.program(seed)),
+            Workload::Bench(b) => Err(ModelError::UnknownKernel(format!("{} (a bench runs in its own crate's code, not as a program of harness's)", b.label()))),
         }
     }
 
@@ -53,6 +59,7 @@ impl Workload {
             }
             Workload::Decoder(d) => CheckRule::Cosine { row: d.row_len(), min: crate::model::MIN_COSINE, tol: d.tolerance() },
             Workload::User(u) => CheckRule::Elementwise(u.tolerance),
+            Workload::Bench(b) => CheckRule::Elementwise(b.reference.unwrap_or(crate::bench::DEFAULT_TOLERANCE)),
         }
     }
 

@@ -4,8 +4,6 @@
 //! diagnostics, the progress WebSocket and error reporting.
 
 #[cfg(target_arch = "wasm32")]
-mod api;
-#[cfg(target_arch = "wasm32")]
 mod runner;
 #[cfg(target_arch = "wasm32")]
 mod tfjs;

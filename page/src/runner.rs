@@ -1,10 +1,10 @@
 //! Runs the plan's cases one after another, on WebGPU, on the CPU in WASM, with TensorFlow.js, or
 //! with WebNN.
 
-use crate::api::Api;
+use kernels::api::{Api, ServerClock};
 use crate::tfjs::Tfjs;
 use kernels::gpu::Gpu;
-use kernels::sampling::{now_ms, sample, ClockGate, Sample, Timed};
+use kernels::sampling::{now_ms, sample, Sample, Timed};
 use kernels::wire::{CaseMeasurement, PageError, Progress};
 use kernels::{CaseSpec, Fault, Platform, RunPlan};
 use wasm_bindgen::prelude::*;
@@ -59,19 +59,6 @@ pub async fn run(token: String, progress: js_sys::Function) -> Result<(), JsValu
         }
     }
     Ok(())
-}
-
-/// The harness's clock probe, asked over HTTP: whether the GPU clock has settled.
-struct ServerClock<'a>(&'a Api);
-
-impl ClockGate for ServerClock<'_> {
-    async fn steady(&mut self) -> Option<bool> {
-        #[derive(serde::Deserialize)]
-        struct Answer {
-            steady: Option<bool>,
-        }
-        self.0.get::<Answer>("clock").await.ok().and_then(|a| a.steady)
-    }
 }
 
 /// The CPU baseline: the kernel's f32 Rust code, timed with `performance.now()`.

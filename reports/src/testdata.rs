@@ -104,6 +104,7 @@ fn measure(spec: &CaseSpec, times: &[f64], verdict: Verdict, gpu: bool) -> CaseR
         in_flight: 2,
         timed_span_ms: (0.0, 0.0),
         sent_ms: 0.0,
+        timer_resolution_ms: None,
     };
     CaseReport::measured(spec, &spec.info().expect("a known case"), m, verdict)
 }

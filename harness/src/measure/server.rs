@@ -23,22 +23,7 @@ use tokio::sync::{mpsc, oneshot};
 use tower_http::services::ServeDir;
 use tower_http::set_header::SetResponseHeaderLayer;
 
-/// What the page told the server, in arrival order.
-#[derive(Debug)]
-pub enum PageEvent {
-    /// The adapter the page got (or why it got none).
-    Adapter(AdapterReport),
-    /// How long the platform takes to report trivial GPU work done.
-    Latency(CompletionLatency),
-    /// A case started or a sample finished.
-    Progress(Progress),
-    /// A case's measurement.
-    Result(Box<CaseMeasurement>),
-    /// An exception or error.
-    Error(PageError),
-    /// Every case of the plan was sent.
-    Done,
-}
+pub use kernels::wire::PageEvent;
 
 /// Why the server could not start.
 #[derive(Debug, thiserror::Error)]

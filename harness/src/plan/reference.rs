@@ -37,6 +37,9 @@ pub struct References {
     computed: Mutex<HashMap<String, Arc<Reference>>>,
     native: OnceLock<Option<Mutex<Gpu>>>,
     disk: Option<DiskCache>,
+    /// References computed elsewhere, by reference id: a bench's, by its own CPU reference in
+    /// the natively built bench binary.
+    given: HashMap<String, Vec<f64>>,
 }
 
 /// References that took long to compute, kept on disk between runs (a 4096³ matmul's f64
@@ -112,6 +115,12 @@ impl References {
         References { weights_paths, disk, ..References::default() }
     }
 
+    /// These references, with the values of `given` (by reference id) for the cases they name:
+    /// computed elsewhere, as a bench binary computes its benches' references.
+    pub fn with_given(self, given: HashMap<String, Vec<f64>>) -> Self {
+        References { given, ..self }
+    }
+
     /// The weights called `key`, read once.
     pub fn weights(&self, key: &str) -> Result<Arc<Weights>, String> {
         let mut cache = self.weights.lock().unwrap_or_else(|e| e.into_inner());
@@ -172,13 +181,13 @@ impl References {
                 Ok((values, adapter)) => Ok(Reference { values, source: Some(format!("native wgpu ({adapter})")), measured_by: Some(NATIVE_RUN.into()) }),
                 Err(why) => {
                     tracing::warn!("{}: no native reference ({why}); comparing platforms with the first to report", spec.id);
-                    let bytes = m.output_bytes().ok_or("the output is not base64 of 4-byte values")?;
-                    Ok(Reference {
-                        values: spec.decode_output(&bytes),
-                        source: Some(format!("{run}'s output (no native adapter: {why})")),
-                        measured_by: Some(run.to_string()),
-                    })
+                    first_output(spec, m, run, &format!("no native adapter: {why}"))
                 }
+            },
+            Some(Workload::Bench(b)) => match (self.given.get(&spec.reference_id()), b.reference) {
+                (Some(values), Some(_)) => Ok(Reference { values: values.clone(), source: Some("the bench's CPU reference".into()), measured_by: None }),
+                (None, Some(_)) => Err(format!("{}: the bench binary gave no reference for it", b.label())),
+                (_, None) => first_output(spec, m, run, "the bench gives no reference"),
             },
         }
     }
@@ -193,6 +202,13 @@ impl References {
         let bytes = m.output_bytes().ok_or("native output is not 4-byte values")?;
         Ok((spec.decode_output(&bytes), gpu.info.name.clone()))
     }
+}
+
+/// The output `run` reported for `spec`, as what the other platforms are compared with: agreement,
+/// not correctness (`why`: why there is no independent reference).
+fn first_output(spec: &CaseSpec, m: &CaseMeasurement, run: &str, why: &str) -> Result<Reference, String> {
+    let bytes = m.output_bytes().ok_or("the output is not base64")?;
+    Ok(Reference { values: spec.decode_output(&bytes), source: Some(format!("{run}'s output ({why})")), measured_by: Some(run.to_string()) })
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
-//! The page's side of the harness HTTP API.
+//! The page's side of the harness HTTP API: the catalogue's page and a user's bench both speak
+//! it.
 
 use serde::{de::DeserializeOwned, Serialize};
 use wasm_bindgen::{JsCast, JsValue};
@@ -58,5 +59,18 @@ impl Api {
         let request = Request::new_with_str_and_init(&self.url(path), &init)?;
         request.headers().set("content-type", "application/json")?;
         self.fetch(request).await.map(drop)
+    }
+}
+
+/// The harness's clock probe, asked over HTTP: whether the GPU clock has settled.
+pub struct ServerClock<'a>(pub &'a Api);
+
+impl crate::sampling::ClockGate for ServerClock<'_> {
+    async fn steady(&mut self) -> Option<bool> {
+        #[derive(serde::Deserialize)]
+        struct Answer {
+            steady: Option<bool>,
+        }
+        self.0.get::<Answer>("clock").await.ok().and_then(|a| a.steady)
     }
 }

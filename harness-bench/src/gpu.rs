@@ -1,0 +1,102 @@
+//! GPU benches: the passes a user records, timed by harness's own GPU timer
+//! ([`kernels::gpu::Gpu::measure_work`]): batches of back-to-back runs, GPU timestamps around
+//! each batch where the adapter has them, steady or isolated sampling.
+
+use kernels::gpu::Recorded;
+
+/// The device a GPU bench builds on: the browser's WebGPU adapter in the page, Vulkan, Metal or
+/// DX12 natively. Both are cheap to clone.
+#[derive(Clone)]
+pub struct GpuContext {
+    /// The device, with `timestamp-query`, `shader-f16` and `subgroups` where the adapter offers
+    /// them, and the adapter's full limits.
+    pub device: wgpu::Device,
+    /// Its queue.
+    pub queue: wgpu::Queue,
+}
+
+/// An output buffer and how its bytes read.
+enum OutputBuffer {
+    F32(wgpu::Buffer),
+    U32(wgpu::Buffer),
+}
+
+/// What a GPU bench times: `record`, run back to back, and the buffers whose contents after the
+/// timing are its output.
+pub struct GpuWork {
+    record: Box<dyn Fn(&mut wgpu::CommandEncoder)>,
+    outputs: Vec<OutputBuffer>,
+}
+
+impl GpuWork {
+    /// Work that `record` records into the encoder it is given: one run of the bench (any
+    /// number of passes and dispatches). It is called once per run, many times per encoder.
+    pub fn new(record: impl Fn(&mut wgpu::CommandEncoder) + 'static) -> Self {
+        GpuWork { record: Box::new(record), outputs: Vec::new() }
+    }
+
+    /// Reads `buffer` (`f32`s; it needs `COPY_SRC`) back after the timing as (part of) the output.
+    pub fn output_f32(mut self, buffer: &wgpu::Buffer) -> Self {
+        self.outputs.push(OutputBuffer::F32(buffer.clone()));
+        self
+    }
+
+    /// Reads `buffer` (`u32`s; it needs `COPY_SRC`) back after the timing as (part of) the output.
+    pub fn output_u32(mut self, buffer: &wgpu::Buffer) -> Self {
+        self.outputs.push(OutputBuffer::U32(buffer.clone()));
+        self
+    }
+
+    /// The output buffers and their sizes, for [`kernels::gpu::Gpu::read_buffers`].
+    pub(crate) fn output_buffers(&self) -> Vec<(&wgpu::Buffer, u64)> {
+        self.outputs
+            .iter()
+            .map(|o| match o {
+                OutputBuffer::F32(b) | OutputBuffer::U32(b) => (b, b.size()),
+            })
+            .collect()
+    }
+
+    /// The bytes [`GpuWork::output_buffers`] read, as values.
+    pub(crate) fn decode(&self, bytes: &[u8]) -> Vec<f64> {
+        let mut values = Vec::new();
+        let mut at = 0usize;
+        for o in &self.outputs {
+            let (b, float) = match o {
+                OutputBuffer::F32(b) => (b, true),
+                OutputBuffer::U32(b) => (b, false),
+            };
+            let len = b.size() as usize;
+            for c in bytes[at..at + len].chunks_exact(4) {
+                let raw = [c[0], c[1], c[2], c[3]];
+                values.push(if float { f32::from_le_bytes(raw) as f64 } else { u32::from_le_bytes(raw) as f64 });
+            }
+            at += len;
+        }
+        values
+    }
+}
+
+impl Recorded for GpuWork {
+    fn record(&self, encoder: &mut wgpu::CommandEncoder, batch: u32, timestamps: Option<wgpu::ComputePassTimestampWrites<'_>>) {
+        // The user's passes are their own: the batch's timestamps go on empty passes around
+        // them. Passes run in order, so the first begins before the batch and the last ends
+        // after it.
+        let around = |begin: bool| {
+            timestamps.as_ref().map(|t| wgpu::ComputePassTimestampWrites {
+                query_set: t.query_set,
+                beginning_of_pass_write_index: if begin { t.beginning_of_pass_write_index } else { None },
+                end_of_pass_write_index: if begin { None } else { t.end_of_pass_write_index },
+            })
+        };
+        if let Some(writes) = around(true) {
+            encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("batch begins"), timestamp_writes: Some(writes) });
+        }
+        for _ in 0..batch {
+            (self.record)(encoder);
+        }
+        if let Some(writes) = around(false) {
+            encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("batch ends"), timestamp_writes: Some(writes) });
+        }
+    }
+}

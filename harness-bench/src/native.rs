@@ -1,0 +1,141 @@
+//! The bench target as a native program, which `harness bench` runs: it lists the benches, computes
+//! their references, and measures a plan on this machine (CPU benches, and GPU benches through
+//! native wgpu), writing what it sees as JSON lines, one [`PageEvent`] each, after
+//! [`EVENT_PREFIX`] (anything else the benches print passes through).
+
+use crate::runner::{references, run_case};
+use crate::Benches;
+use kernels::gpu::Gpu;
+use kernels::sampling::{now_ms, NoClock};
+use kernels::wire::{AdapterReport, PageError, PageEvent, Progress};
+use kernels::{RunPlan, Workload};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Mutex;
+
+/// What starts an event line on standard output.
+pub const EVENT_PREFIX: &str = "harness-bench-event ";
+/// Lists the benches as JSON ([`crate::BenchCase`]s).
+pub const LIST: &str = "--harness-list";
+/// Prints every reference as JSON: the values by the bench's label.
+pub const REFERENCES: &str = "--harness-references";
+/// Measures the plan in the file that follows.
+pub const RUN: &str = "--harness-run";
+
+/// The last panic's message, for the case it failed.
+static PANIC: Mutex<Option<String>> = Mutex::new(None);
+
+/// The bench target's `main` natively; returns the exit status.
+pub fn main(benches: Benches) -> i32 {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let answer = match args.first().map(String::as_str) {
+        Some(LIST) => serde_json::to_string(&benches.cases()).map_err(|e| e.to_string()),
+        Some(REFERENCES) => Ok(all_references(&benches)),
+        Some(RUN) => match args.get(1) {
+            Some(path) => run_plan(&benches, path).map(|()| String::new()),
+            None => Err(format!("{RUN} needs the plan's path")),
+        },
+        // `cargo bench` runs the target with `--bench`: say where the benches run.
+        _ => {
+            eprintln!("{} bench(es) in `{}`; `harness bench` runs them in browsers and natively:", benches.registered.len(), benches.target);
+            for case in benches.cases() {
+                eprintln!("  {}", case.label());
+            }
+            return 0;
+        }
+    };
+    match answer {
+        Ok(out) => {
+            println!("{out}");
+            0
+        }
+        Err(e) => {
+            eprintln!("harness-bench: {e}");
+            2
+        }
+    }
+}
+
+/// Every reference the benches give, as JSON; one that panics is left out and said on stderr
+/// (its bench's check then fails, naming the missing reference).
+fn all_references(benches: &Benches) -> String {
+    let mut out = BTreeMap::new();
+    for (label, reference) in references(benches) {
+        match catch_unwind(AssertUnwindSafe(reference)) {
+            Ok(values) => {
+                out.insert(label, values);
+            }
+            Err(_) => eprintln!("harness-bench: the reference of `{label}` panicked"),
+        }
+    }
+    serde_json::to_string(&out).unwrap_or_default()
+}
+
+fn emit(event: &PageEvent) {
+    if let Ok(json) = serde_json::to_string(event) {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{EVENT_PREFIX}{json}");
+        let _ = out.flush();
+    }
+}
+
+/// Measures the plan at `path`, case by case; a bench that panics fails its case with the panic's
+/// message and the rest still run.
+fn run_plan(benches: &Benches, path: &str) -> Result<(), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+    let plan: RunPlan = serde_json::from_str(&text).map_err(|e| format!("{path}: {e}"))?;
+    std::panic::set_hook(Box::new(|info| {
+        *PANIC.lock().unwrap_or_else(|e| e.into_inner()) = Some(info.to_string());
+    }));
+    let gpu_cases = plan.cases.iter().any(|c| matches!(&c.workload, Some(Workload::Bench(b)) if b.kind == kernels::bench::BenchKind::Gpu));
+    let mut gpu = match gpu_cases {
+        true => match pollster::block_on(Gpu::new()) {
+            Ok(gpu) => Some(gpu),
+            Err(e) => {
+                emit(&PageEvent::Adapter(AdapterReport { available: false, reason: Some(e.to_string()), ..Default::default() }));
+                return Ok(());
+            }
+        },
+        false => None,
+    };
+    match &mut gpu {
+        Some(gpu) => {
+            emit(&PageEvent::Adapter(gpu.report()));
+            match pollster::block_on(gpu.measure_latency()) {
+                Ok(latency) => emit(&PageEvent::Latency(latency)),
+                Err(e) => eprintln!("harness-bench: the completion latency could not be measured: {e}"),
+            }
+        }
+        None => emit(&PageEvent::Adapter(cpu_only())),
+    }
+    for case in &plan.cases {
+        emit(&PageEvent::Progress(Progress::CaseStarted { case_id: case.id.clone(), at_ms: now_ms() }));
+        let on_sample = |done| emit(&PageEvent::Progress(Progress::SampleDone { case_id: case.id.clone(), done }));
+        let measured = catch_unwind(AssertUnwindSafe(|| pollster::block_on(run_case(benches, gpu.as_mut(), &plan, case, &mut NoClock, on_sample))));
+        emit(&match measured {
+            Ok(Ok(mut m)) => {
+                m.sent_ms = now_ms();
+                PageEvent::Result(Box::new(m))
+            }
+            Ok(Err(error)) => PageEvent::Error(error),
+            Err(_) => {
+                let message = PANIC.lock().unwrap_or_else(|e| e.into_inner()).take().unwrap_or_else(|| "the bench panicked".into());
+                PageEvent::Error(PageError::case(&case.id, message))
+            }
+        });
+    }
+    emit(&PageEvent::Done);
+    Ok(())
+}
+
+/// The platform of a plan with CPU benches only: this machine's CPU, no adapter asked for.
+fn cpu_only() -> AdapterReport {
+    AdapterReport {
+        available: true,
+        description: format!("the CPU ({}, {})", std::env::consts::ARCH, std::env::consts::OS),
+        device: "CPU".into(),
+        user_agent: "harness-bench (native)".into(),
+        ..Default::default()
+    }
+}
