@@ -29,6 +29,9 @@ impl Restart for NoRestart {
     }
 }
 
+/// The name a native run goes by in place of a browser's (in reports and its journal label).
+pub const BROWSER: &str = "wgpu";
+
 /// Runs `plan` natively.
 pub async fn run_native(
     plan: &RunPlan,
@@ -38,9 +41,9 @@ pub async fn run_native(
     reporter: &mut dyn Reporter,
     interrupted: &mut watch::Receiver<bool>,
 ) -> PlatformRun {
-    let mut run = new_run("wgpu", Platform::Native);
+    let mut run = new_run(BROWSER, Platform::Native);
     run.probe = Some(probe.status(false));
-    run.browser_info = Some(BrowserInfo { name: "wgpu".into(), version: WGPU.into(), path: None, flags: Vec::new(), user_flags: Vec::new() });
+    run.browser_info = Some(BrowserInfo { name: BROWSER.into(), version: WGPU.into(), path: None, flags: Vec::new(), user_flags: Vec::new() });
     let (tx, mut events) = mpsc::unbounded_channel();
     let worker_plan = plan.clone();
     let weights = references.clone();

@@ -24,6 +24,25 @@ pub enum BaselineError {
     Report(#[from] reports::ReportError),
 }
 
+/// Where baselines live and what counts as a regression (`--baseline-dir`, `--noise-threshold`,
+/// `--fail-on-regression`), as `run` and `compare` apply them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Gate {
+    /// Folder of saved baselines, one folder per name.
+    pub dir: PathBuf,
+    /// Changes smaller than this many percent are unchanged, even when the interval excludes zero.
+    pub noise_pct: f64,
+    /// A regression beyond this many percent fails the gate; `None`: nothing fails it.
+    pub fail_on_regression_pct: Option<f64>,
+}
+
+impl Gate {
+    /// Compares `new` with the baseline `old`, called `name`, under these settings.
+    pub fn compare(&self, name: &str, old: &RunReport, new: &RunReport) -> reports::baseline::BaselineComparison {
+        reports::baseline::BaselineComparison::new(name, old, new, self.noise_pct, self.fail_on_regression_pct)
+    }
+}
+
 /// Checks that `name` is usable as a baseline name.
 pub fn check_name(name: &str) -> Result<(), BaselineError> {
     let ok = !name.is_empty()
