@@ -1,15 +1,17 @@
 //! `harness`: measure and check WebGPU compute in real browsers.
 //!
 //! The modules follow the data flow: `cli` parses the command line and `commands` holds one file
-//! per subcommand; `plan` says what to run (suites, models, user kernels, baselines, references);
-//! `measure` runs it (bundle, server, WebDriver and browsers, native wgpu, the clock probe, the
-//! controller that checks each case); `output` shows what came out in the terminal, beside the
-//! report files of the `reports` crate.
+//! per subcommand, turning its options into settings; `pipeline` holds the stages every measuring
+//! subcommand shares (plan → bundle → serve → drive → sample → report); `plan` says what to run
+//! (suites, models, user kernels, baselines, references); `measure` runs it (bundle, server,
+//! WebDriver and browsers, native wgpu, the clock probe, the controller that checks each case);
+//! `output` shows what came out in the terminal, beside the report files of the `reports` crate.
 
 mod cli;
 mod commands;
 mod measure;
 mod output;
+mod pipeline;
 mod plan;
 
 use clap::Parser;
@@ -23,14 +25,14 @@ fn main() -> ExitCode {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");
-            return ExitCode::from(commands::EXIT_UNUSABLE);
+            return ExitCode::from(pipeline::EXIT_UNUSABLE);
         }
     };
     match runtime.block_on(dispatch(cli.command)) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
-            ExitCode::from(commands::EXIT_UNUSABLE)
+            ExitCode::from(pipeline::EXIT_UNUSABLE)
         }
     }
 }

@@ -1,9 +1,12 @@
-//! `harness run --replay results.json`: the plan, seeds and settings a results file recorded,
-//! turned back into run arguments, so a run can be repeated exactly (on another day, machine or
-//! browser build).
+//! `harness run --replay results.json` (and `--resume`): the plan, seeds and settings a results
+//! file recorded, turned back into run arguments, so a run can be repeated exactly (on another
+//! day, machine or browser build).
 
+use super::browser::BrowserChoice;
+use super::pipeline::PipelineArgs;
+use super::run::RunArgs;
+use super::values::{PlatformArg, SuiteArg, WebnnDeviceArg};
 use crate::measure::browser::user::{self, UserFlagError};
-use crate::cli::{BrowserChoice, PlatformArg, RunArgs, SuiteArg};
 use clap::ValueEnum;
 use kernels::CaseSpec;
 use reports::RunReport;
@@ -50,45 +53,62 @@ pub fn apply(args: &mut RunArgs, path: &Path) -> Result<Vec<CaseSpec>, ReplayErr
 /// Sets `args` to the settings of `report` (read from `shown`, for messages) and returns its
 /// recorded cases.
 pub fn apply_report(args: &mut RunArgs, report: &RunReport, shown: &str) -> Result<Vec<CaseSpec>, ReplayError> {
-    let shown = shown.to_string();
-    let unknown = |what: &'static str, value: &str| ReplayError::Unknown { path: shown.clone(), what, value: value.to_string() };
+    apply_pipeline(&mut args.pipeline, report, shown)?;
+    let unknown = |what: &'static str, value: &str| ReplayError::Unknown { path: shown.to_string(), what, value: value.to_string() };
     let s = &report.settings;
     args.suite = SuiteArg::from_str(&s.suite, false).map_err(|_| unknown("suite", &s.suite))?;
-    args.filter = s.filters.clone();
-    args.samples = s.samples;
-    args.warmup = s.warmup;
-    args.sampling = s.sampling.into();
-    args.seed = s.seed;
-    args.max_time = s.max_time_s;
-    args.timeout = s.case_timeout_s;
-    args.retries = s.retries;
     if let Some(device) = s.webnn_device {
-        args.webnn_device = crate::cli::WebnnDeviceArg::from_str(device.as_str(), false).map_err(|_| unknown("webnnDevice", device.as_str()))?;
+        args.webnn_device = WebnnDeviceArg::from_str(device.as_str(), false).map_err(|_| unknown("webnnDevice", device.as_str()))?;
     }
-    args.target_ci = s.target_ci_pct;
     if args.workloads.weights.is_none() {
         args.workloads.weights = s.weights.as_ref().map(Into::into);
     }
-    if !args.headed && !args.headless {
-        args.headed = !s.headless;
+    for case in &s.cases {
+        if case.info().is_none() {
+            return Err(unknown("kernel", &case.kernel));
+        }
+    }
+    Ok(s.cases.clone())
+}
+
+/// Sets the options every measuring subcommand shares to the settings `report` recorded (read
+/// from `shown`, for messages): sampling, seed, filters, browsers, platforms, window, and the
+/// browser arguments and prefs unless `args` gives its own.
+pub fn apply_pipeline(args: &mut PipelineArgs, report: &RunReport, shown: &str) -> Result<(), ReplayError> {
+    let shown = shown.to_string();
+    let unknown = |what: &'static str, value: &str| ReplayError::Unknown { path: shown.clone(), what, value: value.to_string() };
+    let s = &report.settings;
+    args.filter = s.filters.clone();
+    args.seed = s.seed;
+    let sampling = &mut args.sampling;
+    sampling.samples = s.samples;
+    sampling.warmup = s.warmup;
+    sampling.sampling = s.sampling.into();
+    sampling.max_time = s.max_time_s;
+    sampling.timeout = s.case_timeout_s;
+    sampling.retries = s.retries;
+    sampling.target_ci = s.target_ci_pct;
+    let browser = &mut args.browser;
+    if !browser.headed && !browser.headless {
+        browser.headed = !s.headless;
     }
     let flag_error = |flag: &'static str, value: &str, source| ReplayError::Flag { path: shown.clone(), flag, value: value.to_string(), source: Box::new(source) };
-    if args.browser_flags.args.is_empty() {
-        args.browser_flags.args = s
+    if browser.browser_flags.args.is_empty() {
+        browser.browser_flags.args = s
             .browser_args
             .iter()
             .map(|a| user::parse_arg(a).map_err(|e| flag_error("--browser-arg", a, e)))
             .collect::<Result<_, _>>()?;
     }
-    if args.browser_flags.prefs.is_empty() {
-        args.browser_flags.prefs = s
+    if browser.browser_flags.prefs.is_empty() {
+        browser.browser_flags.prefs = s
             .browser_prefs
             .iter()
             .map(|p| user::parse_pref(p).map_err(|e| flag_error("--browser-pref", p, e)))
             .collect::<Result<_, _>>()?;
     }
     let (browsers, platforms) = recorded_targets(report);
-    args.browser = browsers
+    browser.browser = browsers
         .iter()
         .map(|b| BrowserChoice::from_str(b, false).map_err(|_| unknown("browser", b)))
         .collect::<Result<_, _>>()?;
@@ -96,12 +116,7 @@ pub fn apply_report(args: &mut RunArgs, report: &RunReport, shown: &str) -> Resu
         .iter()
         .map(|p| PlatformArg::from_str(p, false).map_err(|_| unknown("platform", p)))
         .collect::<Result<_, _>>()?;
-    for case in &s.cases {
-        if case.info().is_none() {
-            return Err(unknown("kernel", &case.kernel));
-        }
-    }
-    Ok(s.cases.clone())
+    Ok(())
 }
 
 /// The browsers and platforms a report asked for; for files that predate recording them, the ones

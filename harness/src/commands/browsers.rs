@@ -1,7 +1,7 @@
 //! `harness browsers`: which browsers and WebDriver servers are installed, their versions, and
 //! what to install for the missing ones.
 
-use crate::cli::BrowsersArgs;
+use crate::cli::browsers::BrowsersArgs;
 use crate::measure::discovery;
 use anyhow::Result;
 use std::process::ExitCode;

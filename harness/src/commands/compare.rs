@@ -1,7 +1,8 @@
 //! `harness compare OLD NEW`: the change of every case between two runs or baselines, gated by
 //! the thresholds of `--fail-on-regression`.
 
-use crate::cli::CompareArgs;
+use super::gate;
+use crate::cli::compare::CompareArgs;
 use crate::output::summary;
 use crate::plan::baseline;
 use anyhow::{Context, Result};
@@ -11,7 +12,7 @@ use std::process::ExitCode;
 pub fn exec(args: CompareArgs) -> Result<ExitCode> {
     let old = baseline::load(&args.old, &args.gate.baseline_dir)?;
     let mut new = baseline::load(&args.new, &args.gate.baseline_dir)?;
-    let cmp = args.gate.compare(&args.old, &old, &new);
+    let cmp = gate(&args.gate).compare(&args.old, &old, &new);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&cmp)?);
     } else if args.markdown {

@@ -1,6 +1,6 @@
 //! `harness list`: the catalogue's kernels, or a suite's cases, by name.
 
-use crate::cli::ListArgs;
+use crate::cli::list::ListArgs;
 use anyhow::Result;
 use std::process::ExitCode;
 

@@ -1,6 +1,6 @@
 //! The subcommands, one file each: what `harness <command>` does with its parsed arguments.
-//! This module holds what several of them share: the process's stop signals, the page bundle and
-//! server, writing the reports, and the exit status.
+//! This module turns the options the measuring subcommands share into the pipeline's settings:
+//! the one place where command-line values become what the layers below take.
 
 pub mod browsers;
 pub mod compare;
@@ -10,109 +10,187 @@ pub mod report;
 pub mod run;
 pub mod verify;
 
-use crate::measure::events::{Reporter, RunEvent};
-use crate::measure::{bundle, driver, server};
-use crate::output::summary;
-use anyhow::{Context, Result};
-use reports::RunReport;
+use crate::cli::browser::{BrowserArgs, BrowserChoice, BrowserFlagArgs};
+use crate::cli::gate::GateArgs;
+use crate::cli::pipeline::PipelineArgs;
+use crate::cli::values::PlatformArg;
+use crate::measure::browser::{user, BrowserFlags, BrowserKind};
+use crate::measure::controller::CaseLimits;
+use crate::measure::discovery;
+use crate::output::journal::Journaled;
+use crate::pipeline::{self, Baselines, Browser, CaseFilter, NativeRunner, Serve, Settings, Tuning};
+use crate::plan::baseline;
+use anyhow::Result;
 use std::path::PathBuf;
-use std::process::ExitCode;
-use std::time::Instant;
-use tokio::sync::watch;
+use std::time::Duration;
 
-/// Exit status when the run itself could not happen.
-pub const EXIT_UNUSABLE: u8 = 2;
+/// The pipeline's settings from the options every measuring subcommand shares, for the run that
+/// `journaled` (`--resume`) completes if any. Each subcommand then sets what is its own (the
+/// bundle, the native runner, the case filter, tuning, …) by struct update; here they are the
+/// plain choices: page built from the source tree, native cases in process, every case on every
+/// platform, no tuning.
+pub fn pipeline_settings(args: &PipelineArgs, journaled: Option<Journaled>) -> Result<Settings> {
+    let platforms = platforms(&args.platform);
+    let in_browser = platforms.iter().any(|p| p.in_browser());
+    let kinds = if in_browser { browser_kinds(&args.browser.browser, discovery::installed) } else { Vec::new() };
+    if in_browser && args.browser.browser.contains(&BrowserChoice::All) {
+        for missing in BrowserKind::ALL.iter().filter(|b| !kinds.contains(b)) {
+            eprintln!("--browser all: skipping {}, not installed here (see `harness browsers`)", missing.spec().key);
+        }
+    }
+    let b = &args.browser;
+    warn_unused(&b.browser_flags, &kinds);
+    let s = &args.sampling;
+    Ok(Settings {
+        browsers: browsers(b, &kinds).map_err(anyhow::Error::msg)?,
+        headless: !b.headed,
+        webdriver_url: b.webdriver_url.clone(),
+        browser_args: b.browser_flags.args.iter().map(|a| a.given.clone()).collect(),
+        browser_prefs: b.browser_flags.prefs.iter().map(|p| p.given.clone()).collect(),
+        platforms,
+        suite: kernels::Suite::Default,
+        filters: args.filter.clone(),
+        seed: args.seed,
+        sampling: kernels::Sampling {
+            mode: s.sampling.into(),
+            warmup: s.warmup,
+            samples: s.samples,
+            max_time_ms: s.max_time * 1e3,
+            target_ci_pct: s.target_ci,
+        },
+        limits: CaseLimits { timeout: Duration::from_secs_f64(s.timeout), retries: s.retries },
+        webnn_device: kernels::webnn::Device::Gpu,
+        tfjs_dir: None,
+        tuning: Tuning::Off,
+        baselines: Baselines {
+            compare_with: args.baseline.baseline.clone(),
+            save_as: args.baseline.save_baseline.clone(),
+            gate: gate(&args.baseline.gate),
+        },
+        serve: Serve { listen: (args.serve.bind, args.serve.port.unwrap_or(0)).into(), public_url: args.serve.public_url.clone(), bundle: None },
+        out: args.output.resume.clone().or_else(|| args.output.out.clone()),
+        json: args.output.json,
+        journaled,
+        native: NativeRunner::InProcess,
+        cases_for: CaseFilter::ALL,
+    })
+}
 
-/// A watch that turns true on the first Ctrl-C (or SIGTERM/SIGHUP); a second one kills every
-/// driver group and exits.
-pub fn interrupt_watch() -> watch::Receiver<bool> {
-    let (tx, rx) = watch::channel(false);
-    tokio::spawn(async move {
-        if let Ok(why) = stop_signal().await {
-            eprintln!("\n{why}: ending the browser and writing what was measured (Ctrl-C again to quit at once)");
-            let _ = tx.send(true);
-            if stop_signal().await.is_ok() {
-                driver::kill_all_now();
-                std::process::exit(130);
+/// The journal of the run `--resume` completes, if it was given.
+pub fn journal(args: &PipelineArgs) -> Result<Option<Journaled>> {
+    args.output.resume.as_deref().map(pipeline::read_journal).transpose()
+}
+
+/// The platforms `--platform` names, each once, in order.
+fn platforms(args: &[PlatformArg]) -> Vec<kernels::Platform> {
+    let mut out: Vec<kernels::Platform> = Vec::new();
+    for &p in args.iter().flat_map(|p| p.platforms()) {
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// The browsers `--browser` names, in order, without repeats; `all` stands for `installed`.
+fn browser_kinds(choices: &[BrowserChoice], installed: impl Fn() -> Vec<BrowserKind>) -> Vec<BrowserKind> {
+    let mut out = Vec::new();
+    for choice in choices {
+        let kinds = match choice {
+            BrowserChoice::Chrome => vec![BrowserKind::Chrome],
+            BrowserChoice::Firefox => vec![BrowserKind::Firefox],
+            BrowserChoice::Edge => vec![BrowserKind::Edge],
+            BrowserChoice::All => installed(),
+        };
+        for k in kinds {
+            if !out.contains(&k) {
+                out.push(k);
             }
         }
-    });
-    rx
-}
-
-/// Waits for Ctrl-C or, on Unix, SIGTERM or SIGHUP (what CI runners and closing terminals send
-/// when they cancel a job); says which.
-async fn stop_signal() -> std::io::Result<&'static str> {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        let mut term = signal(SignalKind::terminate())?;
-        let mut hup = signal(SignalKind::hangup())?;
-        tokio::select! {
-            r = tokio::signal::ctrl_c() => r.map(|_| "interrupted"),
-            _ = term.recv() => Ok("terminated (SIGTERM)"),
-            _ = hup.recv() => Ok("hung up (SIGHUP)"),
-        }
     }
-    #[cfg(not(unix))]
-    {
-        tokio::signal::ctrl_c().await.map(|_| "interrupted")
-    }
+    out
 }
 
-/// Builds (or takes) the page bundle and starts the server for it; returns the server and the
-/// milliseconds each step took.
-pub async fn serve_page(
-    explicit_bundle: Option<PathBuf>,
-    listen: std::net::SocketAddr,
-    public_url: Option<&str>,
-    reporter: &mut dyn Reporter,
-) -> Result<(server::Server, f64, f64)> {
-    reporter.event(RunEvent::Step("building the page bundle (the first build takes a minute or two)"));
-    let t = Instant::now();
-    let bundle = tokio::task::spawn_blocking(move || bundle::prepare(explicit_bundle.as_deref())).await??;
-    let bundle_ms = t.elapsed().as_secs_f64() * 1e3;
-    tracing::info!("bundle at {} ({})", bundle.dir.display(), if bundle.rebuilt { "rebuilt" } else { "reused" });
-    let t = Instant::now();
-    let server = server::start(listen, public_url, &bundle.dir).await?;
-    let server_ms = t.elapsed().as_secs_f64() * 1e3;
-    tracing::info!("server listening on {}", server.addr);
-    Ok((server, bundle_ms, server_ms))
-}
-
-/// Derives the roofline (each run's peaks, each case's fraction of them), writes the report
-/// files, then prints the summary (or, with `json`, results.json) to stdout.
-pub fn write_reports(report: &mut RunReport, out_dir: &std::path::Path, json: bool) -> Result<()> {
-    reports::roofline::apply(report);
-    let t = Instant::now();
-    let written = reports::write_all(report, out_dir)
-        .with_context(|| format!("writing the reports to {}", out_dir.display()))?;
-    let report_ms = t.elapsed().as_secs_f64() * 1e3;
-    if json {
-        println!("{}", serde_json::to_string_pretty(report)?);
-    } else {
-        print!("{}", summary::table(report));
-        println!("report writing {report_ms:.0} ms");
-        for path in &written {
-            println!("wrote {}", path.display());
-        }
-    }
-    Ok(())
-}
-
-/// 0 when every case of every run passed without a crash; 2 when nothing at all was measured;
-/// 1 otherwise (a case that passed only on a retry after its browser crashed counts: the crash
-/// is news).
-pub fn exit_code(report: &RunReport) -> ExitCode {
-    let nothing_measured = report
-        .runs
+/// Each of `kinds` with its executables and flags from `args`.
+fn browsers(args: &BrowserArgs, kinds: &[BrowserKind]) -> Result<Vec<Browser>, String> {
+    kinds
         .iter()
-        .all(|r| r.cases.iter().all(|c| c.samples.is_empty()) && (r.failure.is_some() || r.status == reports::RunStatus::Unavailable));
-    if nothing_measured {
-        ExitCode::from(EXIT_UNUSABLE)
-    } else if report.runs.iter().all(|r| r.counts().all_passed() && r.failure.is_none() && !r.cases.iter().any(|c| c.saw_a_crash())) {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
+        .map(|&kind| {
+            Ok(Browser {
+                kind,
+                browser_path: path_for(&args.browser_path, "--browser-path", kind, kinds.len())?,
+                driver_path: path_for(&args.driver_path, "--driver-path", kind, kinds.len())?,
+                flags: user_flags(&args.browser_flags, kind),
+            })
+        })
+        .collect()
+}
+
+/// The arguments and prefs of `args` that `browser` gets, in the order given.
+pub fn user_flags(args: &BrowserFlagArgs, browser: BrowserKind) -> BrowserFlags {
+    user::flags_for(&args.args, &args.prefs, browser)
+}
+
+/// Prints a warning for every `--browser-arg` or `--browser-pref` that none of `browsers` gets.
+pub fn warn_unused(args: &BrowserFlagArgs, browsers: &[BrowserKind]) {
+    for warning in user::unused(&args.args, &args.prefs, browsers) {
+        eprintln!("warning: {warning}");
+    }
+}
+
+/// The gate `--baseline-dir`, `--noise-threshold` and `--fail-on-regression` describe.
+pub fn gate(args: &GateArgs) -> baseline::Gate {
+    baseline::Gate { dir: args.baseline_dir.clone(), noise_pct: args.noise_threshold, fail_on_regression_pct: args.fail_on_regression }
+}
+
+/// Picks the path for `browser` from `--browser-path`/`--driver-path` values: `BROWSER=PATH`
+/// entries apply to that browser, a bare path to the only browser of the run.
+fn path_for(values: &[String], flag: &str, browser: BrowserKind, browsers: usize) -> Result<Option<PathBuf>, String> {
+    let key = browser.spec().key;
+    let mut found = None;
+    for v in values {
+        let keyed = v.split_once('=').filter(|(k, _)| BrowserKind::ALL.iter().any(|b| b.spec().key == *k));
+        match keyed {
+            Some((k, path)) if k == key => found = Some(PathBuf::from(path)),
+            Some(_) => {}
+            None if browsers == 1 => found = Some(PathBuf::from(v)),
+            None => {
+                return Err(format!(
+                    "{flag} {v}: with several browsers, say which one it is for, as {flag} {key}={v}"
+                ))
+            }
+        }
+    }
+    Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn browsers_come_in_order_without_repeats_and_all_is_what_is_installed() {
+        use BrowserChoice::{All, Chrome, Firefox};
+        assert_eq!(browser_kinds(&[Firefox, Chrome, Firefox], Vec::new), [BrowserKind::Firefox, BrowserKind::Chrome]);
+        let installed = || vec![BrowserKind::Chrome, BrowserKind::Firefox];
+        assert_eq!(browser_kinds(&[All], installed), [BrowserKind::Chrome, BrowserKind::Firefox]);
+        assert_eq!(browser_kinds(&[Firefox, All], installed), [BrowserKind::Firefox, BrowserKind::Chrome]);
+    }
+
+    #[test]
+    fn platforms_come_once_each_in_order() {
+        use kernels::Platform as P;
+        assert_eq!(platforms(&[PlatformArg::Webnn, PlatformArg::Both, PlatformArg::Native]), [P::Webnn, P::Webgpu, P::Native]);
+    }
+
+    #[test]
+    fn paths_can_be_given_per_browser() {
+        let v = vec!["firefox=/ff".to_string(), "chrome=/c".to_string()];
+        assert_eq!(path_for(&v, "--browser-path", BrowserKind::Firefox, 2).unwrap(), Some(PathBuf::from("/ff")));
+        assert_eq!(path_for(&v, "--browser-path", BrowserKind::Edge, 2).unwrap(), None);
+        let bare = vec!["/usr/bin/chromium".to_string()];
+        assert_eq!(path_for(&bare, "--browser-path", BrowserKind::Chrome, 1).unwrap(), Some(PathBuf::from("/usr/bin/chromium")));
+        let e = path_for(&bare, "--browser-path", BrowserKind::Chrome, 2).unwrap_err();
+        assert!(e.contains("chrome=/usr/bin/chromium"), "{e}");
     }
 }

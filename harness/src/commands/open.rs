@@ -1,7 +1,7 @@
 //! `harness open [DIR]`: serves a folder of runs over HTTP with an index page of runs (rebuilt on
 //! every request, so runs finished meanwhile appear), prints the URL, and serves until Ctrl-C.
 
-use crate::cli::OpenArgs;
+use crate::cli::open::OpenArgs;
 use anyhow::{Context, Result};
 use axum::extract::State;
 use axum::response::{Html, IntoResponse, Response};

@@ -1,8 +1,8 @@
 //! `harness report merge`: one report from the results.json of several runs (a CI matrix's
 //! browsers, each run on its own machine).
 
-use super::write_reports;
-use crate::cli::{MergeArgs, ReportCommand};
+use crate::cli::report::{MergeArgs, ReportCommand};
+use crate::pipeline::write_reports;
 use anyhow::Result;
 use std::process::ExitCode;
 

@@ -1,12 +1,14 @@
 //! `harness verify`: runs one matmul on the adapter and on the CPU, gathers the evidence and
 //! decides whether WebGPU (or native wgpu) runs on real GPU hardware.
 
-use super::{interrupt_watch, serve_page};
-use crate::cli::{PlatformArg, VerifyArgs};
+use super::{user_flags, warn_unused};
+use crate::cli::values::PlatformArg;
+use crate::cli::verify::VerifyArgs;
 use crate::measure::controller::{self, BrowserRunRequest, CaseLimits};
 use crate::measure::{native, probe};
 use crate::output::progress::TerminalReporter;
 use crate::output::verdict;
+use crate::pipeline::{interrupt_watch, serve_page};
 use crate::plan::reference;
 use anyhow::Result;
 use std::process::ExitCode;
@@ -17,6 +19,20 @@ use std::time::{Duration, Instant};
 /// overhead does not hide a real GPU, small enough for a software adapter to finish in seconds.
 fn plausibility_case() -> kernels::CaseSpec {
     kernels::CaseSpec::new("matmul_tiled", kernels::Shape(vec![512, 512, 512]), 1)
+}
+
+/// What ran on the adapter and what it is compared with.
+struct Measured {
+    /// What was checked, such as `chrome/webgpu`.
+    checked: String,
+    /// The plausibility case's run on the adapter.
+    gpu: reports::PlatformRun,
+    /// Where the CPU time comes from, in words.
+    cpu_where: &'static str,
+    /// The CPU's median ms, where it ran.
+    cpu_ms: Option<f64>,
+    /// Whether the browser's WebNN is available (in a browser only).
+    webnn: Option<String>,
 }
 
 /// Prints the verdict and its evidence; the exit status says which verdict.
@@ -41,27 +57,23 @@ pub async fn exec(args: VerifyArgs) -> Result<ExitCode> {
         PlatformArg::Webgpu => vec![args.browser],
         _ => Vec::new(),
     };
-    args.browser_flags.warn_unused(&browsers);
+    warn_unused(&args.browser_flags, &browsers);
     let mut interrupted = interrupt_watch();
     let mut reporter = TerminalReporter::new();
-    let mut webnn = None;
-    let (checked, gpu_run, cpu_where, cpu_ms) = match args.platform {
+    let measured = match args.platform {
         PlatformArg::Wasm => anyhow::bail!("verify checks --platform webgpu or native; wasm is the CPU it compares with"),
         PlatformArg::Tfjs => anyhow::bail!("verify checks --platform webgpu or native; tfjs runs on the same adapter as webgpu"),
         PlatformArg::Webnn | PlatformArg::Both => {
             anyhow::bail!("verify checks --platform webgpu or native; with webgpu it also says whether the browser's WebNN is available")
         }
         PlatformArg::Native => {
-            let run = native::run_native(&plan, timeout, &references, &probe, &mut reporter, &mut interrupted).await;
+            let gpu = native::run_native(&plan, timeout, &references, &probe, &mut reporter, &mut interrupted).await;
             let cpu_case = case.clone();
             let cpu = tokio::task::spawn_blocking(move || native_cpu_ms(&cpu_case)).await?;
-            ("wgpu/native".to_string(), run, "the native CPU (f32 Rust, one thread)", Some(cpu))
+            Measured { checked: "wgpu/native".to_string(), gpu, cpu_where: "the native CPU (f32 Rust, one thread)", cpu_ms: Some(cpu), webnn: None }
         }
         PlatformArg::Webgpu => {
-            let (server, _, _) = serve_page(args.bundle.clone(), ([127, 0, 0, 1], 0).into(), None, &mut reporter).await?;
-            if let Some(check) = probe.check() {
-                server.set_clock(check);
-            }
+            let limits = CaseLimits { timeout, retries: 0 };
             let request = |platform| BrowserRunRequest {
                 browser: args.browser,
                 platform,
@@ -69,37 +81,75 @@ pub async fn exec(args: VerifyArgs) -> Result<ExitCode> {
                 browser_path: args.browser_path.clone(),
                 driver_path: args.driver_path.clone(),
                 webdriver_url: None,
-                user_flags: args.browser_flags.for_browser(args.browser),
+                user_flags: user_flags(&args.browser_flags, args.browser),
                 plan: plan.clone(),
-                limits: CaseLimits { timeout, retries: 0 },
+                limits,
                 read_diagnostics: platform == kernels::Platform::Webgpu,
                 references: references.clone(),
                 probe: probe.clone(),
             };
-            let gpu = controller::run_browser(&request(kernels::Platform::Webgpu), &server, &mut reporter, &mut interrupted).await;
-            let cpu = match gpu.adapter.as_ref().is_some_and(|a| a.available) {
-                true => {
-                    let run = controller::run_browser(&request(kernels::Platform::Wasm), &server, &mut reporter, &mut interrupted).await;
-                    verdict::AdapterTimes::of(&run).wall_ms
-                }
-                false => None,
-            };
-            let webnn_run = controller::run_browser(&request(kernels::Platform::Webnn), &server, &mut reporter, &mut interrupted).await;
-            webnn = Some(verdict::webnn_finding(&webnn_run));
-            (format!("{}/webgpu", args.browser.spec().key), gpu, "the CPU in the same browser (WASM SIMD128, one thread)", cpu)
+            in_browser(&args, request, &probe, &mut reporter, &mut interrupted).await?
         }
     };
     drop(reporter);
+    let evidence = evidence(&args, &case, &measured);
+    let gpu = &measured.gpu;
+    let (verdict, reason) = verdict::decide(gpu.adapter.as_ref(), &evidence);
+    let (adapter, diagnostics) = (gpu.adapter.clone(), gpu.diagnostics.clone());
+    let report = verdict::Report { verdict, reason, checked: measured.checked, adapter, evidence, diagnostics, webnn: measured.webnn };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", report.render());
+    }
+    Ok(ExitCode::from(verdict.exit_code()))
+}
+
+/// Runs the plausibility case in the browser on WebGPU and, where the adapter is there, on the
+/// WASM CPU; then asks its WebNN. `request` is the run of one platform.
+async fn in_browser(
+    args: &VerifyArgs,
+    request: impl Fn(kernels::Platform) -> BrowserRunRequest,
+    probe: &probe::RunProbe,
+    reporter: &mut TerminalReporter,
+    interrupted: &mut tokio::sync::watch::Receiver<bool>,
+) -> Result<Measured> {
+    let (server, _, _) = serve_page(args.bundle.clone(), ([127, 0, 0, 1], 0).into(), None, reporter).await?;
+    if let Some(check) = probe.check() {
+        server.set_clock(check);
+    }
+    let gpu = controller::run_browser(&request(kernels::Platform::Webgpu), &server, reporter, interrupted).await;
+    let cpu_ms = match gpu.adapter.as_ref().is_some_and(|a| a.available) {
+        true => {
+            let run = controller::run_browser(&request(kernels::Platform::Wasm), &server, reporter, interrupted).await;
+            verdict::AdapterTimes::of(&run).wall_ms
+        }
+        false => None,
+    };
+    let webnn_run = controller::run_browser(&request(kernels::Platform::Webnn), &server, reporter, interrupted).await;
+    Ok(Measured {
+        checked: format!("{}/webgpu", args.browser.spec().key),
+        gpu,
+        cpu_where: "the CPU in the same browser (WASM SIMD128, one thread)",
+        cpu_ms,
+        webnn: Some(verdict::webnn_finding(&webnn_run)),
+    })
+}
+
+/// The evidence the verdict is decided on: the adapter's own word, the browser's diagnostics,
+/// the plausibility timing and completion latency; without an adapter, why and what this
+/// machine's GPU stack lacks.
+fn evidence(args: &VerifyArgs, case: &kernels::CaseSpec, m: &Measured) -> Vec<verdict::Evidence> {
     let mut evidence = Vec::new();
-    if let Some(a) = gpu_run.adapter.as_ref().filter(|a| a.available) {
+    if let Some(a) = m.gpu.adapter.as_ref().filter(|a| a.available) {
         evidence.extend(verdict::adapter_evidence(a));
         if args.platform == PlatformArg::Webgpu {
-            evidence.push(verdict::diagnostics_evidence(args.browser.spec().diagnostics_url, &gpu_run.diagnostics));
+            evidence.push(verdict::diagnostics_evidence(args.browser.spec().diagnostics_url, &m.gpu.diagnostics));
         }
-        evidence.push(verdict::plausibility_evidence(&case.id, &checked, verdict::AdapterTimes::of(&gpu_run), cpu_where, cpu_ms));
-        evidence.push(verdict::latency_evidence(gpu_run.completion_latency.as_ref()));
+        evidence.push(verdict::plausibility_evidence(&case.id, &m.checked, verdict::AdapterTimes::of(&m.gpu), m.cpu_where, m.cpu_ms));
+        evidence.push(verdict::latency_evidence(m.gpu.completion_latency.as_ref()));
     } else {
-        if let Some(f) = &gpu_run.failure {
+        if let Some(f) = &m.gpu.failure {
             evidence.push(verdict::Evidence { source: "run".into(), finding: f.clone(), says_software: None });
         }
         // No adapter: say what this machine's GPU stack lacks, and how to add it.
@@ -107,14 +157,7 @@ pub async fn exec(args: VerifyArgs) -> Result<ExitCode> {
             evidence.extend(verdict::this_machines_gpu_stack());
         }
     }
-    let (verdict, reason) = verdict::decide(gpu_run.adapter.as_ref(), &evidence);
-    let report = verdict::Report { verdict, reason, checked, adapter: gpu_run.adapter.clone(), evidence, diagnostics: gpu_run.diagnostics.clone(), webnn };
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        print!("{}", report.render());
-    }
-    Ok(ExitCode::from(verdict.exit_code()))
+    evidence
 }
 
 /// Median ms of the plausibility case's f32 CPU kernel, natively.

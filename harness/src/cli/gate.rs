@@ -1,0 +1,36 @@
+//! Baselines and the regression gate: where baselines live and what counts as a regression
+//! (shared by `run` and `compare`), and which baseline a measuring run compares with or saves.
+
+use super::parse::non_negative_pct;
+use clap::Args;
+use std::path::PathBuf;
+
+/// Where baselines live and what counts as a regression; shared by `run` and `compare`.
+#[derive(Debug, Clone, Args)]
+pub struct GateArgs {
+    /// Folder of saved baselines (one folder per name).
+    #[arg(long, env = "HARNESS_BASELINE_DIR", default_value = "runs/baselines")]
+    pub baseline_dir: PathBuf,
+    /// Changes smaller than this many percent are unchanged, even when the interval excludes zero.
+    #[arg(long, value_name = "PCT", default_value_t = stats::change::DEFAULT_NOISE_PCT, value_parser = non_negative_pct)]
+    pub noise_threshold: f64,
+    /// Fail (exit status 1) when a case regressed by more than PCT percent.
+    #[arg(long, value_name = "PCT", value_parser = non_negative_pct)]
+    pub fail_on_regression: Option<f64>,
+}
+
+/// The baseline a measuring run is compared with and the one it is saved as, under the gate.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Baselines")]
+pub struct BaselineArgs {
+    /// Save this run as the baseline NAME (in --baseline-dir), replacing any of that name.
+    #[arg(long, value_name = "NAME")]
+    pub save_baseline: Option<String>,
+    /// Compare this run with the baseline NAME (or a run folder) and put the changes in the
+    /// reports.
+    #[arg(long, value_name = "NAME")]
+    pub baseline: Option<String>,
+    /// Baseline folder, noise threshold and regression gate.
+    #[command(flatten)]
+    pub gate: GateArgs,
+}

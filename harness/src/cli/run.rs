@@ -1,0 +1,126 @@
+//! The options of `harness run`: the shared options of a measuring run ([`PipelineArgs`]) and
+//! what only `run` has: the suite, tuning, the roofline, `--replay`, the page bundle, TensorFlow.js
+//! and WebNN settings, models and user kernels.
+
+use super::pipeline::{PipelineArgs, CASES};
+use super::values::{SuiteArg, WebnnDeviceArg};
+use crate::plan::workload::WorkloadArgs;
+use clap::Args;
+use std::path::PathBuf;
+
+/// Options of `harness run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Which shapes to run.
+    #[arg(long, value_enum, default_value = "default", help_heading = CASES, conflicts_with = "resume")]
+    pub suite: SuiteArg,
+    /// Run the whole plan N times over in each browser and platform, in one browser session: a
+    /// soak for leaks and drift, or a hunt for a flaky case. Passes after the first have ids of
+    /// their own (`…/repeat=2`) and are checked like the first.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000), help_heading = CASES, conflicts_with_all = ["resume", "tune"])]
+    pub repeat: u32,
+    /// The device a WebNN context is asked for (`--platform webnn`).
+    #[arg(long, value_enum, default_value = "gpu")]
+    pub webnn_device: WebnnDeviceArg,
+    /// Tune: run every variant of the tunable kernels selected (`matmul`'s tile sizes, workgroup
+    /// shapes and vector widths; `matvec`'s workgroup sizes, rows per workgroup and vector
+    /// widths) instead of their default, check each, rank the correct ones per
+    /// browser and shape, and keep the fastest in --tune-cache for later runs. A wrong variant
+    /// is reported and never picked. Other kernels are left out.
+    #[arg(long, conflicts_with = "resume")]
+    pub tune: bool,
+    /// The winners of --tune: later runs take each tunable kernel's variant from here (the one
+    /// tuned in the same browser, or natively, at the nearest shape). A cache that cannot be
+    /// read is ignored with a warning.
+    #[arg(long, value_name = "FILE", default_value = "runs/tune.json")]
+    pub tune_cache: PathBuf,
+    /// Measure each browser's (and native's) roofline first: run the probes `stream_copy` (a vec4
+    /// copy: memory bandwidth) and `fma_chain` (chains of f32 FMAs: compute throughput) at the
+    /// suite's shapes ahead of the other cases. The largest shape of each is the peak; every case
+    /// of the same browser and platform then shows its fraction of the peak that binds it
+    /// (`62% mem`, `41% FMA`: bytes / peak GB/s against FLOPs / peak GFLOP/s, whichever takes
+    /// longer). Selecting the probes with --filter counts too.
+    #[arg(long, conflicts_with = "resume")]
+    pub roofline: bool,
+    /// Run the plan (cases, seeds, browsers, platforms, sampling settings) recorded in a
+    /// results.json (or its folder) again.
+    #[arg(long, value_name = "RESULTS", conflicts_with_all = REPLAYED)]
+    pub replay: Option<PathBuf>,
+    /// Use this prebuilt page bundle instead of building one from the source tree.
+    #[arg(long, env = "HARNESS_BUNDLE")]
+    pub bundle: Option<PathBuf>,
+    /// With --platform tfjs: the folder npm installed `@tensorflow/tfjs-core` and
+    /// `@tensorflow/tfjs-backend-webgpu` 4.22.0 into (it holds node_modules/@tensorflow/)
+    /// [default: target/tfjs of the source tree, where `bash ci/setup.sh` installs them].
+    #[arg(long, env = "HARNESS_TFJS_DIR", value_name = "DIR")]
+    pub tfjs_dir: Option<PathBuf>,
+    /// Where cases run, browsers, sampling, baselines, output and server.
+    #[command(flatten)]
+    pub pipeline: PipelineArgs,
+    /// Models and user kernels to run (last: clap's help heading carries over to later options).
+    #[command(flatten)]
+    pub workloads: WorkloadArgs,
+}
+
+/// The options `--replay` takes from the results file, so it conflicts with them (as `--resume`
+/// does with the journal's).
+const REPLAYED: [&str; 16] = [
+    "resume", "suite", "repeat", "tune", "roofline", "platform", "filter", "seed", "browser", "sampling", "samples", "max_time",
+    "target_ci", "warmup", "timeout", "retries",
+];
+
+pub const AFTER_HELP: &str = "\
+Examples:
+  harness run                                   default suite, headless Chrome/Chromium
+  harness run --suite quick --samples 10        a fast smoke run
+  harness run --browser chrome,firefox          both, one after the other, in one report
+  harness run --platform webgpu,wasm,native     WebGPU beside the WASM-CPU and native-wgpu baselines
+  harness run --platform webgpu,tfjs --filter matmul   harness's matmul beside TensorFlow.js 4.22's WebGPU
+                                                backend (install it with `bash ci/setup.sh`; see --tfjs-dir)
+  harness run --filter 'matmul_*,softmax'       only some kernels, in that order (see `harness list`)
+  harness run --filter 'matmul@13x17x19'        one of the suite's shapes of a kernel
+  harness run --headed --timeout 120            watch it run
+  harness run --browser-path firefox=/opt/ff/firefox --browser chrome,firefox
+  harness run --browser-arg chrome=--enable-features=Vulkan    Chrome's WebGPU on a real GPU through Vulkan
+  harness run --browser chrome,firefox --browser-pref firefox=gfx.webgpu.ignore-blocklist=false
+                                                Firefox's own GPU blocklist decides (harness turns it off)
+  harness run --webdriver-url http://grid:4444 --bind 0.0.0.0 --public-url http://me:8000 --port 8000
+
+Models and your own kernels:
+  harness run --model minilm --platform webgpu,native     MiniLM sentences/s at batch 1, 8 × seq 16, 128
+  harness run --model tinyllama --layers 2 --context 16   prefill and decode tokens/s, time per op
+  harness run --kernel examples/kernels/scale.toml --browser chrome,firefox --platform webgpu,native
+                                                checked against the manifest's `expected` file; a kernel
+                                                without one is `unchecked` (agreement is not correctness)
+
+Sampling (how each sample is taken; every time reported is per dispatch):
+  harness run                                   steady (default): a sample is a batch of N back-to-back
+                                                dispatches (N sized to ~5 ms of GPU work, more behind a
+                                                slow completion timer such as Firefox's), batches queued
+                                                ahead so the GPU never idles; time / N
+  harness run --sampling isolated               one dispatch per sample, the GPU idle in between: the
+                                                cost of a one-off call, idle clocks and completion latency
+                                                included
+
+Statistics and baselines:
+  harness run --target-ci 1 --max-time 20        sample until each median is known to ±1% (95% CI)
+  harness run --save-baseline main               keep this run as the baseline `main`
+  harness run --baseline main --fail-on-regression 5    compare with it; fail on a >5% regression
+  harness run --replay runs/<dir>/results.json   run the same plan, seeds and settings again
+  harness run --resume runs/<dir>                complete a killed run from its journal (results.jsonl)
+  harness run --filter add --suite quick --repeat 100    a 200-case soak in one session; memory (and its
+                                                growth per case) in the summary
+
+WebNN (the browser's navigator.ml):
+  harness run --platform both                   webgpu and webnn side by side; where the browser has no
+                                                WebNN backend the webnn run is `unavailable`, with its reason
+
+Reports go to runs/<timestamp>-<browser>/ (results.json, report.html, summary.md, junit.xml,
+and the journal results.jsonl, written as cases finish)
+unless --out is given; `harness open` serves them with an index of runs.
+
+Exit status: 0 every case passed its check (an unavailable WebNN, an unsupported case or an unchecked
+user kernel, one with no `expected` output, is no failure); 1 a case was wrong,
+timed out, crashed its browser (even if a retry then passed), lost its GPU device or raised an error,
+or regressed beyond --fail-on-regression; 2 the run could not happen (browser or driver missing, no
+WebGPU adapter, nothing available to run, bad arguments).";

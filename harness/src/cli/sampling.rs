@@ -1,0 +1,69 @@
+//! How each case is sampled and how long it may take: shared by every measuring subcommand.
+
+use super::parse::{positive_pct, positive_seconds};
+use clap::{Args, ValueEnum};
+
+/// How samples are taken (`--sampling`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SamplingArg {
+    /// Batches of back-to-back dispatches, queued ahead so the GPU never waits on the browser;
+    /// time per dispatch = batch time / N. Throughput at working clocks.
+    Steady,
+    /// One dispatch per sample, waited for before the next: a cold, one-off call.
+    Isolated,
+}
+
+impl From<SamplingArg> for kernels::SamplingMode {
+    fn from(s: SamplingArg) -> Self {
+        match s {
+            SamplingArg::Steady => kernels::SamplingMode::Steady,
+            SamplingArg::Isolated => kernels::SamplingMode::Isolated,
+        }
+    }
+}
+
+impl From<kernels::SamplingMode> for SamplingArg {
+    fn from(s: kernels::SamplingMode) -> Self {
+        match s {
+            kernels::SamplingMode::Steady => SamplingArg::Steady,
+            kernels::SamplingMode::Isolated => SamplingArg::Isolated,
+        }
+    }
+}
+
+/// The sampling policy, the case timeout and retries.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Sampling")]
+pub struct SamplingArgs {
+    /// How a sample is taken: `steady` batches N back-to-back dispatches (N sized so a batch is
+    /// ~5 ms of GPU work, longer where the browser reports completion late so the samples span
+    /// ten completion latencies; on the wall clock alone, ten latencies a batch) and keeps batches
+    /// queued so the GPU never idles; `isolated` times one dispatch at a time, the GPU idle in
+    /// between. Times are per dispatch either way.
+    #[arg(long, value_enum, default_value = "steady", conflicts_with = "resume")]
+    pub sampling: SamplingArg,
+    /// Timed samples per case; with --target-ci, the fewest taken before the target is checked.
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=100_000), conflicts_with = "resume")]
+    pub samples: u32,
+    /// Time budget in seconds of a case's timed samples: sampling stops early once it is spent
+    /// (at least 5 samples are always taken). The report says which limit ended each case.
+    #[arg(long, default_value_t = 10.0, value_parser = positive_seconds, conflicts_with = "resume")]
+    pub max_time: f64,
+    /// Keep sampling each case until the 95% confidence interval of its median is within ±PCT
+    /// percent of the median (or --max-time is spent; at most 2048 samples, or --samples if more).
+    #[arg(long, value_name = "PCT", value_parser = positive_pct, conflicts_with = "resume")]
+    pub target_ci: Option<f64>,
+    /// Untimed warm-up samples per case after the first (always untimed) dispatch: a count, or
+    /// `auto` to go on until two windows of 5 agree within 5% and, where a clock probe watches
+    /// the GPU, its clock has settled (at most 100 samples or a quarter of --max-time). The
+    /// report says how each case's warm-up ended.
+    #[arg(long, default_value = "auto", value_parser = clap::value_parser!(stats::WarmupPolicy), conflicts_with = "resume")]
+    pub warmup: stats::WarmupPolicy,
+    /// Seconds a case may take (including its pipeline compile) before it is marked timed out.
+    #[arg(long, default_value_t = 60.0, value_parser = positive_seconds, conflicts_with = "resume")]
+    pub timeout: f64,
+    /// Runs a case whose browser crashed, or that timed out, again up to N times; a crash starts a
+    /// fresh browser session for it and the cases after it. The report lists every attempt.
+    #[arg(long, value_name = "N", default_value_t = 1, conflicts_with = "resume")]
+    pub retries: u32,
+}

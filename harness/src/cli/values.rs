@@ -1,0 +1,85 @@
+//! Values of options several subcommands take: where kernels run (`--platform`), the device a
+//! WebNN context asks for (`--webnn-device`) and how much to run (`--suite`).
+
+use clap::ValueEnum;
+
+/// Where kernels run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PlatformArg {
+    /// WebGPU in the browser, through wgpu's WebGPU backend compiled to WASM.
+    Webgpu,
+    /// The same kernels as plain Rust in WASM (SIMD128) on the CPU, in the same page: the CPU
+    /// baseline.
+    Wasm,
+    /// The same WGSL through wgpu on this machine's Vulkan, Metal or DX12 driver, no browser.
+    Native,
+    /// TensorFlow.js 4.22's WebGPU backend in the same page: its own ops (`tf.matMul`, `tf.add`,
+    /// `tf.softmax`, …) on the same inputs, checked the same way; kernels it has no op for are
+    /// reported as unsupported there. Needs its npm packages (`bash ci/setup.sh`, or --tfjs-dir).
+    Tfjs,
+    /// The browser's WebNN (`navigator.ml`): each kernel as a graph of WebNN operators (matmul,
+    /// add/sub/mul/div, relu, tanh, gelu and silu composed, softmax, layerNormalization, rmsnorm
+    /// composed) on the OS's ML stack: DirectML or ONNX Runtime (Chrome, Edge on Windows), Core ML
+    /// (macOS), TFLite. Where the browser has none it is reported unavailable, with its reason.
+    /// Chromium gets --enable-features=WebMachineLearningNeuralNetwork.
+    Webnn,
+    /// webgpu and webnn, side by side.
+    Both,
+}
+
+impl PlatformArg {
+    /// The platforms it stands for.
+    pub fn platforms(self) -> &'static [kernels::Platform] {
+        use kernels::Platform as P;
+        match self {
+            PlatformArg::Webgpu => &[P::Webgpu],
+            PlatformArg::Wasm => &[P::Wasm],
+            PlatformArg::Native => &[P::Native],
+            PlatformArg::Tfjs => &[P::Tfjs],
+            PlatformArg::Webnn => &[P::Webnn],
+            PlatformArg::Both => &[P::Webgpu, P::Webnn],
+        }
+    }
+}
+
+/// `--webnn-device`: which device a WebNN context is asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum WebnnDeviceArg {
+    /// The CPU.
+    Cpu,
+    /// The GPU.
+    Gpu,
+    /// A neural processing unit, where the machine has one.
+    Npu,
+}
+
+impl From<WebnnDeviceArg> for kernels::webnn::Device {
+    fn from(d: WebnnDeviceArg) -> Self {
+        match d {
+            WebnnDeviceArg::Cpu => kernels::webnn::Device::Cpu,
+            WebnnDeviceArg::Gpu => kernels::webnn::Device::Gpu,
+            WebnnDeviceArg::Npu => kernels::webnn::Device::Npu,
+        }
+    }
+}
+
+/// How much to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SuiteArg {
+    /// Small shapes: seconds, even on a software adapter.
+    Quick,
+    /// Medium shapes.
+    Default,
+    /// Large shapes, for real GPUs.
+    Full,
+}
+
+impl From<SuiteArg> for kernels::Suite {
+    fn from(s: SuiteArg) -> Self {
+        match s {
+            SuiteArg::Quick => kernels::Suite::Quick,
+            SuiteArg::Default => kernels::Suite::Default,
+            SuiteArg::Full => kernels::Suite::Full,
+        }
+    }
+}
