@@ -84,13 +84,18 @@ impl Bencher<'_> {
         let on_sample = &mut *self.on_sample;
         let sampled = poll_now(sample(sampling, &mut timed, &mut NoClock, on_sample));
         let Ok(mut sampled) = sampled;
+        // The policy batched units; the report speaks of iterations.
+        let per_iteration = |ms: &mut f64| *ms /= unit as f64;
+        per_iteration(&mut sampled.first_ms);
+        sampled.warmup.iter_mut().for_each(per_iteration);
+        sampled.samples.iter_mut().for_each(|s| per_iteration(&mut s.wall_ms));
         sampled.batch = sampled.batch.saturating_mul(u32::try_from(unit).unwrap_or(u32::MAX));
         let output = work().values();
         self.measured = Some(Measured { sampled, output, resolution_ms });
     }
 }
 
-/// `unit` iterations of the work per dispatch of the sampling policy.
+/// `unit` iterations of the work per dispatch of the sampling policy, timed per unit.
 struct Units<'w, W> {
     work: &'w mut W,
     unit: u64,
@@ -112,7 +117,7 @@ impl<O: Output, W: FnMut() -> O> Timed for Units<'_, W> {
         if elapsed < self.resolution_ms {
             elapsed = self.resolution_ms;
         }
-        Ok(Sample { wall_ms: elapsed / n as f64, gpu_ms: None })
+        Ok(Sample { wall_ms: elapsed / batch as f64, gpu_ms: None })
     }
 }
 

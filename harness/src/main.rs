@@ -51,6 +51,7 @@ fn init_logging(verbose: u8) {
 async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Run(args) => commands::run::exec(*args).await,
+        Command::Bench(args) => commands::bench::exec(*args).await,
         Command::Verify(args) => commands::verify::exec(args).await,
         Command::List(args) => commands::list::exec(args),
         Command::Browsers(args) => commands::browsers::exec(args),

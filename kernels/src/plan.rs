@@ -154,6 +154,13 @@ impl CaseSpec {
         CaseSpec { workload: Some(workload), ..CaseSpec::new(name, shape, seed) }
     }
 
+    /// The case of a user's bench: its id is the bench's label (`dot/scalar@1024`), its shape
+    /// the parameter where it is a number.
+    pub fn of_bench(bench: crate::bench::BenchCase) -> Self {
+        let shape = Shape(bench.param.as_deref().and_then(|p| p.parse().ok()).into_iter().collect());
+        CaseSpec { id: bench.label(), kernel: bench.name.clone(), shape, seed: 0, workload: Some(Workload::Bench(bench)), variant: None, repeat: None }
+    }
+
     /// The catalogue kernel this case runs; `None` for a workload, or a kernel from another
     /// harness version.
     pub fn kernel(&self) -> Option<KernelRef> {

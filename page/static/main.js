@@ -1,6 +1,6 @@
 // The page's JavaScript: reports the adapter, forwards progress over the WebSocket, reports
 // exceptions, and runs the WASM runner. Everything it learns goes to the harness server.
-import init, { run } from './pkg/page.js';
+import init, * as pkg from './pkg/page.js';
 import './tfjs.js';
 import './webnn.js';
 
@@ -19,6 +19,12 @@ async function post(path, body) {
 }
 
 function reportError(message, stack, fatal) {
+  // A panicking bench (harness bench) aborts its WASM with `unreachable`; its hook left the
+  // panic's own message here.
+  if (globalThis.harnessPanic) {
+    message = globalThis.harnessPanic;
+    globalThis.harnessPanic = null;
+  }
   log(`error: ${message}`);
   // keepalive: the report must leave even if the page is being torn down.
   fetch(`/api/error?token=${token}`, {
@@ -95,6 +101,8 @@ async function main() {
   const ws = await openProgress();
   await init({ module_or_path: new URL('./pkg/page_bg.wasm', import.meta.url) });
   status.textContent = 'running…';
+  // The catalogue's WASM exports `run`; a bench target's (harness bench) `harness_bench_run`.
+  const run = pkg.run || pkg.harness_bench_run;
   await run(token, (json) => {
     const event = JSON.parse(json);
     if (event.type === 'caseStarted') {

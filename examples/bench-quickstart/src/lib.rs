@@ -31,9 +31,9 @@ fn dot_simd128(a: &[f32], b: &[f32]) -> f32 {
     use core::arch::wasm32::*;
     let n = a.len().min(b.len()) / 4 * 4;
     let mut acc = f32x4_splat(0.0);
-    for i in (0..n).step_by(4) {
-        let x = f32x4(a[i], a[i + 1], a[i + 2], a[i + 3]);
-        let y = f32x4(b[i], b[i + 1], b[i + 2], b[i + 3]);
+    for (x, y) in a[..n].chunks_exact(4).zip(b[..n].chunks_exact(4)) {
+        // SAFETY: each chunk holds four f32s; v128 loads need no alignment.
+        let (x, y) = unsafe { (v128_load(x.as_ptr() as *const v128), v128_load(y.as_ptr() as *const v128)) };
         acc = f32x4_add(acc, f32x4_mul(x, y));
     }
     let lanes = f32x4_extract_lane::<0>(acc) + f32x4_extract_lane::<1>(acc) + f32x4_extract_lane::<2>(acc) + f32x4_extract_lane::<3>(acc);

@@ -4,6 +4,7 @@
 //! own and come together in [`pipeline::PipelineArgs`], which a subcommand flattens. What the
 //! options mean to the layers below is worked out in `commands`.
 
+pub mod bench;
 pub mod browser;
 pub mod browsers;
 pub mod compare;
@@ -21,6 +22,7 @@ pub mod serve;
 pub mod values;
 pub mod verify;
 
+use bench::BenchArgs;
 use browsers::BrowsersArgs;
 use clap::{Parser, Subcommand};
 use compare::CompareArgs;
@@ -39,7 +41,8 @@ use verify::VerifyArgs;
 /// unchecked), and writes
 /// results.json, a self-contained report.html, summary.md and junit.xml. The same kernels also
 /// run on the CPU in WASM and natively through wgpu, for reference, and beside them
-/// TensorFlow.js's ops and the browser's WebNN. Every median comes with a 95% bootstrap
+/// TensorFlow.js's ops and the browser's WebNN. `harness bench` does the same for your own
+/// crate's benches. Every median comes with a 95% bootstrap
 /// confidence interval; saved baselines and `harness compare` make a regression gate.
 #[derive(Debug, Parser)]
 #[command(name = "harness", version, propagate_version = true)]
@@ -58,6 +61,10 @@ pub enum Command {
     /// Run a kernel suite in browsers (or natively), check every result, and write reports.
     #[command(after_help = run::AFTER_HELP)]
     Run(Box<RunArgs>),
+    /// Run your own crate's benches (harness-bench: CPU and wgpu code) in browsers and natively,
+    /// with run's sampling, checks and reports.
+    #[command(after_help = bench::AFTER_HELP)]
+    Bench(Box<BenchArgs>),
     /// List kernels, or the cases a suite and filter select.
     List(ListArgs),
     /// List the browsers and WebDriver servers found here, with versions, install hints and what

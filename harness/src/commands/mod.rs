@@ -2,6 +2,7 @@
 //! This module turns the options the measuring subcommands share into the pipeline's settings:
 //! the one place where command-line values become what the layers below take.
 
+pub mod bench;
 pub mod browsers;
 pub mod compare;
 pub mod list;

@@ -7,8 +7,14 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::SystemTime;
 
-/// The page's static files, copied into every bundle.
-const STATIC_FILES: [&str; 4] = ["index.html", "main.js", "tfjs.js", "webnn.js"];
+/// The page's static files, copied into every bundle: built into harness, so a bench bundle needs
+/// no source tree.
+const STATIC_FILES: [(&str, &str); 4] = [
+    ("index.html", include_str!("../../../page/static/index.html")),
+    ("main.js", include_str!("../../../page/static/main.js")),
+    ("tfjs.js", include_str!("../../../page/static/tfjs.js")),
+    ("webnn.js", include_str!("../../../page/static/webnn.js")),
+];
 
 /// A folder the server can serve as the page.
 #[derive(Debug, Clone)]
@@ -56,7 +62,7 @@ pub fn prepare(explicit: Option<&Path>) -> Result<Bundle, BundleError> {
 }
 
 fn check_complete(dir: &Path) -> Result<(), BundleError> {
-    for f in STATIC_FILES.into_iter().chain(["pkg/page.js", "pkg/page_bg.wasm"]) {
+    for f in STATIC_FILES.map(|(f, _)| f).into_iter().chain(["pkg/page.js", "pkg/page_bg.wasm"]) {
         if !dir.join(f).is_file() {
             return Err(BundleError::Incomplete(dir.to_path_buf(), f.to_string()));
         }
@@ -85,11 +91,15 @@ fn build(src: &Path) -> Result<Bundle, BundleError> {
         return Err(BundleError::Cargo(stderr));
     }
     let target = target_dir(src);
-    let wasm = target.join("wasm32-unknown-unknown/wasm/page.wasm");
-    let dir = target.join("harness-bundle");
+    assemble(&target.join("wasm32-unknown-unknown/wasm/page.wasm"), &target.join("harness-bundle"))
+}
+
+/// The page in `dir` around `wasm`, a WASM module built for the page: the catalogue's, or a
+/// bench target's (`harness bench`), which exports `harness_bench_run` in place of `run`.
+pub fn assemble(wasm: &Path, dir: &Path) -> Result<Bundle, BundleError> {
     let pkg = dir.join("pkg");
     let glue = pkg.join("page_bg.wasm");
-    let rebuilt = modified(&wasm) > modified(&glue);
+    let rebuilt = modified(wasm) > modified(&glue);
     // Another harness run may be serving this bundle right now (two runs from one tree, tests run
     // side by side): every file is written beside its place and renamed into it, so a browser
     // never loads half a file, and a file that is already right is left alone.
@@ -97,13 +107,13 @@ fn build(src: &Path) -> Result<Bundle, BundleError> {
         let fresh = dir.join(format!("pkg.{}", std::process::id()));
         std::fs::create_dir_all(&fresh).map_err(|e| BundleError::Io(fresh.clone(), e))?;
         wasm_bindgen_cli_support::Bindgen::new()
-            .input_path(&wasm)
+            .input_path(wasm)
             .web(true)
-            .map_err(|e| BundleError::Bindgen(wasm.clone(), e.to_string()))?
+            .map_err(|e| BundleError::Bindgen(wasm.to_path_buf(), e.to_string()))?
             .typescript(false)
             .out_name("page")
             .generate(&fresh)
-            .map_err(|e| BundleError::Bindgen(wasm.clone(), format!("{e:#}")))?;
+            .map_err(|e| BundleError::Bindgen(wasm.to_path_buf(), format!("{e:#}")))?;
         std::fs::create_dir_all(&pkg).map_err(|e| BundleError::Io(pkg.clone(), e))?;
         for entry in std::fs::read_dir(&fresh).map_err(|e| BundleError::Io(fresh.clone(), e))?.flatten() {
             let to = pkg.join(entry.file_name());
@@ -111,16 +121,14 @@ fn build(src: &Path) -> Result<Bundle, BundleError> {
         }
         let _ = std::fs::remove_dir_all(&fresh);
     }
-    for f in STATIC_FILES {
-        let from = src.join("page/static").join(f);
-        let bytes = std::fs::read(&from).map_err(|e| BundleError::Io(from.clone(), e))?;
+    for (f, text) in STATIC_FILES {
         let to = dir.join(f);
-        if std::fs::read(&to).ok().as_deref() != Some(bytes.as_slice()) {
+        if std::fs::read(&to).ok().as_deref() != Some(text.as_bytes()) {
             let tmp = dir.join(format!("{f}.{}", std::process::id()));
-            std::fs::write(&tmp, &bytes).and_then(|_| std::fs::rename(&tmp, &to)).map_err(|e| BundleError::Io(to, e))?;
+            std::fs::write(&tmp, text).and_then(|_| std::fs::rename(&tmp, &to)).map_err(|e| BundleError::Io(to, e))?;
         }
     }
-    Ok(Bundle { dir, rebuilt })
+    Ok(Bundle { dir: dir.to_path_buf(), rebuilt })
 }
 
 fn modified(p: &Path) -> Option<SystemTime> {

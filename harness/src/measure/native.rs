@@ -8,13 +8,14 @@ use crate::measure::probe::RunProbe;
 use crate::measure::events::{Reporter, RunEvent};
 use crate::plan::reference::References;
 use crate::measure::server::PageEvent;
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
+use std::path::{Path, PathBuf};
 use kernels::gpu::Gpu;
 use kernels::wire::{AdapterReport, CaseMeasurement, PageError, Progress};
 use kernels::{Platform, RunPlan};
 use reports::{BrowserInfo, PlatformRun};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tokio::sync::{mpsc, watch};
 
 /// The wgpu version harness is built with, for reports.
@@ -32,10 +33,20 @@ impl Restart for NoRestart {
 /// The name a native run goes by in place of a browser's (in reports and its journal label).
 pub const BROWSER: &str = "wgpu";
 
-/// Runs `plan` natively.
+/// What plays the page's part natively.
+#[derive(Debug, Clone, Copy)]
+pub enum Worker<'a> {
+    /// harness's own worker thread, through native wgpu (the catalogue, models, user kernels).
+    InProcess,
+    /// A user's natively built bench binary (`harness bench`), in a process of its own.
+    BenchBinary(&'a Path),
+}
+
+/// Runs `plan` natively, on `worker`.
 pub async fn run_native(
     plan: &RunPlan,
-    case_timeout: Duration,
+    on: Worker<'_>,
+    limits: CaseLimits,
     references: &Arc<References>,
     probe: &RunProbe,
     reporter: &mut dyn Reporter,
@@ -45,30 +56,112 @@ pub async fn run_native(
     run.probe = Some(probe.status(false));
     run.browser_info = Some(BrowserInfo { name: BROWSER.into(), version: WGPU.into(), path: None, flags: Vec::new(), user_flags: Vec::new() });
     let (tx, mut events) = mpsc::unbounded_channel();
-    let worker_plan = plan.clone();
-    let weights = references.clone();
-    let worker_probe = probe.clone();
-    let worker = std::thread::spawn(move || pollster::block_on(worker(worker_plan, weights, worker_probe, tx)));
     let mut book = CaseBook::new(&plan.cases);
     let t = Instant::now();
     reporter.event(RunEvent::RunStarted { browser: &run.browser, platform: &run.platform });
     reporter.event(RunEvent::Planned { browser: &run.browser, cases: plan.cases.len(), sampling: &plan.sampling });
-    // A native dispatch cannot be interrupted, so a timed-out case is not run again.
-    let limits = CaseLimits { timeout: case_timeout, retries: 0 };
-    let outcome = run_cases(plan, limits, &mut events, &mut NoRestart, &mut run, &mut book, reporter, interrupted, &[], references, probe.probe()).await;
+    let outcome = match on {
+        Worker::InProcess => {
+            let worker_plan = plan.clone();
+            let weights = references.clone();
+            let worker_probe = probe.clone();
+            let worker = std::thread::spawn(move || pollster::block_on(worker(worker_plan, weights, worker_probe, tx)));
+            // A native dispatch cannot be interrupted, so a timed-out case is not run again.
+            let limits = CaseLimits { retries: 0, ..limits };
+            let outcome = run_cases(plan, limits, &mut events, &mut NoRestart, &mut run, &mut book, reporter, interrupted, &[], references, probe.probe()).await;
+            // The worker drops its device when it ends: let it, before harness goes on to exit. A
+            // driver torn down by the exit while a thread still releases its device crashed
+            // harness on an H100. A hung case never ends, so it is not waited for.
+            if outcome.is_ok() {
+                let _ = tokio::task::spawn_blocking(move || worker.join()).await;
+            }
+            outcome
+        }
+        Worker::BenchBinary(exe) => {
+            let mut process = BenchProcess { exe: exe.to_path_buf(), tx, running: None };
+            match process.restart(plan.clone()).await {
+                Ok(()) => run_cases(plan, limits, &mut events, &mut process, &mut run, &mut book, reporter, interrupted, &[], references, probe.probe()).await,
+                Err(e) => Err(e),
+            }
+        }
+    };
     run.phases.cases_ms = t.elapsed().as_secs_f64() * 1e3;
-    // The worker drops its device when it ends: let it, before harness goes on to exit. A driver
-    // torn down by the exit while a thread still releases its device crashed harness on an H100.
-    // A hung case never ends, so it is not waited for.
-    if outcome.is_ok() {
-        let _ = tokio::task::spawn_blocking(move || worker.join()).await;
-    }
     if let Some(adapter) = &run.adapter {
         if let Some(info) = &mut run.browser_info {
             info.flags = vec![adapter.user_agent.clone()];
         }
     }
     finish_run(run, book, outcome, reporter)
+}
+
+/// A bench binary measuring a plan: a process per attempt, its standard output read as
+/// [`PageEvent`]s. Unlike a dispatch in harness's own process, it can be stopped: a hung or
+/// crashed bench costs its case, and a fresh process runs the rest.
+struct BenchProcess {
+    exe: PathBuf,
+    tx: mpsc::UnboundedSender<PageEvent>,
+    /// The process, its reader, and the plan file it reads.
+    running: Option<(tokio::process::Child, tokio::task::JoinHandle<()>, tempfile::NamedTempFile)>,
+}
+
+impl Restart for BenchProcess {
+    async fn restart(&mut self, plan: RunPlan) -> Result<()> {
+        if let Some((mut child, reader, _)) = self.running.take() {
+            reader.abort();
+            let _ = child.kill().await;
+        }
+        let mut file = tempfile::NamedTempFile::new()?;
+        serde_json::to_writer(&mut file, &plan)?;
+        let mut child = tokio::process::Command::new(&self.exe)
+            .arg(harness_bench::native::RUN)
+            .arg(file.path())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .with_context(|| format!("starting the bench binary {}", self.exe.display()))?;
+        let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
+        let tx = self.tx.clone();
+        let reader = tokio::spawn(async move {
+            use tokio::io::{AsyncBufReadExt, BufReader};
+            // What the bench printed to stderr, the end of which explains a crash.
+            let said = tokio::spawn(async move {
+                let mut tail = std::collections::VecDeque::new();
+                let Some(stderr) = stderr else { return tail };
+                let mut lines = BufReader::new(stderr).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    tracing::debug!("bench: {line}");
+                    tail.push_back(line);
+                    if tail.len() > 20 {
+                        tail.pop_front();
+                    }
+                }
+                tail
+            });
+            let mut done = false;
+            if let Some(stdout) = stdout {
+                let mut lines = BufReader::new(stdout).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    match line.strip_prefix(harness_bench::native::EVENT_PREFIX).map(serde_json::from_str::<PageEvent>) {
+                        Some(Ok(event)) => {
+                            done |= matches!(event, PageEvent::Done);
+                            let _ = tx.send(event);
+                        }
+                        Some(Err(e)) => tracing::warn!("bench: an event harness cannot read ({e}): {line}"),
+                        None => tracing::info!("bench: {line}"),
+                    }
+                }
+            }
+            if !done {
+                let tail: Vec<String> = said.await.unwrap_or_default().into();
+                let message = format!("the bench binary ended before the plan was done; it said:\n{}", tail.join("\n"));
+                let _ = tx.send(PageEvent::Error(PageError { fatal: true, case_id: None, ..PageError::case("", message) }));
+            }
+        });
+        self.running = Some((child, reader, file));
+        Ok(())
+    }
 }
 
 /// Plays the page: adapter, then each case, then done. Stops when the controller stops listening.

@@ -22,7 +22,11 @@ pub fn table(report: &RunReport) -> String {
         t.set_header(header);
         for c in &run.cases {
             let h = c.headline();
-            let timer = c.timer.map(reports::Timer::short).unwrap_or("–");
+            // A CPU bench's wall clock says how fine it is: its medians are never below one step.
+            let timer = match (c.timer.map(reports::Timer::short), c.timer_resolution_ms) {
+                (Some(t), Some(res)) => format!("{t} ({:.3} µs step)", res * 1e3),
+                (t, _) => t.unwrap_or("–").to_string(),
+            };
             let mut row = vec![
                 Cell::new(c.label()),
                 Cell::new(c.status.as_str()),

@@ -211,11 +211,11 @@ impl Pipeline {
         if s.platforms.contains(&Platform::Native) && !*interrupted.borrow() {
             let native_plan = RunPlan { cases: s.variants(&tune_cache, "native", &plan.cases), ..plan.clone() };
             let label = journal::run_label(crate::measure::native::BROWSER, Platform::Native.as_str());
-            let (native, timeout, references) = (&s.native, s.limits.timeout, &planned.references);
+            let (native, limits, references) = (&s.native, s.limits, &planned.references);
             let (probe, reporter, interrupted) = (&probe, &mut reporter, &mut interrupted);
             runs.push(
                 resume_or_run(s.journaled.as_ref(), &label, &native_plan, |plan| async move {
-                    native.run(&plan, timeout, references, probe, reporter, interrupted).await
+                    native.run(&plan, limits, references, probe, reporter, interrupted).await
                 })
                 .await,
             );

@@ -6,8 +6,9 @@ use crate::measure::probe::RunProbe;
 use crate::plan::reference::References;
 use kernels::RunPlan;
 use reports::PlatformRun;
+use crate::measure::controller::CaseLimits;
+use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 use tokio::sync::watch;
 
 /// What runs a plan's `--platform native` cases. `harness bench` adds a variant that runs the
@@ -20,22 +21,26 @@ pub enum NativeRunner {
     /// (`measure::native`).
     #[default]
     InProcess,
+    /// A user's bench binary (`harness bench`), built natively, in a process of its own that is
+    /// started again after a crash or a timed-out case.
+    BenchBinary(PathBuf),
 }
 
 impl NativeRunner {
-    /// Runs `plan`'s cases natively, each within `case_timeout`, checking outputs against
+    /// Runs `plan`'s cases natively, each within `limits`, checking outputs against
     /// `references`, until done or `interrupted`.
     pub async fn run(
         &self,
         plan: &RunPlan,
-        case_timeout: Duration,
+        limits: CaseLimits,
         references: &Arc<References>,
         probe: &RunProbe,
         reporter: &mut dyn Reporter,
         interrupted: &mut watch::Receiver<bool>,
     ) -> PlatformRun {
         match self {
-            NativeRunner::InProcess => native::run_native(plan, case_timeout, references, probe, reporter, interrupted).await,
+            NativeRunner::InProcess => native::run_native(plan, native::Worker::InProcess, limits, references, probe, reporter, interrupted).await,
+            NativeRunner::BenchBinary(exe) => native::run_native(plan, native::Worker::BenchBinary(exe), limits, references, probe, reporter, interrupted).await,
         }
     }
 }

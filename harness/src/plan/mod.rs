@@ -3,6 +3,7 @@
 //! output is checked against.
 
 pub mod baseline;
+pub mod bench;
 pub mod manifest;
 pub mod reference;
 pub mod tuning;

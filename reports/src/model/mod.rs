@@ -543,6 +543,10 @@ pub struct CaseReport {
     /// Batches kept in flight while sampling.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub in_flight: Option<u32>,
+    /// The wall clock's smallest step, ms, where the platform measured it (a CPU bench of
+    /// `harness bench`): no sample is reported below one step over its iterations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timer_resolution_ms: Option<f64>,
     /// The GPU's clocks, power and throttle reasons while the case ran, where a probe watched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock: Option<ClockStats>,
@@ -731,6 +735,7 @@ impl CaseReport {
             sampling: None,
             batch: None,
             in_flight: None,
+            timer_resolution_ms: None,
             clock: None,
             timer: None,
             wall: None,
@@ -781,6 +786,7 @@ impl CaseReport {
         case.sampling = Some(m.sampling);
         case.batch = Some(m.batch);
         case.in_flight = Some(m.in_flight);
+        case.timer_resolution_ms = m.timer_resolution_ms;
         case.correctness = Some(verdict);
         case
     }

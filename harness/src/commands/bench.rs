@@ -1,0 +1,79 @@
+//! `harness bench`: builds a user's bench target natively and for wasm32, lists its benches and
+//! computes their references natively, then hands the cases to the pipeline `run` uses: the page
+//! runs the target's WASM in place of the catalogue's, and `--platform native` runs the native
+//! bench binary.
+
+use super::{journal, pipeline_settings};
+use crate::cli::bench::BenchArgs;
+use crate::cli::replay;
+use crate::measure::bundle;
+use crate::pipeline::{CaseFilter, NativeRunner, Pipeline, Planned, Serve, Settings};
+use crate::plan::bench::BenchTarget;
+use crate::plan::reference::References;
+use anyhow::{Context, Result};
+use kernels::bench::BenchKind;
+use std::collections::HashMap;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// `bench`'s choice of cases per platform: CPU benches on wasm and native, GPU benches on webgpu
+/// and native.
+pub const BY_KIND: CaseFilter = CaseFilter {
+    keep: |platform, case| platform.unsupported(case).is_none(),
+    skipped: "it has no benches of its kind (CPU benches run on wasm and native, GPU benches on webgpu and native)",
+};
+
+/// Builds, lists or runs the bench target `args` names.
+pub async fn exec(mut args: BenchArgs) -> Result<ExitCode> {
+    let journaled = journal(&args.pipeline)?;
+    if let Some(j) = &journaled {
+        let shown = args.pipeline.output.resume.as_ref().map(|d| d.join(crate::output::journal::JOURNAL).display().to_string()).unwrap_or_default();
+        replay::apply_pipeline(&mut args.pipeline, &j.started, &shown).with_context(|| format!("resuming {shown}"))?;
+    }
+    eprintln!("building the bench target of {} (natively, in release)…", args.manifest_path.display());
+    let target = BenchTarget::build(&args.manifest_path, args.bench.as_deref())?;
+    if args.list {
+        list(&target, args.pipeline.output.json)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let cases = match &journaled {
+        Some(j) => j.started.settings.cases.clone(),
+        None => target.cases(&args.pipeline.filter)?,
+    };
+    let shared = pipeline_settings(&args.pipeline, journaled)?;
+    let bundle = match shared.platforms.iter().any(|p| p.in_browser()) {
+        true => {
+            eprintln!("building `{}` for wasm32 (the page)…", target.name);
+            let wasm = target.build_wasm()?;
+            Some(bundle::assemble(&wasm, &target.target_dir.join("harness-bench").join(&target.name))?.dir)
+        }
+        false => None,
+    };
+    let references = References::new(HashMap::new(), None).with_given(target.references(&cases)?);
+    let settings = Settings {
+        serve: Serve { bundle, ..shared.serve.clone() },
+        native: NativeRunner::BenchBinary(target.native.clone()),
+        cases_for: BY_KIND,
+        ..shared
+    };
+    let pipeline = Pipeline::prepare(settings)?;
+    pipeline.run(Planned { cases, references: Arc::new(references), weights: HashMap::new() }).await
+}
+
+/// Prints the target's benches: a table, or JSON with `json`.
+fn list(target: &BenchTarget, json: bool) -> Result<()> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(&target.cases)?);
+        return Ok(());
+    }
+    println!("{} bench(es) in `{}` ({}):", target.cases.len(), target.name, target.manifest.display());
+    for b in &target.cases {
+        let kind = match b.kind {
+            BenchKind::Cpu => "cpu (wasm, native)",
+            BenchKind::Gpu => "gpu (webgpu, native)",
+        };
+        let checked = if b.reference.is_some() { "checked against its reference" } else { "unchecked (no reference)" };
+        println!("  {:<32} {kind:<21} {checked}", b.label());
+    }
+    Ok(())
+}
