@@ -1,0 +1,25 @@
+//! One bench of each outcome: passed, error (a panic), failed (a wrong output), unchecked (no
+//! reference).
+
+use harness_bench::{black_box, Benches, Tolerance};
+
+fn sum(n: u32) -> u64 {
+    (0..n).map(u64::from).sum()
+}
+
+fn outcomes(c: &mut Benches) {
+    let exact = Tolerance { abs: 0.0, rel: 0.0 };
+    c.cpu("ok").reference(|| vec![4950.0], exact).run(|b| b.iter(|| sum(black_box(100))));
+    c.cpu("panics").reference(|| vec![4950.0], exact).run(|b| {
+        b.iter(|| sum(black_box(100)));
+        panic!("deliberate panic in a bench");
+    });
+    // The code sums 0..100 and the reference says 0..=100: a wrong answer the check must catch.
+    c.cpu("wrong").reference(|| vec![5050.0], exact).run(|b| b.iter(|| sum(black_box(100))));
+    c.cpu("unchecked").run(|b| b.iter(|| sum(black_box(100))));
+    c.cpu("slow").param(1).reference(|| vec![4950.0], exact).run(|b| b.iter(|| sum(black_box(100))));
+    c.cpu("slow").param(2).reference(|| vec![4950.0], exact).run(|b| b.iter(|| sum(black_box(100))));
+}
+
+harness_bench::group!(benches, outcomes);
+harness_bench::main!(benches);

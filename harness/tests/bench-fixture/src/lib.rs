@@ -1,0 +1,1 @@
+//! Nothing: the benches are the fixture.

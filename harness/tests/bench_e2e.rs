@@ -1,0 +1,197 @@
+//! `harness bench` end to end: the quickstart example in headless Chromium, Firefox and natively;
+//! a bench that panics, one whose output is wrong and one with no reference; a target that does
+//! not compile; another wasm-bindgen; `--list`; a baseline and its gate; `--resume` after harness
+//! was killed mid-bench. The bench crates are real crates built by cargo, sharing one target folder.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+fn quickstart() -> String {
+    workspace().join("examples/bench-quickstart/Cargo.toml").display().to_string()
+}
+
+fn fixture() -> String {
+    workspace().join("harness/tests/bench-fixture/Cargo.toml").display().to_string()
+}
+
+/// `harness bench ARGS`, the bench crates built into one target folder, so their dependencies
+/// (wgpu among them) are compiled once for every test.
+fn bench(args: &[&str]) -> Output {
+    harness_command().arg("bench").args(args).env("CARGO_TARGET_DIR", workspace().join("target/bench-crates")).output().unwrap()
+}
+
+/// `harness bench --json --out DIR ARGS` with the browser lock held: the exit status, results.json
+/// (checked against the schema) and stderr.
+fn bench_checked(name: &str, args: &[&str]) -> (Option<i32>, Value, String) {
+    let _lock = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = out_dir(name);
+    let out = bench(&[&["--json", "--out", dir.to_str().unwrap()], args].concat());
+    let stderr = text(&out.stderr);
+    assert!(dir.join("results.json").is_file(), "no results.json; harness said:\n{stderr}");
+    let results = read_json(&dir.join("results.json"));
+    let errors = schema_errors(&results);
+    assert!(errors.is_empty(), "results.json violates its schema:\n{}", errors.join("\n"));
+    assert_no_browser_or_driver_left(name);
+    (out.status.code(), results, stderr)
+}
+
+/// Every case of every run, as (run, case id, status).
+fn statuses(results: &Value) -> Vec<(String, String, String)> {
+    let mut all = Vec::new();
+    for run in results["runs"].as_array().unwrap() {
+        let label = format!("{}/{}", run["browser"].as_str().unwrap(), run["platform"].as_str().unwrap());
+        for c in run["cases"].as_array().unwrap() {
+            all.push((label.clone(), c["id"].as_str().unwrap().to_string(), c["status"].as_str().unwrap().to_string()));
+        }
+    }
+    all
+}
+
+#[test]
+fn the_quickstart_runs_and_passes_in_chromium_firefox_and_natively() {
+    let (code, results, stderr) = bench_checked(
+        "bench-quickstart",
+        &["--manifest-path", &quickstart(), "--browser", "chrome,firefox", "--platform", "webgpu,wasm,native", "--samples", "5", "--warmup", "1"],
+    );
+    let all = statuses(&results);
+    for (run, id, status) in &all {
+        println!("{run:<16} {id:<24} {status}");
+    }
+    // CPU benches as WASM in both browsers and natively, GPU benches on both WebGPUs and natively.
+    let runs: Vec<&str> = all.iter().map(|(r, _, _)| r.as_str()).collect();
+    for (run, cases) in [("chrome/webgpu", 3), ("chrome/wasm", 6), ("firefox/webgpu", 3), ("firefox/wasm", 6), ("wgpu/native", 9)] {
+        assert_eq!(runs.iter().filter(|r| **r == run).count(), cases, "{run}: {all:#?}\n{stderr}");
+    }
+    assert!(all.iter().all(|(_, _, s)| s == "passed"), "{all:#?}\n{stderr}");
+    assert_eq!(code, Some(0), "{stderr}");
+    for run in results["runs"].as_array().unwrap() {
+        for c in run["cases"].as_array().unwrap() {
+            let median = c["wall"]["median"].as_f64().unwrap();
+            assert!(median > 0.0, "{}: median {median}", c["id"]);
+            assert!(c["correctness"]["maxAbsErr"].is_number(), "checked against the bench's reference: {}", c["correctness"]);
+            // A CPU bench states how fine its clock is; a GPU bench is timed by GPU timestamps
+            // where the adapter has them.
+            if c["id"].as_str().unwrap().starts_with("dot/") {
+                assert!(c["timerResolutionMs"].as_f64().is_some_and(|r| r > 0.0), "{}", c["id"]);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_panic_is_an_error_a_wrong_output_fails_no_reference_is_unchecked_and_the_rest_pass() {
+    let (code, results, stderr) = bench_checked(
+        "bench-faults",
+        &["--manifest-path", &fixture(), "--bench", "faults", "--browser", "chrome", "--platform", "wasm,native", "--samples", "5", "--retries", "0", "--filter", "ok,panics,wrong,unchecked"],
+    );
+    let all = statuses(&results);
+    for run in ["chrome/wasm", "wgpu/native"] {
+        let status = |id: &str| all.iter().find(|(r, i, _)| r == run && i == id).map(|(_, _, s)| s.as_str()).unwrap_or("missing");
+        assert_eq!([status("ok"), status("panics"), status("wrong"), status("unchecked")], ["passed", "error", "failed", "unchecked"], "{run}: {all:#?}\n{stderr}");
+    }
+    for run in results["runs"].as_array().unwrap() {
+        let panicked = run["cases"].as_array().unwrap().iter().find(|c| c["id"] == "panics").unwrap();
+        assert!(panicked["message"].as_str().unwrap().contains("deliberate panic in a bench"), "{}: {}", run["browser"], panicked["message"]);
+    }
+    assert_eq!(code, Some(1), "{stderr}");
+}
+
+#[test]
+fn a_compile_error_exits_2_with_cargos_message_before_any_browser_starts() {
+    let _lock = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = out_dir("bench-broken");
+    let out = bench(&["--manifest-path", &fixture(), "--bench", "broken", "--browser", "chrome,firefox", "--platform", "webgpu,wasm", "--out", dir.to_str().unwrap()]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("the bench target `broken` did not compile") && stderr.contains("this_function_does_not_exist"), "{stderr}");
+    assert!(!dir.exists(), "nothing ran, so nothing is written");
+    assert_no_browser_or_driver_left("a bench target that does not compile");
+}
+
+#[test]
+fn another_wasm_bindgen_is_refused_by_name_before_any_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = dir.path().join("Cargo.toml");
+    let harness_bench = workspace().join("harness-bench");
+    std::fs::write(
+        &manifest,
+        format!("[package]\nname = \"mine\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[workspace]\n[dev-dependencies]\nharness-bench = {{ path = {:?} }}\nwasm-bindgen = \"=0.2.100\"\n", harness_bench),
+    )
+    .unwrap();
+    let out = bench(&["--manifest-path", manifest.to_str().unwrap()]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("asks for wasm-bindgen =0.2.100") && stderr.contains("this harness links wasm-bindgen 0.2.") && stderr.contains("cargo update -p wasm-bindgen"), "{stderr}");
+    assert!(!dir.path().join("target").exists() && !dir.path().join("Cargo.lock").exists(), "cargo never ran");
+}
+
+#[test]
+fn list_names_every_bench_with_its_kind_and_check() {
+    let out = bench(&["--manifest-path", &fixture(), "--bench", "faults", "--list", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let labels: Vec<String> = listed.as_array().unwrap().iter().map(|b| format!("{}{}", b["name"].as_str().unwrap(), b["param"].as_str().map(|p| format!("@{p}")).unwrap_or_default())).collect();
+    assert_eq!(labels, ["ok", "panics", "wrong", "unchecked", "slow@1", "slow@2"]);
+    assert!(listed[3].get("reference").is_none() && listed[0]["reference"].is_object() && listed[0]["kind"] == "cpu");
+    let table = bench(&["--manifest-path", &fixture(), "--bench", "faults", "--list"]);
+    assert!(text(&table.stdout).contains("unchecked (no reference)"), "{}", text(&table.stdout));
+}
+
+#[test]
+fn a_saved_baseline_gates_a_later_bench_run() {
+    let baselines = tempfile::tempdir().unwrap();
+    let dir = baselines.path().to_str().unwrap();
+    let common = ["--manifest-path", &fixture(), "--bench", "faults", "--platform", "native", "--filter", "ok", "--samples", "10", "--baseline-dir", dir];
+    let (code, _, stderr) = bench_checked("bench-baseline-save", &[&common[..], &["--save-baseline", "before"]].concat());
+    assert_eq!(code, Some(0), "{stderr}");
+    let (code, results, stderr) = bench_checked("bench-baseline-gate", &[&common[..], &["--baseline", "before", "--fail-on-regression", "1000"]].concat());
+    assert_eq!(code, Some(0), "{stderr}");
+    let compared = &results["baseline"];
+    assert_eq!(compared["name"], "before", "{compared}");
+    assert!(compared.to_string().contains("\"ok\""), "the bench's case is compared with its baseline: {compared}");
+}
+
+#[test]
+fn resume_after_harness_is_killed_mid_bench_runs_only_what_is_left() {
+    let _lock = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = out_dir("bench-resume");
+    let mut child = harness_command()
+        .args(["bench", "--manifest-path", &fixture(), "--bench", "faults", "--platform", "native", "--filter", "ok,slow@*", "--samples", "100000", "--max-time", "2"])
+        .args(["--out", dir.to_str().unwrap()])
+        .env("CARGO_TARGET_DIR", workspace().join("target/bench-crates"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = BufReader::new(child.stderr.take().unwrap()).lines().map_while(Result::ok);
+    let mut seen = Vec::new();
+    for line in lines {
+        let passed = line.starts_with("PASS");
+        seen.push(line);
+        if passed {
+            break;
+        }
+    }
+    child.kill().unwrap(); // SIGKILL: no handler runs.
+    child.wait().unwrap();
+    assert!(seen.iter().any(|l| l.starts_with("PASS")), "{seen:#?}");
+    assert!(!dir.join("results.json").exists(), "killed before its reports");
+    let out = harness_command().args(["bench", "--manifest-path", &fixture(), "--bench", "faults", "--resume", dir.to_str().unwrap(), "--json"]).env("CARGO_TARGET_DIR", workspace().join("target/bench-crates")).output().unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let results = read_json(&dir.join("results.json"));
+    let all = statuses(&results);
+    assert_eq!(all.iter().map(|(_, id, s)| format!("{id} {s}")).collect::<Vec<_>>(), ["ok passed", "slow@1 passed", "slow@2 passed"], "{stderr}");
+    // The case finished before the kill was not run again.
+    let ran_again = stderr.lines().filter(|l| l.starts_with("PASS") && l.contains(" ok ")).count();
+    assert_eq!(ran_again, 0, "{stderr}");
+}
