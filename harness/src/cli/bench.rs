@@ -15,6 +15,15 @@ pub struct BenchArgs {
     /// the crate has more than one.
     #[arg(long, value_name = "NAME")]
     pub bench: Option<String>,
+    /// Run this bench binary, built before (`cargo build --release --bench NAME`, or a
+    /// `harness bench` elsewhere), instead of building the crate: for a machine without a Rust
+    /// toolchain. In a browser it needs --bundle too.
+    #[arg(long, value_name = "PATH")]
+    pub bench_binary: Option<PathBuf>,
+    /// Serve this page bundle of the bench target (the folder `harness bench` writes to
+    /// TARGET_DIR/harness-bench/NAME) instead of building it for wasm32.
+    #[arg(long, value_name = "DIR")]
+    pub bundle: Option<PathBuf>,
     /// List the benches (`name@param`, CPU or GPU, checked or not) and exit, running nothing.
     /// With --json, as JSON.
     #[arg(long)]

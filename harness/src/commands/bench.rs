@@ -30,8 +30,13 @@ pub async fn exec(mut args: BenchArgs) -> Result<ExitCode> {
         let shown = args.pipeline.output.resume.as_ref().map(|d| d.join(crate::output::journal::JOURNAL).display().to_string()).unwrap_or_default();
         replay::apply_pipeline(&mut args.pipeline, &j.started, &shown).with_context(|| format!("resuming {shown}"))?;
     }
-    eprintln!("building the bench target of {} (natively, in release)…", args.manifest_path.display());
-    let target = BenchTarget::build(&args.manifest_path, args.bench.as_deref())?;
+    let target = match &args.bench_binary {
+        Some(exe) => BenchTarget::prebuilt(exe)?,
+        None => {
+            eprintln!("building the bench target of {} (natively, in release)…", args.manifest_path.display());
+            BenchTarget::build(&args.manifest_path, args.bench.as_deref())?
+        }
+    };
     if args.list {
         list(&target, args.pipeline.output.json)?;
         return Ok(ExitCode::SUCCESS);
@@ -41,13 +46,14 @@ pub async fn exec(mut args: BenchArgs) -> Result<ExitCode> {
         None => target.cases(&args.pipeline.filter)?,
     };
     let shared = pipeline_settings(&args.pipeline, journaled)?;
-    let bundle = match shared.platforms.iter().any(|p| p.in_browser()) {
-        true => {
+    let bundle = match (args.bundle.clone(), shared.platforms.iter().any(|p| p.in_browser())) {
+        (Some(dir), _) => Some(dir),
+        (None, true) => {
             eprintln!("building `{}` for wasm32 (the page)…", target.name);
             let wasm = target.build_wasm()?;
             Some(bundle::assemble(&wasm, &target.target_dir.join("harness-bench").join(&target.name))?.dir)
         }
-        false => None,
+        (None, false) => None,
     };
     let references = References::new(HashMap::new(), None).with_given(target.references(&cases)?);
     let settings = Settings {
@@ -66,7 +72,8 @@ fn list(target: &BenchTarget, json: bool) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&target.cases)?);
         return Ok(());
     }
-    println!("{} bench(es) in `{}` ({}):", target.cases.len(), target.name, target.manifest.display());
+    let from = target.manifest.as_deref().unwrap_or(&target.native);
+    println!("{} bench(es) in `{}` ({}):", target.cases.len(), target.name, from.display());
     for b in &target.cases {
         let kind = match b.kind {
             BenchKind::Cpu => "cpu (wasm, native)",

@@ -73,8 +73,8 @@ pub enum BenchError {
 pub struct BenchTarget {
     /// The bench target's name (`cargo bench --bench NAME`).
     pub name: String,
-    /// The package's Cargo.toml.
-    pub manifest: PathBuf,
+    /// The package's Cargo.toml; `None` for a prebuilt binary.
+    pub manifest: Option<PathBuf>,
     /// The native bench binary.
     pub native: PathBuf,
     /// cargo's target folder for the crate.
@@ -94,14 +94,26 @@ impl BenchTarget {
         check_wasm_bindgen(&manifest)?;
         let (name, target_dir) = bench_target(&manifest, bench)?;
         let native = compile(&manifest, &name, None)?;
-        let listed = answer(&native, &[harness_bench::native::LIST])?;
-        let cases = serde_json::from_str(&listed).map_err(|e| protocol(&native, format!("its list is not JSON ({e})")))?;
-        Ok(BenchTarget { name, manifest, native, target_dir, cases })
+        let cases = list(&native)?;
+        Ok(BenchTarget { name, manifest: Some(manifest), native, target_dir, cases })
+    }
+
+    /// A bench binary built before (on another machine: a GPU machine without a Rust toolchain),
+    /// as `cargo build --release --bench NAME` leaves it.
+    pub fn prebuilt(exe: &Path) -> Result<BenchTarget, BenchError> {
+        let native = exe.canonicalize().map_err(|e| BenchError::Spawn(exe.display().to_string(), e))?;
+        // cargo names it NAME-HASH.
+        let stem = native.file_stem().and_then(|s| s.to_str()).unwrap_or("bench");
+        let name = stem.rsplit_once('-').filter(|(_, h)| h.len() == 16 && h.chars().all(|c| c.is_ascii_hexdigit())).map_or(stem, |(n, _)| n).to_string();
+        let cases = list(&native)?;
+        let target_dir = native.parent().unwrap_or(Path::new(".")).to_path_buf();
+        Ok(BenchTarget { name, manifest: None, native, target_dir, cases })
     }
 
     /// Builds the target for wasm32, as the page is built; returns the `.wasm`.
     pub fn build_wasm(&self) -> Result<PathBuf, BenchError> {
-        compile(&self.manifest, &self.name, Some("wasm32-unknown-unknown"))
+        let manifest = self.manifest.as_ref().ok_or_else(|| protocol(&self.native, "a prebuilt bench binary has no crate to build the page's WASM from: pass --bundle with the folder `harness bench` built it in".into()))?;
+        compile(manifest, &self.name, Some("wasm32-unknown-unknown"))
     }
 
     /// Every reference its benches give, by reference id: computed once, natively, by the bench
@@ -139,6 +151,12 @@ impl BenchTarget {
         }
         Ok(selected.into_iter().map(|(_, b)| CaseSpec::of_bench(b.clone())).collect())
     }
+}
+
+/// The benches the binary lists.
+fn list(exe: &Path) -> Result<Vec<BenchCase>, BenchError> {
+    let listed = answer(exe, &[harness_bench::native::LIST])?;
+    serde_json::from_str(&listed).map_err(|e| protocol(exe, format!("its list is not JSON ({e})")))
 }
 
 fn protocol(exe: &Path, what: String) -> BenchError {

@@ -1,0 +1,1 @@
+//! Nothing here: the bench builds the catalogue's matmul (benches/matmul.rs).
