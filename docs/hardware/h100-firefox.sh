@@ -27,6 +27,10 @@
 #   survive (issues 15 and 16): a lost device in Firefox and natively, a native soak, WebNN in Firefox; after step 2.
 #   checks, wall (issue 23): the f16 roofline with the counting chain, the full-suite matmul natively with its
 #   f64 references cold and then from the disk cache; then the default suite and the decoder re-run for wall >= GPU.
+#   harness bench (issue 24, h100-bench.md): here build examples/bench-matmul (one `harness bench` of it in a
+#   browser, with CARGO_TARGET_DIR=target/bench-crates) and `bash docs/hardware/h100-firefox.sh pack-bench`;
+#   carry bench.tar.xz with call 2 and add `bash docs/hardware/h100-firefox.sh stash-bench &&` before `bench`
+#   (native and Firefox); after Chromium's parts, `bench-chrome`.
 #   Chromium (an attempt; see h100-firefox.md): here `bash docs/hardware/h100-firefox.sh pack-chromium`,
 #   there `stash-chromium` once per part carried (chromium.tar.xz.aa, .ab, …), then `chromium`, and
 #   `chrome` for the suites in Chromium with the flags that got the GPU.
@@ -71,6 +75,20 @@ pack-tfjs)
   ls -la "$pack/tfjs.tar.xz"
   exit 0
   ;;
+pack-bench)
+  # The bench-matmul binary and its page bundle, as `harness bench` built them here.
+  crates=$top/target/bench-crates
+  exe=$(ls -t "$crates"/release/deps/matmul-* | grep -v '\.d$' | head -1)
+  work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+  mkdir -p "$work/bench"; cp "$exe" "$work/bench/matmul"; cp -a "$crates/harness-bench/matmul" "$work/bench/bundle"
+  tar cJf "$pack/bench.tar.xz" -C "$work" bench
+  ls -la "$pack/bench.tar.xz"
+  exit 0
+  ;;
+stash-bench)
+  mkdir -p /tmp/gpu && tar xJf "$pack/bench.tar.xz" -C /tmp/gpu && ls /tmp/gpu/bench
+  exit 0
+  ;;
 stash-tfjs)
   mkdir -p /tmp/gpu/tfjs && tar xJf "$pack/tfjs.tar.xz" -C /tmp/gpu/tfjs && cp "$pack/tune.json" /tmp/gpu/tune.json
   exit 0
@@ -83,7 +101,7 @@ stash-model)
   fi
   exit 0
   ;;
-suite | models | chromium | chrome | tune-native | tune-firefox | tune-matvec | decoder-native | matmul | kernels | decoder | tfjs | minilm | survive | checks | wall) ;;
+suite | models | chromium | chrome | bench | bench-chrome | tune-native | tune-firefox | tune-matvec | decoder-native | matmul | kernels | decoder | tfjs | minilm | survive | checks | wall) ;;
 *) sed -n 2,23p "$0"; exit 2 ;;
 esac
 
@@ -141,6 +159,30 @@ chrome)
   run chrome-default harness run "${c[@]}" --platform webgpu,native --suite default --out "$dir/default"
   run chrome-models harness run "${c[@]}" --platform webgpu --model minilm,tinyllama --context 128 \
     --weights /tmp/gpu/all-MiniLM-L6-v2 --timeout 300 --out "$dir/models"
+  ;;
+bench | bench-chrome)
+  # The catalogue's matmul at 1024³ and 4096³ timed twice over by `harness run` and as a GPU bench
+  # through harness-bench's public API (examples/bench-matmul), alternating, with the same sampling.
+  b=(--bench-binary /tmp/gpu/bench/matmul --bundle /tmp/gpu/bench/bundle)
+  m=matmul@1024x1024x1024,matmul@4096x4096x4096
+  same=(--samples 30 --warmup 5 --max-time 5 --timeout 300)
+  if [ "$step" = bench ]; then
+    where=(native "--platform native" firefox "${ff[*]} --platform webgpu")
+  else
+    export LD_LIBRARY_PATH=/tmp/gpu/chromium-lib:$LD_LIBRARY_PATH
+    where=(chrome "--browser chrome --browser-path chrome=/tmp/gpu/chromium/chromium --driver-path chrome=/tmp/gpu/chromium/chromedriver
+      --browser-arg=--enable-features=Vulkan,VulkanFromANGLE,DefaultANGLEVulkan --browser-arg=--use-vulkan=native
+      --browser-arg=--disable-vulkan-surface --browser-arg=--ignore-gpu-blocklist --browser-arg=--disable-gpu-sandbox
+      --browser-arg=--use-angle=vulkan --platform webgpu")
+  fi
+  set -- "${where[@]}"
+  while [ $# -gt 0 ]; do
+    name=$1; read -r -a opts <<< "$(echo "$2" | tr '\n' ' ')"; shift 2
+    for round in 1 2; do
+      run "run-$name-$round" harness run "${opts[@]}" --suite full --filter "$m" "${same[@]}" --out "$dir/run-$name-$round"
+      run "bench-$name-$round" harness bench "${b[@]}" "${opts[@]}" "${same[@]}" --out "$dir/bench-$name-$round"
+    done
+  done
   ;;
 tune-native | tune-firefox)
   # Every matmul variant at the full suite's shapes (1024³, 2048³, 4096³); the winners go to the

@@ -21,10 +21,18 @@ enum OutputBuffer {
     U32(wgpu::Buffer),
 }
 
-/// What a GPU bench times: `record`, run back to back, and the buffers whose contents after the
-/// timing are its output.
+/// How a run is recorded.
+enum Record {
+    /// Into the encoder: passes of the bench's own.
+    Encoder(Box<dyn Fn(&mut wgpu::CommandEncoder)>),
+    /// Into one compute pass that harness opens for the whole batch.
+    Pass(Box<dyn Fn(&mut wgpu::ComputePass<'_>)>),
+}
+
+/// What a GPU bench times: one run, recorded back to back, and the buffers whose contents after
+/// the timing are its output.
 pub struct GpuWork {
-    record: Box<dyn Fn(&mut wgpu::CommandEncoder)>,
+    record: Record,
     outputs: Vec<OutputBuffer>,
 }
 
@@ -32,7 +40,16 @@ impl GpuWork {
     /// Work that `record` records into the encoder it is given: one run of the bench (any
     /// number of passes and dispatches). It is called once per run, many times per encoder.
     pub fn new(record: impl Fn(&mut wgpu::CommandEncoder) + 'static) -> Self {
-        GpuWork { record: Box::new(record), outputs: Vec::new() }
+        GpuWork { record: Record::Encoder(Box::new(record)), outputs: Vec::new() }
+    }
+
+    /// Work that `record` records into a compute pass: one run of the bench (dispatches only).
+    /// harness opens one pass for a whole batch of runs, with the GPU timestamps on it, as it times
+    /// its own kernels. A pass per run ([`GpuWork::new`]) costs a synchronisation between runs that
+    /// some implementations do not make between dispatches of one pass (wgpu's, natively and in
+    /// Firefox: about 6 µs a run on an H100, docs/hardware/h100-bench.md).
+    pub fn in_pass(record: impl Fn(&mut wgpu::ComputePass<'_>) + 'static) -> Self {
+        GpuWork { record: Record::Pass(Box::new(record)), outputs: Vec::new() }
     }
 
     /// Reads `buffer` (`f32`s; it needs `COPY_SRC`) back after the timing as (part of) the output.
@@ -79,6 +96,16 @@ impl GpuWork {
 
 impl Recorded for GpuWork {
     fn record(&self, encoder: &mut wgpu::CommandEncoder, batch: u32, timestamps: Option<wgpu::ComputePassTimestampWrites<'_>>) {
+        let record = match &self.record {
+            Record::Encoder(record) => record,
+            Record::Pass(record) => {
+                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("batch"), timestamp_writes: timestamps });
+                for _ in 0..batch {
+                    record(&mut pass);
+                }
+                return;
+            }
+        };
         // The user's passes are their own: the batch's timestamps go on empty passes around
         // them. Passes run in order, so the first begins before the batch and the last ends
         // after it.
@@ -93,7 +120,7 @@ impl Recorded for GpuWork {
             encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("batch begins"), timestamp_writes: Some(writes) });
         }
         for _ in 0..batch {
-            (self.record)(encoder);
+            record(encoder);
         }
         if let Some(writes) = around(false) {
             encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("batch ends"), timestamp_writes: Some(writes) });

@@ -230,3 +230,37 @@ macro_rules! main {
         }
     };
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn two(c: &mut Benches) {
+        c.cpu("a").param(1).flops(2.0).run(|b| b.iter(|| 1.0f32));
+        c.gpu("b").reference(Vec::new, Tolerance { abs: 0.0, rel: 0.0 }).run(|_gpu| async { GpuWork::new(|_| {}) });
+    }
+
+    fn three(c: &mut Benches) {
+        c.cpu("a").param(2).run(|b| b.iter(|| ()));
+    }
+
+    crate::group!(benches, two, three);
+
+    #[test]
+    fn a_group_registers_every_bench_of_its_functions_in_order() {
+        let mut b = Benches::new("target");
+        benches(&mut b);
+        let listed: Vec<(String, BenchKind, bool)> = b.cases().into_iter().map(|c| (c.label(), c.kind, c.reference.is_some())).collect();
+        assert_eq!(listed, [("a@1".into(), BenchKind::Cpu, false), ("b".into(), BenchKind::Gpu, true), ("a@2".into(), BenchKind::Cpu, false)]);
+        assert_eq!(b.cases()[0].flops, Some(2.0));
+        assert!(b.cases().iter().all(|c| c.target == "target"));
+    }
+
+    #[test]
+    #[should_panic(expected = "the bench `a@1` is registered twice")]
+    fn a_bench_registered_twice_is_refused() {
+        let mut b = Benches::new("target");
+        two(&mut b);
+        two(&mut b);
+    }
+}

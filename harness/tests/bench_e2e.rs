@@ -144,6 +144,16 @@ fn list_names_every_bench_with_its_kind_and_check() {
     assert!(listed[3].get("reference").is_none() && listed[0]["reference"].is_object() && listed[0]["kind"] == "cpu");
     let table = bench(&["--manifest-path", &fixture(), "--bench", "faults", "--list"]);
     assert!(text(&table.stdout).contains("unchecked (no reference)"), "{}", text(&table.stdout));
+    // The binary just built, run as a prebuilt one (a machine without a toolchain): the same list.
+    let built = std::fs::read_dir(workspace().join("target/bench-crates/release/deps"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.file_name().unwrap().to_str().unwrap().starts_with("faults-") && p.extension().is_none())
+        .max_by_key(|p| p.metadata().unwrap().modified().unwrap())
+        .unwrap();
+    let prebuilt = bench(&["--bench-binary", built.to_str().unwrap(), "--list", "--json"]);
+    assert_eq!(serde_json::from_slice::<Value>(&prebuilt.stdout).unwrap(), listed, "{}", text(&prebuilt.stderr));
 }
 
 #[test]

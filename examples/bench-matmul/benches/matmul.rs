@@ -7,13 +7,29 @@ use harness_bench::{Benches, GpuContext, GpuWork};
 use kernels::program::Program;
 use kernels::{catalog, Shape};
 
+/// How the bench records a run: in the one pass harness opens per batch (as harness times its own
+/// kernels), or in a pass of its own.
+#[derive(Clone, Copy)]
+enum Passes {
+    One,
+    PerRun,
+}
+
 fn matmul(c: &mut Benches) {
-    for n in [1024u32, 4096] {
+    for (name, passes) in [("matmul", Passes::One), ("matmul/pass-per-run", Passes::PerRun)] {
+        for n in [1024u32, 4096] {
+            register(c, name, passes, n);
+        }
+    }
+}
+
+fn register(c: &mut Benches, name: &str, passes: Passes, n: u32) {
+    {
         let shape = Shape(vec![n, n, n]);
         let kernel = catalog::find("matmul").expect("the catalogue has matmul");
         let (flops, bytes, tolerance) = (kernel.flops(&shape), kernel.bytes(&shape), kernel.tolerance(&shape));
         let reference_shape = shape.clone();
-        c.gpu("matmul")
+        c.gpu(name)
             .param(format!("{n}x{n}x{n}"))
             .flops(flops)
             .bytes(bytes)
@@ -28,14 +44,14 @@ fn matmul(c: &mut Benches) {
                 let shape = shape.clone();
                 async move {
                     let k = catalog::find("matmul").unwrap();
-                    work(&gpu, Program::of_kernel(k, &shape, &k.inputs(&shape, 1)))
+                    work(&gpu, Program::of_kernel(k, &shape, &k.inputs(&shape, 1)), passes)
                 }
             });
     }
 }
 
-/// The program's buffers, pipelines and bind groups, and one run of its dispatches in one pass.
-fn work(gpu: &GpuContext, program: Program) -> GpuWork {
+/// The program's buffers, pipelines and bind groups, and one run of its dispatches.
+fn work(gpu: &GpuContext, program: Program, passes: Passes) -> GpuWork {
     let device = &gpu.device;
     let buffers: Vec<wgpu::Buffer> = program
         .buffers
@@ -75,14 +91,17 @@ fn work(gpu: &GpuContext, program: Program) -> GpuWork {
         })
         .collect();
     let outputs: Vec<wgpu::Buffer> = program.outputs.iter().map(|&i| buffers[i].clone()).collect();
-    let mut work = GpuWork::new(move |encoder| {
-        let mut pass = encoder.begin_compute_pass(&Default::default());
+    let run = move |pass: &mut wgpu::ComputePass<'_>| {
         for (pipeline, group, [x, y, z]) in &steps {
             pass.set_pipeline(pipeline);
             pass.set_bind_group(0, group, &[]);
             pass.dispatch_workgroups(*x, *y, *z);
         }
-    });
+    };
+    let mut work = match passes {
+        Passes::One => GpuWork::in_pass(run),
+        Passes::PerRun => GpuWork::new(move |encoder| run(&mut encoder.begin_compute_pass(&Default::default()))),
+    };
     for out in &outputs {
         work = work.output_f32(out);
     }
