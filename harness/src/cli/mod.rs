@@ -109,7 +109,7 @@ mod tests {
         let r = run(&[]);
         let (p, s) = (&r.pipeline, &r.pipeline.sampling);
         assert_eq!(p.browser.browser, [BrowserChoice::Chrome]);
-        assert_eq!((p.platform.as_slice(), r.suite), ([PlatformArg::Webgpu].as_slice(), SuiteArg::Default));
+        assert_eq!((p.platform.as_slice(), r.suite), ([].as_slice(), SuiteArg::Default), "no --platform: each subcommand's own default");
         assert!(!p.browser.headed);
         assert_eq!((s.samples, s.warmup, s.timeout, s.target_ci), (30, stats::WarmupPolicy::Auto, 60.0, None));
         assert_eq!((p.baseline.gate.noise_threshold, p.baseline.gate.fail_on_regression), (2.0, None));

@@ -18,8 +18,9 @@ pub const CASES: &str = "Cases";
 #[command(next_help_heading = CASES)]
 pub struct PipelineArgs {
     /// Where the kernels run, comma-separated; the report puts them side by side with ratios.
-    /// `native` needs no browser.
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "webgpu", conflicts_with = "resume")]
+    /// `native` needs no browser. [default: webgpu; for `harness bench`, webgpu,wasm: its GPU
+    /// benches on WebGPU and its CPU benches as WASM]
+    #[arg(long, value_enum, value_delimiter = ',', conflicts_with = "resume")]
     pub platform: Vec<PlatformArg>,
     /// Kernels to run, as names or globs, comma-separated (`matmul_*,softmax`), in that order;
     /// `KERNEL@SHAPE` keeps one of the suite's shapes (`matmul@13x17x19`, `matvec@*x1`).

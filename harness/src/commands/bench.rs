@@ -6,6 +6,7 @@
 use super::{journal, pipeline_settings};
 use crate::cli::bench::BenchArgs;
 use crate::cli::replay;
+use crate::cli::values::PlatformArg;
 use crate::measure::bundle;
 use crate::pipeline::{CaseFilter, NativeRunner, Pipeline, Planned, Serve, Settings};
 use crate::plan::bench::BenchTarget;
@@ -45,7 +46,7 @@ pub async fn exec(mut args: BenchArgs) -> Result<ExitCode> {
         Some(j) => j.started.settings.cases.clone(),
         None => target.cases(&args.pipeline.filter)?,
     };
-    let shared = pipeline_settings(&args.pipeline, journaled)?;
+    let shared = pipeline_settings(&args.pipeline, &[PlatformArg::Webgpu, PlatformArg::Wasm], journaled)?;
     let bundle = match (args.bundle.clone(), shared.platforms.iter().any(|p| p.in_browser())) {
         (Some(dir), _) => Some(dir),
         (None, true) => {

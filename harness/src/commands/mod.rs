@@ -25,13 +25,17 @@ use anyhow::Result;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// The pipeline's settings from the options every measuring subcommand shares, for the run that
-/// `journaled` (`--resume`) completes if any. Each subcommand then sets what is its own (the
+/// The pipeline's settings from the options every measuring subcommand shares (with
+/// `default_platforms` where `--platform` is not given), for the run that `journaled`
+/// (`--resume`) completes if any. Each subcommand then sets what is its own (the
 /// bundle, the native runner, the case filter, tuning, …) by struct update; here they are the
 /// plain choices: page built from the source tree, native cases in process, every case on every
 /// platform, no tuning.
-pub fn pipeline_settings(args: &PipelineArgs, journaled: Option<Journaled>) -> Result<Settings> {
-    let platforms = platforms(&args.platform);
+pub fn pipeline_settings(args: &PipelineArgs, default_platforms: &[PlatformArg], journaled: Option<Journaled>) -> Result<Settings> {
+    let platforms = match args.platform.is_empty() {
+        true => platforms(default_platforms),
+        false => platforms(&args.platform),
+    };
     let in_browser = platforms.iter().any(|p| p.in_browser());
     let kinds = if in_browser { browser_kinds(&args.browser.browser, discovery::installed) } else { Vec::new() };
     if in_browser && args.browser.browser.contains(&BrowserChoice::All) {

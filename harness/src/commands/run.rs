@@ -30,7 +30,7 @@ pub async fn exec(mut args: RunArgs) -> Result<ExitCode> {
         }
         (None, None) => Vec::new(),
     };
-    let settings = settings(&args, pipeline_settings(&args.pipeline, journaled)?);
+    let settings = settings(&args, pipeline_settings(&args.pipeline, &[crate::cli::values::PlatformArg::Webgpu], journaled)?);
     let pipeline = Pipeline::prepare(settings)?;
     pipeline.run(plan(&args, replayed)?).await
 }

@@ -87,7 +87,7 @@ pub fn table(report: &RunReport) -> String {
     out
 }
 
-/// The model cases (encoders, decoder prefill and decode) of every run with their rates; empty
+/// The cases with a rate (models' tokens and sentences, benches' elements) of every run; empty
 /// when no case has a throughput.
 pub fn models(report: &RunReport) -> String {
     let rows = reports::model_rows(report);
@@ -96,7 +96,7 @@ pub fn models(report: &RunReport) -> String {
     }
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
-    t.set_header(["model case", "run", "median ms", "rate", "per item", "status"]);
+    t.set_header(["case", "run", "median ms", "rate", "per item", "status"]);
     for m in rows {
         t.add_row(vec![
             Cell::new(&m.case.id),
@@ -107,7 +107,7 @@ pub fn models(report: &RunReport) -> String {
             Cell::new(m.case.status.as_str()),
         ]);
     }
-    format!("models\n{t}\n")
+    format!("rates (models, and benches that declare elements)\n{t}\n")
 }
 
 /// The comparison with a baseline as a table, then its counts and the regression gate's verdict.
