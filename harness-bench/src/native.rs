@@ -88,7 +88,8 @@ fn run_plan(benches: &Benches, path: &str) -> Result<(), String> {
     std::panic::set_hook(Box::new(|info| {
         *PANIC.lock().unwrap_or_else(|e| e.into_inner()) = Some(info.to_string());
     }));
-    let gpu_cases = plan.cases.iter().any(|c| matches!(&c.workload, Some(Workload::Bench(b)) if b.kind == kernels::bench::BenchKind::Gpu));
+    // Everything but a CPU bench (GPU benches, the roofline's probes) needs the GPU.
+    let gpu_cases = plan.cases.iter().any(|c| !matches!(&c.workload, Some(Workload::Bench(b)) if b.kind == kernels::bench::BenchKind::Cpu));
     let mut gpu = match gpu_cases {
         true => match pollster::block_on(Gpu::new()) {
             Ok(gpu) => Some(gpu),

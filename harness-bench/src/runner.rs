@@ -21,7 +21,12 @@ pub(crate) async fn run_case(
 ) -> Result<CaseMeasurement, PageError> {
     let fail = |message: String| PageError::case(&case.id, message);
     let Some(Workload::Bench(bench)) = &case.workload else {
-        return Err(fail(format!("{}: not a bench of this target", case.kernel)));
+        // A kernel of harness's catalogue (the roofline's probes, `harness bench --roofline`): its
+        // own program, timed as `harness run` times it.
+        return match (gpu, case.kernel()) {
+            (Some(gpu), Some(_)) => gpu.run_case(plan, case, None, clock, on_sample).await.map_err(|e| e.for_case(&case.id)),
+            _ => Err(fail(format!("{}: neither a bench of this target nor a GPU kernel of harness's", case.kernel))),
+        };
     };
     let registered = benches.find(bench).ok_or_else(|| fail(format!("no bench `{}` in this build of `{}`: rebuild it", bench.label(), bench.target)))?;
     let output = |values: &[f64]| CaseMeasurement::encode_bytes(&BenchCase::encode_output(values));

@@ -205,3 +205,17 @@ fn resume_after_harness_is_killed_mid_bench_runs_only_what_is_left() {
     let ran_again = stderr.lines().filter(|l| l.starts_with("PASS") && l.contains(" ok ")).count();
     assert_eq!(ran_again, 0, "{stderr}");
 }
+
+#[test]
+fn roofline_gives_a_bench_its_fraction_of_the_peak_that_binds_it() {
+    let (code, results, stderr) = bench_checked(
+        "bench-roofline",
+        &["--manifest-path", &quickstart(), "--platform", "native", "--roofline", "--filter", "sum/two-pass@65536", "--samples", "3", "--warmup", "1"],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let cases = results["runs"][0]["cases"].as_array().unwrap();
+    let ids: Vec<&str> = cases.iter().map(|c| c["id"].as_str().unwrap()).collect();
+    assert!(ids.first().is_some_and(|i| i.starts_with("stream_copy/")) && ids.last() == Some(&"sum/two-pass@65536"), "the probes first: {ids:?}");
+    let bench = cases.last().unwrap();
+    assert!(bench["roofline"]["fraction"].as_f64().is_some_and(|f| f > 0.0), "{}", bench["roofline"]);
+}

@@ -24,6 +24,11 @@ pub struct BenchArgs {
     /// TARGET_DIR/harness-bench/NAME) instead of building it for wasm32.
     #[arg(long, value_name = "DIR")]
     pub bundle: Option<PathBuf>,
+    /// Measure this machine's roofline first, as `harness run --roofline` does (harness's probes
+    /// `stream_copy` and `fma_chain` on WebGPU and natively): every bench that declares its bytes
+    /// or FLOPs then shows its fraction of the peak that binds it.
+    #[arg(long, conflicts_with = "resume")]
+    pub roofline: bool,
     /// List the benches (`name@param`, CPU or GPU, checked or not) and exit, running nothing.
     /// With --json, as JSON.
     #[arg(long)]

@@ -13,14 +13,18 @@ use crate::plan::bench::BenchTarget;
 use crate::plan::reference::References;
 use anyhow::{Context, Result};
 use kernels::bench::BenchKind;
+use kernels::Platform;
 use std::collections::HashMap;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-/// `bench`'s choice of cases per platform: CPU benches on wasm and native, GPU benches on webgpu
-/// and native.
+/// `bench`'s choice of cases per platform: CPU benches on wasm and native, GPU benches and the
+/// roofline's probes on webgpu and native.
 pub const BY_KIND: CaseFilter = CaseFilter {
-    keep: |platform, case| platform.unsupported(case).is_none(),
+    keep: |platform, case| match case.workload {
+        Some(_) => platform.unsupported(case).is_none(),
+        None => matches!(platform, Platform::Webgpu | Platform::Native),
+    },
     skipped: "it has no benches of its kind (CPU benches run on wasm and native, GPU benches on webgpu and native)",
 };
 
@@ -44,6 +48,7 @@ pub async fn exec(mut args: BenchArgs) -> Result<ExitCode> {
     }
     let cases = match &journaled {
         Some(j) => j.started.settings.cases.clone(),
+        None if args.roofline => kernels::plan::roofline_first(kernels::Suite::Default, args.pipeline.seed, target.cases(&args.pipeline.filter)?),
         None => target.cases(&args.pipeline.filter)?,
     };
     let shared = pipeline_settings(&args.pipeline, &[PlatformArg::Webgpu, PlatformArg::Wasm], journaled)?;
