@@ -52,14 +52,18 @@ impl GpuWork {
         GpuWork { record: Record::Pass(Box::new(record)), outputs: Vec::new() }
     }
 
-    /// Reads `buffer` (`f32`s; it needs `COPY_SRC`) back after the timing as (part of) the output.
+    /// Reads `buffer` (`f32`s; it needs `COPY_SRC`) back after the timing as (part of) the output:
+    /// its contents after every timed run, so a run that reads what it writes (in place) is
+    /// checked after many runs, not one.
     pub fn output_f32(mut self, buffer: &wgpu::Buffer) -> Self {
+        readable(buffer);
         self.outputs.push(OutputBuffer::F32(buffer.clone()));
         self
     }
 
     /// Reads `buffer` (`u32`s; it needs `COPY_SRC`) back after the timing as (part of) the output.
     pub fn output_u32(mut self, buffer: &wgpu::Buffer) -> Self {
+        readable(buffer);
         self.outputs.push(OutputBuffer::U32(buffer.clone()));
         self
     }
@@ -92,6 +96,16 @@ impl GpuWork {
         }
         values
     }
+}
+
+/// Refuses, by name, an output buffer harness cannot copy back, before WebGPU refuses the copy
+/// with a validation error that names neither the bench nor the fix.
+fn readable(buffer: &wgpu::Buffer) {
+    assert!(
+        buffer.usage().contains(wgpu::BufferUsages::COPY_SRC),
+        "an output buffer of GpuWork must be created with BufferUsages::COPY_SRC (it is read back after the timing to be checked); this one has {:?}",
+        buffer.usage()
+    );
 }
 
 impl Recorded for GpuWork {

@@ -103,6 +103,12 @@ fn a_panic_is_an_error_a_wrong_output_fails_no_reference_is_unchecked_and_the_re
         assert!(panicked["message"].as_str().unwrap().contains("deliberate panic in a bench"), "{}: {}", run["browser"], panicked["message"]);
     }
     assert_eq!(code, Some(1), "{stderr}");
+    // A shader that does not compile fails its case with the compiler's words, natively too (where
+    // the failure shows first as a failed wait).
+    let (_, results, stderr) = bench_checked("bench-bad-shader", &["--manifest-path", &fixture(), "--bench", "faults", "--platform", "native", "--filter", "bad-shader"]);
+    let case = &results["runs"][0]["cases"][0];
+    assert_eq!(case["status"], "error", "{stderr}");
+    assert!(case["message"].as_str().unwrap().contains("not_defined_anywhere"), "{}", case["message"]);
 }
 
 #[test]
@@ -140,7 +146,7 @@ fn list_names_every_bench_with_its_kind_and_check() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
     let labels: Vec<String> = listed.as_array().unwrap().iter().map(|b| format!("{}{}", b["name"].as_str().unwrap(), b["param"].as_str().map(|p| format!("@{p}")).unwrap_or_default())).collect();
-    assert_eq!(labels, ["ok", "panics", "wrong", "unchecked", "slow@1", "slow@2"]);
+    assert_eq!(labels, ["ok", "panics", "wrong", "unchecked", "bad-shader", "slow@1", "slow@2"]);
     assert!(listed[3].get("reference").is_none() && listed[0]["reference"].is_object() && listed[0]["kind"] == "cpu");
     let table = bench(&["--manifest-path", &fixture(), "--bench", "faults", "--list"]);
     assert!(text(&table.stdout).contains("unchecked (no reference)"), "{}", text(&table.stdout));

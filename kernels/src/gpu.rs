@@ -519,7 +519,10 @@ impl Gpu {
         }
         match (measured, uncaptured.is_empty()) {
             (Ok(_), false) => Err(GpuError::Uncaptured(uncaptured.join("; "))),
-            (measured, _) => measured,
+            // What the GPU reported first explains what failed after it: natively, a shader that
+            // did not compile surfaces only as a failed wait for the submission that used it.
+            (Err(e), false) => Err(GpuError::Uncaptured(format!("{}; then: {e}", uncaptured.join("; ")))),
+            (measured, true) => measured,
         }
     }
 

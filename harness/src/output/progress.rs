@@ -57,7 +57,7 @@ pub fn timing_phrase(case: &CaseReport) -> String {
                 c if c == "–" => String::new(),
                 c => format!(", SM {c}"),
             };
-            format!("{:.4} ms {timer}{ci} (median of {}{batch}, cv {:.1}%{outliers}{stop}{clock})", h.median, h.n, h.cv * 100.0)
+            format!("{} ms {timer}{ci} (median of {}{batch}, cv {:.1}%{outliers}{stop}{clock})", reports::format_ms(h.median), h.n, h.cv * 100.0)
         }
         None => String::new(),
     }

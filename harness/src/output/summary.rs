@@ -222,7 +222,7 @@ pub fn tuning(rankings: &[crate::plan::tuning::Ranking]) -> String {
             t.add_row(vec![
                 Cell::new(if i == 0 { "winner" } else { "" }),
                 Cell::new(variant),
-                Cell::new(format!("{median:.4}")).set_alignment(CellAlignment::Right),
+                Cell::new(reports::format_ms(*median)).set_alignment(CellAlignment::Right),
                 Cell::new(opt(*gflops, 1)).set_alignment(CellAlignment::Right),
                 Cell::new(best.map(|b| format!("×{:.2}", median / b)).unwrap_or_default()).set_alignment(CellAlignment::Right),
             ]);

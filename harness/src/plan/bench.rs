@@ -166,8 +166,13 @@ fn protocol(exe: &Path, what: String) -> BenchError {
 /// What the bench binary prints when asked `args`.
 fn answer(exe: &Path, args: &[&str]) -> Result<String, BenchError> {
     let out = Command::new(exe).args(args).output().map_err(|e| BenchError::Spawn(exe.display().to_string(), e))?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // libtest's harness, not harness-bench's `main!`, answered.
+    if stderr.contains("Unrecognized option") && stderr.contains("harness-") {
+        return Err(protocol(exe, "it runs Rust's default test harness: add `harness = false` under its `[[bench]]` in Cargo.toml".into()));
+    }
     if !out.status.success() {
-        return Err(protocol(exe, format!("`{}` exited with {}: {}", args.join(" "), out.status, String::from_utf8_lossy(&out.stderr).trim())));
+        return Err(protocol(exe, format!("`{}` exited with {}: {}", args.join(" "), out.status, stderr.trim())));
     }
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }

@@ -483,8 +483,12 @@ pub fn format_ms(v: f64) -> String {
         format!("{v:.1}")
     } else if v >= 1.0 {
         format!("{v:.3}")
-    } else {
+    } else if v >= 0.01 || v <= 0.0 || !v.is_finite() {
         format!("{v:.4}")
+    } else {
+        // Three significant digits below 10 µs (a CPU bench's iteration): 0.000512, not 0.0005.
+        let decimals = (2 - v.log10().floor() as i32).clamp(4, 12) as usize;
+        format!("{v:.decimals$}")
     }
 }
 
@@ -872,4 +876,19 @@ pub fn describe_failure(v: &Verdict) -> String {
         s += &format!("; first at [{}]: got {} expected {}", m.index, m.got, m.expected);
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn milliseconds_keep_three_significant_digits_below_ten_microseconds() {
+        assert_eq!(format_ms(152.24), "152.2");
+        assert_eq!(format_ms(1.23456), "1.235");
+        assert_eq!(format_ms(0.0123), "0.0123");
+        assert_eq!(format_ms(0.0081), "0.00810");
+        assert_eq!(format_ms(0.000512), "0.000512");
+        assert_eq!(format_ms(0.0), "0.0000");
+    }
 }
