@@ -93,7 +93,7 @@ mod tests {
     use crate::measure::browser::{user, BrowserKind};
     use browser::BrowserChoice;
     use std::path::PathBuf;
-    use values::{PlatformArg, SuiteArg, WebnnDeviceArg};
+    use values::{SuiteArg, WebnnDeviceArg};
 
     fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
         Cli::try_parse_from(std::iter::once("harness").chain(args.iter().copied()))
