@@ -461,13 +461,23 @@ pub async fn run_cases(
                             let label = format!("{} {}", run.browser, run.platform);
                             // The clocks while the timed samples ran; the whole case where the
                             // platform did not say when that was.
-                            let clock = probe.and_then(|p| {
+                            let span = probe.map(|p| {
                                 let arrived = p.now_ms();
-                                let (from, to) = page_clock.timed_span(&m, arrived).unwrap_or((started_ms, arrived));
-                                p.window(from, to)
+                                page_clock.timed_span(&m, arrived).unwrap_or((started_ms, arrived))
                             });
                             let mut case = analyze(spec, *m, references.clone(), label).await?;
-                            case.clock = clock;
+                            case.clock = match (probe, span) {
+                                (Some(p), Some((from, to))) => match p.window(from, to) {
+                                    Some(clock) => Some(clock),
+                                    // A span shorter than the probe's interval, reported before the
+                                    // reading after it was taken: that reading stands in for it.
+                                    None => {
+                                        tokio::time::sleep(p.interval()).await;
+                                        p.window(from, to)
+                                    }
+                                },
+                                _ => None,
+                            };
                             book.settle(case, reporter);
                         }
                         current = None;

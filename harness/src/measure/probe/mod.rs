@@ -267,6 +267,11 @@ impl ClockProbe {
         (distance <= ms(self.interval)).then(|| clock_stats(&[nearest]))
     }
 
+    /// How often it reads the clocks.
+    pub fn interval(&self) -> Duration {
+        self.interval
+    }
+
     /// The most recent reading, if any.
     pub fn latest(&self) -> Option<ClockReading> {
         self.lock().samples.last().map(|(_, r)| r.clone())
