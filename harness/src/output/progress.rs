@@ -11,6 +11,8 @@ use std::time::Duration;
 pub struct TerminalReporter {
     bar: ProgressBar,
     sampling: Option<Sampling>,
+    /// What reports errors in the run under way: a browser's page, or the native worker.
+    source: &'static str,
 }
 
 impl Default for TerminalReporter {
@@ -25,7 +27,7 @@ impl TerminalReporter {
         let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
         bar.set_style(ProgressStyle::with_template("{spinner} {msg}").expect("valid template"));
         bar.enable_steady_tick(Duration::from_millis(120));
-        TerminalReporter { bar, sampling: None }
+        TerminalReporter { bar, sampling: None, source: "page" }
     }
 
     fn line(&self, text: String) {
@@ -66,7 +68,9 @@ pub fn timing_phrase(case: &CaseReport) -> String {
 impl Reporter for TerminalReporter {
     fn event(&mut self, event: RunEvent<'_>) {
         match event {
-            RunEvent::RunStarted { .. } => {}
+            RunEvent::RunStarted { platform, .. } => {
+                self.source = if *platform == *kernels::Platform::Native.as_str() { "native" } else { "page" };
+            }
             RunEvent::Step(what) => {
                 self.bar.set_message(what.to_string());
                 if self.bar.is_hidden() {
@@ -127,7 +131,7 @@ impl Reporter for TerminalReporter {
                 self.line(line);
             }
             RunEvent::PageError(e) => {
-                let mut line = format!("page error: {}", e.message);
+                let mut line = format!("{} error: {}", self.source, e.message);
                 if let Some(stack) = &e.stack {
                     line += &format!("\n{stack}");
                 }
