@@ -47,8 +47,7 @@ pub(crate) async fn run_case(
                 let t0 = now_ms();
                 let work = setup(context).await;
                 let setup_ms = now_ms() - t0;
-                let queries = gpu.timestamps();
-                let sampled = gpu.measure_work(&work, queries.as_ref(), &plan.sampling, clock, on_sample).await?;
+                let sampled = gpu.measure_work(&work, &plan.sampling, clock, on_sample).await?;
                 let values = work.decode(&gpu.read_buffers(&work.output_buffers()).await?);
                 Ok(CaseMeasurement::of_sampled(case.id.clone(), setup_ms, sampled, output(&values)))
             })

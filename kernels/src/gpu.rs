@@ -353,12 +353,11 @@ impl Gpu {
         }
         let outputs = program.outputs.iter().map(|&i| (i, program.buffers[i].init.len())).collect();
 
-        let queries = self.timestamps();
-        Ok(Prepared { buffers, pipelines, steps, outputs, queries, pipeline_ms })
+        Ok(Prepared { buffers, pipelines, steps, outputs, pipeline_ms })
     }
 
     /// GPU timestamp queries for the batches in flight, where the device has them.
-    pub fn timestamps(&self) -> Option<Queries> {
+    fn timestamps(&self) -> Option<Queries> {
         self.timestamps.then(|| Queries {
             set: self.device.create_query_set(&wgpu::QuerySetDescriptor {
                 label: Some("timestamps"),
@@ -428,23 +427,23 @@ impl Gpu {
         clock: &mut impl ClockGate,
         on_sample: impl FnMut(u32),
     ) -> Result<Sampled, GpuError> {
-        self.measure_work(case, case.queries.as_ref(), sampling, clock, on_sample).await
+        self.measure_work(case, sampling, clock, on_sample).await
     }
 
-    /// Measures `work` as [`Gpu::measure`] measures a program, with `queries` (from
-    /// [`Gpu::timestamps`]) for its GPU time.
+    /// Measures `work` as [`Gpu::measure`] measures a program: GPU timestamps (where the device
+    /// has them) on queries of its own, freed when it is done.
     pub async fn measure_work(
         &self,
         work: &dyn Recorded,
-        queries: Option<&Queries>,
         sampling: &Sampling,
         clock: &mut impl ClockGate,
         on_sample: impl FnMut(u32),
     ) -> Result<Sampled, GpuError> {
+        let queries = self.timestamps();
         let mut batches = Batches {
             gpu: self,
             work,
-            queries,
+            queries: queries.as_ref(),
             depth: 1,
             queued: VecDeque::new(),
             next_slot: 0,
@@ -847,14 +846,14 @@ impl Recorded for Prepared {
     }
 }
 
-/// GPU timestamp queries for the batches in flight ([`Gpu::timestamps`]); freed on drop.
-pub struct Queries {
+/// GPU timestamp queries for the batches in flight; freed on drop.
+struct Queries {
     set: wgpu::QuerySet,
     resolve: wgpu::Buffer,
     readback: Vec<wgpu::Buffer>,
 }
 
-/// A program ready to dispatch: its pipelines, bound buffers and timestamp queries.
+/// A program ready to dispatch: its pipelines and bound buffers.
 pub struct Prepared {
     buffers: Vec<wgpu::Buffer>,
     pipelines: Vec<wgpu::ComputePipeline>,
@@ -862,7 +861,6 @@ pub struct Prepared {
     steps: Vec<(usize, wgpu::BindGroup, [u32; 3])>,
     /// (buffer index, bytes) of each output.
     outputs: Vec<(usize, u64)>,
-    queries: Option<Queries>,
     /// Milliseconds spent creating the shader module and pipeline.
     pub pipeline_ms: f64,
 }

@@ -257,6 +257,12 @@ pub enum PlanError {
     },
 }
 
+/// A `--filter` pattern's name and shape (or parameter) parts: `matmul@13x17x19` is
+/// (`matmul`, `13x17x19`), a bare name any shape (`*`).
+pub fn filter_parts(pattern: &str) -> (&str, &str) {
+    pattern.split_once('@').unwrap_or((pattern, "*"))
+}
+
 /// `*` matches any run of characters, `?` any one; everything else matches itself.
 pub fn glob_match(pattern: &str, name: &str) -> bool {
     wildmatch::WildMatch::new(pattern).matches(name)
@@ -272,7 +278,7 @@ pub fn glob_match(pattern: &str, name: &str) -> bool {
 pub fn build_cases(suite: Suite, filters: &[String], seed: u64) -> Result<Vec<CaseSpec>, PlanError> {
     let kernels = catalog::all();
     let split = |pattern: &str| -> (String, String) {
-        let (kernel, shape) = pattern.split_once('@').unwrap_or((pattern, "*"));
+        let (kernel, shape) = filter_parts(pattern);
         (kernel.to_string(), shape.to_string())
     };
     for pattern in filters {

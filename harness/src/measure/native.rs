@@ -9,7 +9,7 @@ use crate::measure::events::{Reporter, RunEvent};
 use crate::plan::reference::References;
 use crate::measure::server::PageEvent;
 use anyhow::{bail, Context, Result};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use kernels::gpu::Gpu;
 use kernels::wire::{AdapterReport, CaseMeasurement, PageError, Progress};
 use kernels::{Platform, RunPlan};
@@ -33,19 +33,23 @@ impl Restart for NoRestart {
 /// The name a native run goes by in place of a browser's (in reports and its journal label).
 pub const BROWSER: &str = "wgpu";
 
-/// What plays the page's part natively.
-#[derive(Debug, Clone, Copy)]
-pub enum Worker<'a> {
+/// What plays the page's part for a plan's `--platform native` cases: the one stage a subcommand
+/// may swap. Every variant reports its run under [`BROWSER`] (`wgpu`), the name a resumed run's
+/// journal finds it by.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Worker {
     /// harness's own worker thread, through native wgpu (the catalogue, models, user kernels).
+    #[default]
     InProcess,
-    /// A user's natively built bench binary (`harness bench`), in a process of its own.
-    BenchBinary(&'a Path),
+    /// A user's natively built bench binary (`harness bench`), in a process of its own that is
+    /// started again after a crash or a timed-out case.
+    BenchBinary(PathBuf),
 }
 
 /// Runs `plan` natively, on `worker`.
 pub async fn run_native(
     plan: &RunPlan,
-    on: Worker<'_>,
+    on: &Worker,
     limits: CaseLimits,
     references: &Arc<References>,
     probe: &RunProbe,
@@ -78,7 +82,7 @@ pub async fn run_native(
             outcome
         }
         Worker::BenchBinary(exe) => {
-            let mut process = BenchProcess { exe: exe.to_path_buf(), tx, running: None };
+            let mut process = BenchProcess { exe: exe.clone(), tx, running: None };
             match process.restart(plan.clone()).await {
                 Ok(()) => run_cases(plan, limits, &mut events, &mut process, &mut run, &mut book, reporter, interrupted, &[], references, probe.probe()).await,
                 Err(e) => Err(e),

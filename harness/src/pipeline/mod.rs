@@ -6,13 +6,13 @@
 //! winners and baselines, and says the exit status. Nothing here knows the command line.
 
 mod finish;
-mod native;
 mod page;
 mod resume;
 mod signals;
 
 pub use finish::{exit_code, write_reports, EXIT_UNUSABLE};
-pub use native::NativeRunner;
+/// What runs a plan's `--platform native` cases (`harness bench`: the user's bench binary).
+pub use crate::measure::native::Worker as NativeRunner;
 pub use page::serve_page;
 pub use signals::interrupt_watch;
 
@@ -215,7 +215,7 @@ impl Pipeline {
             let (probe, reporter, interrupted) = (&probe, &mut reporter, &mut interrupted);
             runs.push(
                 resume_or_run(s.journaled.as_ref(), &label, &native_plan, |plan| async move {
-                    native.run(&plan, limits, references, probe, reporter, interrupted).await
+                    crate::measure::native::run_native(&plan, native, limits, references, probe, reporter, interrupted).await
                 })
                 .await,
             );

@@ -63,6 +63,9 @@ pub enum BenchError {
         /// What went wrong.
         what: String,
     },
+    /// A prebuilt bench binary (`--bench-binary`) run in a browser without its page bundle.
+    #[error("{0}: a prebuilt bench binary has no crate to build the page's WASM from; pass --bundle with the folder `harness bench` built it in (TARGET_DIR/harness-bench/NAME)")]
+    NoBundle(String),
     /// cargo or the binary could not be started.
     #[error("could not run {0}: {1}")]
     Spawn(String, std::io::Error),
@@ -112,7 +115,7 @@ impl BenchTarget {
 
     /// Builds the target for wasm32, as the page is built; returns the `.wasm`.
     pub fn build_wasm(&self) -> Result<PathBuf, BenchError> {
-        let manifest = self.manifest.as_ref().ok_or_else(|| protocol(&self.native, "a prebuilt bench binary has no crate to build the page's WASM from: pass --bundle with the folder `harness bench` built it in".into()))?;
+        let manifest = self.manifest.as_ref().ok_or_else(|| BenchError::NoBundle(self.native.display().to_string()))?;
         compile(manifest, &self.name, Some("wasm32-unknown-unknown"))
     }
 
@@ -134,22 +137,25 @@ impl BenchTarget {
     /// empty), in the patterns' order.
     pub fn cases(&self, filters: &[String]) -> Result<Vec<CaseSpec>, kernels::PlanError> {
         let matches = |pattern: &str, b: &BenchCase| {
-            let (name, param) = pattern.split_once('@').unwrap_or((pattern, "*"));
+            let (name, param) = kernels::plan::filter_parts(pattern);
             kernels::plan::glob_match(name, &b.name) && kernels::plan::glob_match(param, b.param.as_deref().unwrap_or(""))
         };
-        let mut selected: Vec<(usize, &BenchCase)> = Vec::new();
-        for (i, pattern) in filters.iter().enumerate() {
+        if filters.is_empty() {
+            return Ok(self.cases.iter().cloned().map(CaseSpec::of_bench).collect());
+        }
+        let mut selected: Vec<&BenchCase> = Vec::new();
+        for pattern in filters {
             if !self.cases.iter().any(|b| matches(pattern, b)) {
                 let known: Vec<String> = self.cases.iter().map(BenchCase::label).collect();
                 return Err(kernels::PlanError::NoMatch { pattern: pattern.clone(), known: known.join(", ") });
             }
-            let new: Vec<&BenchCase> = self.cases.iter().filter(|b| matches(pattern, b) && !selected.iter().any(|(_, s)| s == b)).collect();
-            selected.extend(new.into_iter().map(|b| (i, b)));
+            for b in &self.cases {
+                if matches(pattern, b) && !selected.contains(&b) {
+                    selected.push(b);
+                }
+            }
         }
-        if filters.is_empty() {
-            selected = self.cases.iter().map(|b| (0, b)).collect();
-        }
-        Ok(selected.into_iter().map(|(_, b)| CaseSpec::of_bench(b.clone())).collect())
+        Ok(selected.into_iter().cloned().map(CaseSpec::of_bench).collect())
     }
 }
 
@@ -196,7 +202,7 @@ fn check_wasm_bindgen(manifest: &Path) -> Result<(), BenchError> {
         }
     }
     // The lock file sits by the manifest or at the root of its workspace.
-    for lock in dir.ancestors().map(|d| d.join("Cargo.lock")).filter(|l| l.is_file()).take(1) {
+    if let Some(lock) = dir.ancestors().map(|d| d.join("Cargo.lock")).find(|l| l.is_file()) {
         let text = std::fs::read_to_string(&lock).unwrap_or_default();
         let locked: toml::Table = toml::from_str(&text).unwrap_or_default();
         let packages = locked.get("package").and_then(|p| p.as_array()).cloned().unwrap_or_default();
