@@ -39,6 +39,9 @@ struct ReportView<'a> {
     comparison: Option<ComparisonView>,
     /// Cases measured below the report's clock (nvbench's throttle threshold).
     clock_flags: Vec<crate::probe::ClockFlag>,
+    /// When some case has clocks: how few probe samples leave a case's clock unknown, said
+    /// wherever clock flags and the *SM clock* column are explained.
+    clock_rule: Option<String>,
     baseline: Option<BaselineView>,
     /// Some case has a roofline fraction: the case tables get their *Of peak* column.
     roofline: bool,
@@ -254,6 +257,7 @@ impl<'a> ReportView<'a> {
             models: model_rows(report),
             comparison: comparison(report, &clock_flags),
             clock_flags,
+            clock_rule: crate::probe::case_clocks(report).next().is_some().then(crate::probe::judging_rule),
             baseline: report.baseline.as_ref().map(baseline),
             roofline: crate::model::roofline::any_roofline(report),
         }

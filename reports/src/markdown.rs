@@ -2,7 +2,7 @@
 
 use crate::baseline::BaselineComparison;
 use crate::compare::{compare_runs, Comparison};
-use crate::probe::ClockFlag;
+use crate::probe::{case_clocks, enough_samples, judging_rule, ClockFlag, THROTTLE_THRESHOLD};
 use stats::Class;
 use crate::model::roofline::{any_roofline, format_roofline};
 use crate::model::{format_ms as ms, model_rows, RunReport, Timer};
@@ -76,14 +76,14 @@ pub fn render(report: &RunReport) -> String {
         s += &baseline_section(b);
     }
     models(&mut s, report);
-    let clock_flags = crate::probe::clock_flags(report);
+    let clocks = ClockFlags { flags: crate::probe::clock_flags(report), note: clock_note(report) };
     match compare_runs(report) {
-        Some(cmp) => comparison(&mut s, &cmp, &clock_flags),
+        Some(cmp) => comparison(&mut s, &cmp, &clocks),
         None => {
-            if !clock_flags.is_empty() {
+            if !clocks.flags.is_empty() {
                 let _ = writeln!(s, "\n## Flagged\n");
-                write_clock_flags(&mut s, &clock_flags);
             }
+            write_clock_flags(&mut s, &clocks);
             single(&mut s, report)
         }
     }
@@ -150,14 +150,43 @@ fn models(s: &mut String, report: &RunReport) {
     }
 }
 
-/// Cases measured below the report's clock, one line each.
-fn write_clock_flags(s: &mut String, flags: &[ClockFlag]) {
-    for f in flags {
+/// The report's clock flags and how they were judged.
+struct ClockFlags {
+    /// Cases measured below the report's clock.
+    flags: Vec<ClockFlag>,
+    /// The rule, where some case has clocks ([`clock_note`]).
+    note: Option<String>,
+}
+
+/// How clock flags are judged, and how many cases had too few probe samples to be: `None` when
+/// no case has clocks.
+fn clock_note(report: &RunReport) -> Option<String> {
+    let clocks: Vec<_> = case_clocks(report).collect();
+    if clocks.is_empty() {
+        return None;
+    }
+    let here = match clocks.iter().filter(|c| !enough_samples(c)).count() {
+        0 => String::new(),
+        unknown => format!(" ({unknown} of {} cases here)", clocks.len()),
+    };
+    Some(format!(
+        "Clock flags: a case is flagged when its median SM clock is under {:.0}% of the highest seen in this report; {}{here}.",
+        THROTTLE_THRESHOLD * 100.0,
+        judging_rule()
+    ))
+}
+
+/// Cases measured below the report's clock, one line each, then the rule they were judged by.
+fn write_clock_flags(s: &mut String, clocks: &ClockFlags) {
+    for f in &clocks.flags {
         let _ = writeln!(s, "- `{}` ({}): {}", f.id, f.run, f.why);
+    }
+    if let Some(note) = &clocks.note {
+        let _ = writeln!(s, "\n{note}");
     }
 }
 
-fn comparison(s: &mut String, cmp: &Comparison, clock_flags: &[ClockFlag]) {
+fn comparison(s: &mut String, cmp: &Comparison, clocks: &ClockFlags) {
     let flagged: Vec<_> = cmp.flagged().collect();
     let _ = writeln!(s, "\n## Flagged\n");
     if flagged.is_empty() {
@@ -166,7 +195,7 @@ fn comparison(s: &mut String, cmp: &Comparison, clock_flags: &[ClockFlag]) {
     for c in flagged {
         let _ = writeln!(s, "- `{}`: {}", c.id, c.reasons().join("; "));
     }
-    write_clock_flags(s, clock_flags);
+    write_clock_flags(s, clocks);
     let _ = writeln!(s, "\n## Median ms (× fastest)\n");
     let _ = writeln!(s, "| case | timer | {} |", cmp.runs.join(" | "));
     let _ = writeln!(s, "|---|---|{}", "---:|".repeat(cmp.runs.len()));

@@ -186,10 +186,11 @@ pub fn probed_report(cases: Vec<CaseReport>) -> RunReport {
     report_with(vec![("chrome", all)])
 }
 
-/// The clocks of a case that ran at `median` MHz throughout, idle between dispatches.
+/// The clocks of a case that ran at `median` MHz throughout, idle between dispatches, from just
+/// enough probe samples to be judged ([`crate::probe::MIN_FLAG_SAMPLES`]).
 pub fn clocked(median: f64) -> ClockStats {
     ClockStats {
-        samples: 3,
+        samples: crate::probe::MIN_FLAG_SAMPLES,
         sm_mhz_min: Some(median),
         sm_mhz_median: Some(median),
         sm_mhz_max: Some(median),

@@ -40,8 +40,11 @@ pub struct ProbeInfo {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ClockStats {
-    /// Samples the statistics come from; 1 when the case was shorter than the sampling interval
-    /// and the nearest sample stands in for it.
+    /// Samples the statistics come from, all taken while the case's timed samples ran (the whole
+    /// case where the platform did not say when that was); 1 when that was shorter than the
+    /// sampling interval and the nearest sample stands in for it. Reports judge the clock only
+    /// from [`MIN_FLAG_SAMPLES`](crate::probe::MIN_FLAG_SAMPLES) or more; every count is kept
+    /// here all the same.
     pub samples: u32,
     /// Lowest SM (graphics) clock, MHz.
     #[serde(default)]

@@ -43,8 +43,8 @@ fn probe_samples_a_ramp_in_the_background() {
     // Readings 0..=3: 345, 345, 1200, 1980; an even count's median is the middle two's mean.
     let ramping = probe.window(t[0], t[3]).unwrap();
     assert_eq!((ramping.samples, ramping.sm_mhz_median), (4, Some((345.0 + 1200.0) / 2.0)));
-    assert!(reports::probe::below_clock(&ramping, probe.max_sm_mhz().unwrap()));
-    assert!(!reports::probe::below_clock(&boosted, probe.max_sm_mhz().unwrap()));
+    // Four and five samples: too few to judge either (see the short-window test below).
+    assert!(!reports::probe::enough_samples(&ramping) && !reports::probe::enough_samples(&boosted));
 
     assert_eq!(probe.max_sm_mhz(), Some(1980.0));
     assert_eq!(probe.latest().and_then(|r| r.sm_mhz), Some(1980.0));
@@ -73,6 +73,47 @@ fn a_window_shorter_than_the_interval_takes_the_nearest_sample() {
     assert_eq!(probe.window(-1000.0, -500.0), None);
     assert_eq!(probe.window(t[3], t[2]), None);
     assert_eq!(probe.window(f64::NAN, t[2]), None);
+}
+
+/// The short-window rule on a synthetic series: 5 readings at boost, then an idle GPU's 345 MHz.
+/// Windows cut from the idle stretch are judged by how many samples fall inside them, never by a
+/// stand-in from outside.
+#[test]
+fn a_case_is_flagged_idle_clocked_only_from_enough_samples_inside_its_window() {
+    use reports::probe::{below_clock, format_sm, MIN_FLAG_SAMPLES};
+    let n = MIN_FLAG_SAMPLES as usize;
+    let series: Vec<ClockReading> = [vec![sm(1980.0); 5], vec![sm(345.0); 2 * n]].concat();
+    let probe = ClockProbe::start(Box::new(StandInSource::from_readings(series)), Duration::from_millis(2)).unwrap();
+    let t: Vec<f64> = samples_once(&probe, 5 + 2 * n).iter().map(|(t, _)| *t).collect();
+    let highest = probe.max_sm_mhz().unwrap();
+    assert_eq!(highest, 1980.0);
+    // The window from idle reading `first` (0 = the sixth of the series) holding `count` samples.
+    let idle = |first: usize, count: usize| probe.window(t[5 + first], t[5 + first + count - 1]).unwrap();
+
+    // A short window: 3 samples at 345 MHz inside a run whose highest is 1980. Not flagged; reads unknown.
+    let short = idle(0, 3);
+    assert_eq!((short.samples, short.sm_mhz_median), (3, Some(345.0)));
+    assert!(!below_clock(&short, highest));
+    assert_eq!(format_sm(Some(&short)), "unknown (3 samples)");
+    // At the boundary: one sample short of the floor is unknown, the floor itself is flagged.
+    let below_floor = idle(1, n - 1);
+    assert_eq!(below_floor.samples, MIN_FLAG_SAMPLES - 1);
+    assert!(!below_clock(&below_floor, highest));
+    let at_floor = idle(1, n);
+    assert_eq!(at_floor.samples, MIN_FLAG_SAMPLES);
+    assert!(below_clock(&at_floor, highest));
+    assert_eq!(format_sm(Some(&at_floor)), "345 MHz");
+    // A long window, the whole idle stretch: flagged.
+    let long = idle(0, 2 * n);
+    assert_eq!(long.samples as usize, 2 * n);
+    assert!(below_clock(&long, highest));
+    // A window just after an idle reading holds none: that reading stands in, counted as 1
+    // sample, and a sample from outside the window is never judged.
+    let (a, b) = (t[6], t[7]);
+    let between = probe.window(a + (b - a) / 100.0, a + (b - a) / 50.0).unwrap();
+    assert_eq!((between.samples, between.sm_mhz_median), (1, Some(345.0)));
+    assert!(!below_clock(&between, highest));
+    assert_eq!(format_sm(Some(&between)), "unknown (1 sample)");
 }
 
 #[test]
