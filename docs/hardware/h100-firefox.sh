@@ -31,6 +31,11 @@
 #   browser, with CARGO_TARGET_DIR=target/bench-crates) and `bash docs/hardware/h100-firefox.sh pack-bench`;
 #   carry bench.tar.xz with call 2 and add `bash docs/hardware/h100-firefox.sh stash-bench &&` before `bench`
 #   (native and Firefox); after Chromium's parts, `bench-chrome`.
+#   out of the box (issue 25, h100-chrome.md): after Chromium's parts, `gpu-out-of-the-box` (doctor, verify and
+#   the default suite with no browser flags and without gpu.sh's VK_DRIVER_FILES, then each link broken on
+#   purpose), `gpu-tune` (Chrome's matmul and matvec winners, added to h100-matmul/tune.json carried as
+#   target/gpu-pack/tune.json), `gpu-matmul` (the full matmul/matvec suite with each browser's winners) and,
+#   after MiniLM's two parts, `gpu-models`.
 #   Chromium (an attempt; see h100-firefox.md): here `bash docs/hardware/h100-firefox.sh pack-chromium`,
 #   there `stash-chromium` once per part carried (chromium.tar.xz.aa, .ab, …), then `chromium`, and
 #   `chrome` for the suites in Chromium with the flags that got the GPU.
@@ -101,7 +106,7 @@ stash-model)
   fi
   exit 0
   ;;
-suite | models | chromium | chrome | bench | bench-chrome | tune-native | tune-firefox | tune-matvec | decoder-native | matmul | kernels | decoder | tfjs | minilm | survive | checks | wall) ;;
+gpu-out-of-the-box | gpu-tune | gpu-matmul | gpu-models | suite | models | chromium | chrome | bench | bench-chrome | tune-native | tune-firefox | tune-matvec | decoder-native | matmul | kernels | decoder | tfjs | minilm | survive | checks | wall) ;;
 *) sed -n 2,23p "$0"; exit 2 ;;
 esac
 
@@ -125,6 +130,44 @@ run() { # name, command...: stdout in $dir/name.out, stderr in name.log, exit st
 }
 ff=(--browser firefox --browser-path "firefox=$FIREFOX")
 case $step in
+gpu-*)
+  # A GPU machine as a user has it: the Vulkan loader and libglvnd on the library path (gpu.sh's
+  # /tmp/gpu/lib stands in for libvulkan1 and libglvnd0), the browsers on PATH, and nothing else:
+  # no VK_DRIVER_FILES (harness finds the driver's ICD), no --browser-arg.
+  unset VK_DRIVER_FILES
+  export LD_LIBRARY_PATH=/tmp/gpu/chromium-lib:$LD_LIBRARY_PATH PATH=/tmp/gpu/chromium:/tmp/gpu/firefox:$PATH
+  cache=/tmp/gpu/tune.json; [ -f "$pack/tune.json" ] && [ ! -f "$cache" ] && cp "$pack/tune.json" "$cache"
+  ;;
+esac
+case $step in
+gpu-out-of-the-box)
+  run doctor harness doctor
+  run doctor-json harness doctor --json
+  run verify-chrome harness verify --browser chrome --json
+  run verify-firefox harness verify --browser firefox --json
+  run default harness run --browser chrome,firefox --platform webgpu,native --suite default --out "$dir/default"
+  # Each link broken on purpose: the ICD named where it is not, libGLdispatch gone, Chrome's GPU flags off.
+  run broken-icd env VK_DRIVER_FILES=/nonexistent/nvidia_icd.json harness doctor --browser chrome
+  mkdir -p /tmp/nogl && cp -a /tmp/gpu/lib/. /tmp/nogl/ && rm -f /tmp/nogl/libGLdispatch.so.0
+  run broken-gldispatch env LD_LIBRARY_PATH="${LD_LIBRARY_PATH//\/tmp\/gpu\/lib/\/tmp\/nogl}" harness doctor --browser chrome
+  run broken-flags harness doctor --browser chrome --gpu-flags off
+  ls -la /usr/local/nvidia/lib64 /usr/local/nvidia/share/vulkan/icd.d > "$dir/driver-folders.txt" 2>&1
+  ;;
+gpu-tune)
+  for b in chrome firefox; do
+    run "tune-$b" harness run --tune --browser "$b" --platform webgpu --filter matmul,matvec --suite full --samples 10 \
+      --warmup 5 --max-time 3 --timeout 120 --tune-cache "$cache" --out "$dir/tune-$b"
+  done
+  cp "$cache" "$dir/tune.json"
+  ;;
+gpu-matmul)
+  run matmul harness run --browser chrome,firefox --platform webgpu,native --suite full --filter matmul,matvec \
+    --tune-cache "$cache" --timeout 120 --out "$dir/matmul"
+  ;;
+gpu-models)
+  run models harness run --browser chrome,firefox --platform webgpu,native --model minilm,tinyllama --dtype f32,f16 \
+    --context 128 --batch 1,8 --seq 16,128 --weights /tmp/gpu/all-MiniLM-L6-v2 --timeout 300 --out "$dir/models"
+  ;;
 suite)
   run verify-firefox harness verify --browser firefox --browser-path "$FIREFOX" --json
   run verify-native harness verify --platform native --json

@@ -21,6 +21,10 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.verbose);
+    if matches!(cli.command, Command::Run(_) | Command::Bench(_) | Command::Verify(_) | Command::Doctor(_)) {
+        // Before the runtime's threads: it may set the environment the browsers inherit.
+        measure::gpu_stack::prepare_this_process();
+    }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {
@@ -53,6 +57,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Run(args) => commands::run::exec(*args).await,
         Command::Bench(args) => commands::bench::exec(*args).await,
         Command::Verify(args) => commands::verify::exec(args).await,
+        Command::Doctor(args) => commands::doctor::exec(args).await,
         Command::List(args) => commands::list::exec(args),
         Command::Browsers(args) => commands::browsers::exec(args),
         Command::Compare(args) => commands::compare::exec(args),

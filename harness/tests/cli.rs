@@ -26,6 +26,15 @@ fn verify_help_gives_every_exit_status_and_how_to_settle_an_inconclusive_verdict
 }
 
 #[test]
+fn doctor_help_names_the_chain_and_every_exit_status() {
+    let (code, out, _) = harness(&["doctor", "--help"]);
+    assert_eq!(code, Some(0));
+    for needle in ["0 every browser checked reaches a hardware GPU", "1 one does not", "2 no browser", "VK_DRIVER_FILES", "libGLdispatch", "--gpu-flags", "--json"] {
+        assert!(out.contains(needle), "`{needle}` missing from help:\n{out}");
+    }
+}
+
+#[test]
 fn list_names_every_kernel_and_suites_list_cases() {
     let (code, out, _) = harness(&["list"]);
     assert_eq!(code, Some(0));

@@ -470,6 +470,27 @@ fn verify_says_software_for_firefox_lavapipe_with_evidence() {
 }
 
 #[test]
+fn doctor_on_a_machine_without_a_gpu_names_that_link_first_and_exits_1() {
+    let _lock = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+    let out = harness(&["doctor", "--json"]);
+    let d: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out.stderr)));
+    assert_eq!(out.status.code(), Some(1), "{d:#}");
+    assert_eq!(d["exit"], 1);
+    let links = d["links"].as_array().unwrap();
+    let first = &links[d["firstBroken"].as_u64().expect("a broken link") as usize];
+    assert_eq!(first["name"], "GPU driver", "{d:#}");
+    assert!(first["finding"].as_str().unwrap().contains("no hardware GPU"), "{d:#}");
+    // Both browsers CI installs were started and found on software, and the native adapter is llvmpipe.
+    assert_eq!(d["browsers"], serde_json::json!(["chrome", "firefox"]), "{d:#}");
+    assert_eq!(d["onGpu"], serde_json::json!([]));
+    let finding = |name: &str| links.iter().find(|l| l["name"].as_str().unwrap().starts_with(name)).map(|l| l["finding"].to_string()).unwrap_or_default();
+    assert!(finding("Chrome/Chromium WebGPU adapter").contains("SwiftShader"), "{d:#}");
+    assert!(finding("Firefox WebGPU adapter").contains("software"), "{d:#}");
+    assert!(finding("native wgpu adapter").contains("llvmpipe"), "{d:#}");
+    assert!(finding("Firefox timestamps and f16").contains("timestamp-query"), "{d:#}");
+}
+
+#[test]
 fn verify_says_software_for_native_llvmpipe() {
     let (code, report) = verify(&["--platform", "native"]);
     assert_eq!(code, Some(1), "{report:#}");

@@ -27,6 +27,52 @@ const FEATURES: [(&str, wgpu::Features); 3] = [
     ("subgroups", wgpu::Features::SUBGROUP),
 ];
 
+/// An adapter wgpu offers on this machine, natively: what `harness doctor` shows of the link
+/// between the Vulkan (Metal, DX12) driver and the browsers.
+#[cfg(not(target_arch = "wasm32"))]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct NativeAdapter {
+    /// The device's name, such as `NVIDIA H100 80GB HBM3` or `llvmpipe (LLVM 15.0.6, 256 bits)`.
+    pub name: String,
+    /// wgpu's device type: `DiscreteGpu`, `IntegratedGpu`, `VirtualGpu`, `Cpu`, `Other`.
+    pub device_type: String,
+    /// The backend: `Vulkan`, `Metal`, `Dx12`, `Gl`.
+    pub backend: String,
+    /// The driver's name and version, where the backend says.
+    pub driver: String,
+    /// Of `timestamp-query`, `shader-f16` and `subgroups`, those it offers.
+    pub features: Vec<String>,
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl NativeAdapter {
+    /// A GPU rather than a CPU implementation (llvmpipe, lavapipe, WARP report `Cpu`).
+    pub fn is_hardware(&self) -> bool {
+        matches!(self.device_type.as_str(), "DiscreteGpu" | "IntegratedGpu")
+    }
+}
+
+/// Every adapter wgpu finds on this machine, on every backend.
+#[cfg(not(target_arch = "wasm32"))]
+pub async fn native_adapters() -> Vec<NativeAdapter> {
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
+    instance
+        .enumerate_adapters(wgpu::Backends::all())
+        .await
+        .into_iter()
+        .map(|a| {
+            let info = a.get_info();
+            NativeAdapter {
+                name: info.name,
+                device_type: format!("{:?}", info.device_type),
+                backend: format!("{:?}", info.backend),
+                driver: format!("{} {}", info.driver, info.driver_info).trim().to_string(),
+                features: FEATURES.iter().filter(|(_, f)| a.features().contains(*f)).map(|(n, _)| n.to_string()).collect(),
+            }
+        })
+        .collect()
+}
+
 /// Why the GPU could not run a case.
 #[derive(Debug, thiserror::Error)]
 pub enum GpuError {

@@ -37,6 +37,8 @@ struct ReportView<'a> {
     runs: Vec<RunView<'a>>,
     models: Vec<ModelRow<'a>>,
     comparison: Option<ComparisonView>,
+    /// Browsers that ran on a software adapter on a machine with a hardware GPU: a banner.
+    warnings: Vec<String>,
     /// Cases measured below the report's clock (nvbench's throttle threshold).
     clock_flags: Vec<crate::probe::ClockFlag>,
     /// When some case has clocks: how few probe samples leave a case's clock unknown, said
@@ -256,6 +258,7 @@ impl<'a> ReportView<'a> {
             runs,
             models: model_rows(report),
             comparison: comparison(report, &clock_flags),
+            warnings: crate::adapter::software_adapter_warnings(report),
             clock_flags,
             clock_rule: crate::probe::case_clocks(report).next().is_some().then(crate::probe::judging_rule),
             baseline: report.baseline.as_ref().map(baseline),
@@ -560,6 +563,7 @@ mod tests {
             path: None,
             flags: flags.iter().map(|f| f.to_string()).collect(),
             user_flags: user.iter().map(|f| f.to_string()).collect(),
+            ..Default::default()
         };
         report.runs[0].browser_info = Some(info(&["--headless=new", "--enable-features=Vulkan"], &["--enable-features=Vulkan"]));
         report.runs[1].browser_info = Some(info(&["-headless", "a.b=true"], &["a.b=true"]));

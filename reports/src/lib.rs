@@ -2,6 +2,7 @@
 //! reporting), the statistics computed from samples, and the report writers. Reports read only
 //! the model, so they can be rebuilt from disk without re-running anything.
 
+pub mod adapter;
 pub mod baseline;
 pub mod compare;
 pub mod html;
@@ -462,6 +463,7 @@ mod schema {
             path: None,
             flags: vec!["--headless=new".into(), "--user-agent=a/1".into(), "--x".into()],
             user_flags: vec!["--user-agent=a/1".into(), "--x".into()],
+            ..Default::default()
         });
         let dir = tempfile::tempdir().unwrap();
         write_all(&report, dir.path()).unwrap();

@@ -27,6 +27,9 @@ pub fn render(report: &RunReport) -> String {
     if !user_flags.is_empty() {
         let _ = writeln!(s, "User browser flags: {}\n", user_flags.join(", "));
     }
+    for warning in crate::adapter::software_adapter_warnings(report) {
+        let _ = writeln!(s, "> **Warning:** {warning}\n");
+    }
     let _ = writeln!(s, "| run | host | browser | adapter | passed | wrong | timed out | crashed | device lost | error | not run | unsupported | unchecked |");
     let _ = writeln!(s, "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let labels = crate::model::labels(report);

@@ -114,7 +114,7 @@ pub fn report_with(runs: Vec<(&str, Vec<CaseReport>)>) -> RunReport {
     RunReport {
         schema_version: SCHEMA_VERSION,
         harness: HarnessInfo { version: "0".into(), git_revision: None },
-        host: HostInfo { os: "test".into(), arch: "x".into(), cpu: "cpu".into(), cores: 1 },
+        host: HostInfo { os: "test".into(), arch: "x".into(), cpu: "cpu".into(), cores: 1, gpus: Vec::new() },
         created_at: "2026-01-01T00:00:00Z".into(),
         settings: Settings {
             suite: "quick".into(),
@@ -142,7 +142,7 @@ pub fn report_with(runs: Vec<(&str, Vec<CaseReport>)>) -> RunReport {
             .map(|(browser, cases)| PlatformRun {
                 browser: browser.into(),
                 platform: "webgpu".into(),
-                host: HostInfo { os: "test".into(), arch: "x".into(), cpu: "cpu".into(), cores: 1 },
+                host: HostInfo { os: "test".into(), arch: "x".into(), cpu: "cpu".into(), cores: 1, gpus: Vec::new() },
                 browser_info: None,
                 driver: None,
                 adapter: None,

@@ -2,6 +2,7 @@
 //! and the user's own browser arguments and prefs (those also for `verify`).
 
 use crate::measure::browser::user::{self, UserArg, UserPref};
+use crate::measure::browser::GpuFlags;
 use clap::{Args, ValueEnum};
 
 /// A `--browser` value: one browser, or all that are installed.
@@ -30,14 +31,9 @@ pub struct BrowserArgs {
     /// Show the browser window.
     #[arg(long)]
     pub headed: bool,
-    /// Browser executable instead of searching PATH and the usual install locations; with several
-    /// browsers write BROWSER=PATH (repeatable).
-    #[arg(long, value_name = "[BROWSER=]PATH")]
-    pub browser_path: Vec<String>,
-    /// WebDriver executable (chromedriver, geckodriver, msedgedriver) instead of searching; with
-    /// several browsers write BROWSER=PATH (repeatable).
-    #[arg(long, value_name = "[BROWSER=]PATH")]
-    pub driver_path: Vec<String>,
+    /// Where the browsers and their drivers are, when not found by searching.
+    #[command(flatten)]
+    pub paths: BrowserPathArgs,
     /// Browser arguments and prefs of yours (with --replay or --resume, the recorded ones unless
     /// given).
     #[command(flatten)]
@@ -47,12 +43,25 @@ pub struct BrowserArgs {
     pub webdriver_url: Option<String>,
 }
 
+/// Browser and WebDriver executables given instead of searching; shared by `run` and `doctor`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct BrowserPathArgs {
+    /// Browser executable instead of searching PATH and the usual install locations; with several
+    /// browsers write BROWSER=PATH (repeatable).
+    #[arg(long, value_name = "[BROWSER=]PATH")]
+    pub browser_path: Vec<String>,
+    /// WebDriver executable (chromedriver, geckodriver, msedgedriver) instead of searching; with
+    /// several browsers write BROWSER=PATH (repeatable).
+    #[arg(long, value_name = "[BROWSER=]PATH")]
+    pub driver_path: Vec<String>,
+}
+
 /// Browser arguments and prefs of the user's, added after harness's own; shared by `run` and
 /// `verify`.
 #[derive(Debug, Clone, Default, Args)]
 pub struct BrowserFlagArgs {
     /// A browser command-line argument, after harness's own; repeatable. Such as
-    /// chrome=--enable-features=Vulkan (Chrome's WebGPU on a real GPU through Vulkan).
+    /// chrome=--enable-features=Vulkan (a Chromium feature: yours join harness's).
     ///
     /// BROWSER= (chrome, firefox, edge) gives it to that browser only; without it every browser
     /// of the run gets it. Where a browser takes the last of a repeated switch, yours wins.
@@ -72,4 +81,15 @@ pub struct BrowserFlagArgs {
     /// `--browser-pref chrome=download.prompt_for_download=false`.
     #[arg(long = "browser-pref", value_name = "[BROWSER=]NAME=VALUE", value_parser = user::parse_pref)]
     pub prefs: Vec<UserPref>,
+    /// Chrome's and Edge's flags for a hardware GPU on Linux (Vulkan through ANGLE, the GPU
+    /// blocklist and sandbox off): `auto` adds them when this machine has a GPU with its driver
+    /// and the browser starts here; `on` always (a remote WebDriver on a GPU machine); `off`
+    /// never.
+    ///
+    /// Without them headless Chromium on Linux gives WebGPU SwiftShader, a CPU. They are
+    /// recorded in results.json (browserInfo.gpuFlags) and the report. Firefox needs none.
+    /// `--browser-arg` still adds or overrides any of them; `harness doctor` says whether each
+    /// browser reaches the GPU.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub gpu_flags: GpuFlags,
 }

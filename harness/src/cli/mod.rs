@@ -8,6 +8,7 @@ pub mod bench;
 pub mod browser;
 pub mod browsers;
 pub mod compare;
+pub mod doctor;
 pub mod gate;
 pub mod list;
 pub mod open;
@@ -26,6 +27,7 @@ use bench::BenchArgs;
 use browsers::BrowsersArgs;
 use clap::{Parser, Subcommand};
 use compare::CompareArgs;
+use doctor::DoctorArgs;
 use list::ListArgs;
 use open::OpenArgs;
 use report::ReportCommand;
@@ -76,6 +78,12 @@ pub enum Command {
     /// 2 unavailable, 3 inconclusive.
     #[command(after_help = verify::AFTER_HELP)]
     Verify(VerifyArgs),
+    /// Walk the chain from this machine's GPU to each installed browser's WebGPU adapter (driver,
+    /// Vulkan loader and ICD, libGLdispatch, native wgpu, each browser) and name the first broken
+    /// link with its fix. Exit status: 0 every browser reaches a hardware GPU, 1 not, 2 no
+    /// browser or an error.
+    #[command(after_help = doctor::AFTER_HELP)]
+    Doctor(DoctorArgs),
     /// Compare two runs case by case: the change of each median with its 95% confidence
     /// interval, classed improved, regressed or unchanged.
     #[command(after_help = compare::AFTER_HELP)]

@@ -5,13 +5,14 @@
 pub mod bench;
 pub mod browsers;
 pub mod compare;
+pub mod doctor;
 pub mod list;
 pub mod open;
 pub mod report;
 pub mod run;
 pub mod verify;
 
-use crate::cli::browser::{BrowserArgs, BrowserChoice, BrowserFlagArgs};
+use crate::cli::browser::{BrowserChoice, BrowserFlagArgs, BrowserPathArgs};
 use crate::cli::gate::GateArgs;
 use crate::cli::pipeline::PipelineArgs;
 use crate::cli::values::PlatformArg;
@@ -47,7 +48,7 @@ pub fn pipeline_settings(args: &PipelineArgs, default_platforms: &[PlatformArg],
     warn_unused(&b.browser_flags, &kinds);
     let s = &args.sampling;
     Ok(Settings {
-        browsers: browsers(b, &kinds).map_err(anyhow::Error::msg)?,
+        browsers: browsers(&b.paths, &b.browser_flags, &kinds).map_err(anyhow::Error::msg)?,
         headless: !b.headed,
         webdriver_url: b.webdriver_url.clone(),
         browser_args: b.browser_flags.args.iter().map(|a| a.given.clone()).collect(),
@@ -98,7 +99,7 @@ fn platforms(args: &[PlatformArg]) -> Vec<kernels::Platform> {
 }
 
 /// The browsers `--browser` names, in order, without repeats; `all` stands for `installed`.
-fn browser_kinds(choices: &[BrowserChoice], installed: impl Fn() -> Vec<BrowserKind>) -> Vec<BrowserKind> {
+pub fn browser_kinds(choices: &[BrowserChoice], installed: impl Fn() -> Vec<BrowserKind>) -> Vec<BrowserKind> {
     let mut out = Vec::new();
     for choice in choices {
         let kinds = match choice {
@@ -116,16 +117,17 @@ fn browser_kinds(choices: &[BrowserChoice], installed: impl Fn() -> Vec<BrowserK
     out
 }
 
-/// Each of `kinds` with its executables and flags from `args`.
-fn browsers(args: &BrowserArgs, kinds: &[BrowserKind]) -> Result<Vec<Browser>, String> {
+/// Each of `kinds` with its executables from `paths` and its flags from `flags`.
+pub fn browsers(paths: &BrowserPathArgs, flags: &BrowserFlagArgs, kinds: &[BrowserKind]) -> Result<Vec<Browser>, String> {
     kinds
         .iter()
         .map(|&kind| {
             Ok(Browser {
                 kind,
-                browser_path: path_for(&args.browser_path, "--browser-path", kind, kinds.len())?,
-                driver_path: path_for(&args.driver_path, "--driver-path", kind, kinds.len())?,
-                flags: user_flags(&args.browser_flags, kind),
+                browser_path: path_for(&paths.browser_path, "--browser-path", kind, kinds.len())?,
+                driver_path: path_for(&paths.driver_path, "--driver-path", kind, kinds.len())?,
+                flags: user_flags(flags, kind),
+                gpu_flags: flags.gpu_flags,
             })
         })
         .collect()

@@ -82,6 +82,7 @@ pub async fn exec(args: VerifyArgs) -> Result<ExitCode> {
                 driver_path: args.driver_path.clone(),
                 webdriver_url: None,
                 user_flags: user_flags(&args.browser_flags, args.browser),
+                gpu_flags: args.browser_flags.gpu_flags,
                 plan: plan.clone(),
                 limits,
                 read_diagnostics: platform == kernels::Platform::Webgpu,
@@ -101,6 +102,12 @@ pub async fn exec(args: VerifyArgs) -> Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print!("{}", report.render());
+    }
+    if let (verdict::Verdict::Software, Some(host_gpu)) = (verdict, crate::measure::gpu_stack::this_machine().gpus.first()) {
+        let sign = report.adapter.as_ref().and_then(reports::adapter::software_sign).unwrap_or_else(|| report.reason.clone());
+        let chromium = args.platform == PlatformArg::Webgpu && args.browser != crate::measure::browser::BrowserKind::Firefox;
+        let gpu_flags = gpu.browser_info.as_ref().is_some_and(|i| !i.gpu_flags.is_empty());
+        eprintln!("warning: {}", reports::adapter::software_adapter_warning(&report.checked, &sign, &host_gpu.name, chromium, gpu_flags));
     }
     Ok(ExitCode::from(verdict.exit_code()))
 }
@@ -154,7 +161,8 @@ fn evidence(args: &VerifyArgs, case: &kernels::CaseSpec, m: &Measured) -> Vec<ve
         }
         // No adapter: say what this machine's GPU stack lacks, and how to add it.
         if cfg!(target_os = "linux") {
-            evidence.extend(verdict::this_machines_gpu_stack());
+            let stack = crate::measure::gpu_stack::this_machine();
+            evidence.extend(verdict::gpu_stack_evidence(&stack.links(crate::measure::gpu_stack::applied_fixes())));
         }
     }
     evidence

@@ -5,7 +5,8 @@
 //! crashed or timed-out case again (`--retries`), and always ends the browser and driver.
 //! Whatever happens, it returns a [`PlatformRun`] holding every case settled so far.
 
-use crate::measure::browser::{BrowserFlags, BrowserKind, LaunchOptions};
+use crate::measure::browser::{BrowserFlags, BrowserKind, GpuFlags, LaunchOptions};
+use crate::measure::gpu_stack;
 use crate::measure::driver::Driver;
 use crate::measure::memory;
 use crate::measure::events::{Reporter, RunEvent};
@@ -42,6 +43,8 @@ pub struct BrowserRunRequest {
     /// The user's arguments and prefs for this browser (`--browser-arg`, `--browser-pref`),
     /// added after harness's own.
     pub user_flags: BrowserFlags,
+    /// Whether Chrome and Edge get the flags that reach a hardware GPU (`--gpu-flags`).
+    pub gpu_flags: GpuFlags,
     /// The cases and their timing settings.
     pub plan: RunPlan,
     /// Longest a case may take, and how often a crashed or timed-out one runs again.
@@ -325,6 +328,16 @@ async fn start_session<'a>(req: &BrowserRunRequest, server: &'a Server, run: &mu
         headless: req.headless,
         profile_dir: profile.as_ref().map(|p| p.path().to_path_buf()),
         webnn: req.platform == Platform::Webnn,
+        gpu: req.gpu_flags.resolve(cfg!(target_os = "linux"), gpu_stack::this_machine().has_gpu(), remote),
+        nvidia: gpu_stack::this_machine().gpus.iter().any(|g| g.vendor == gpu_stack::Vendor::Nvidia),
+    };
+    let gpu_share = match options.gpu {
+        true => {
+            let without = (spec.flags)(&LaunchOptions { gpu: false, ..options.clone() });
+            let with = (spec.flags)(&options).describe();
+            with.into_iter().filter(|f| !without.describe().contains(f)).collect()
+        }
+        false => Vec::new(),
     };
     let mut flags = (spec.flags)(&options);
     flags.merge(&req.user_flags);
@@ -372,6 +385,8 @@ async fn start_session<'a>(req: &BrowserRunRequest, server: &'a Server, run: &mu
         path: binary.map(|b| b.display().to_string()),
         flags: flags.describe(),
         user_flags: req.user_flags.describe(),
+        gpu_flags: gpu_share,
+        environment: if remote { Vec::new() } else { gpu_stack::applied_environment() },
     });
     let driver_name = spec.driver_names[0].to_string();
     Ok(Session { server, url: server.page_url(), client, driver, driver_name, profile })

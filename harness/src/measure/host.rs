@@ -3,13 +3,14 @@
 use reports::{HarnessInfo, HostInfo};
 use std::path::Path;
 
-/// The OS, CPU and core count of this machine.
+/// The OS, CPU, core count and hardware GPUs of this machine.
 pub fn host_info() -> HostInfo {
     HostInfo {
         os: os_name(),
         arch: std::env::consts::ARCH.to_string(),
         cpu: cpu_model(),
         cores: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        gpus: super::gpu_stack::this_machine().gpus.iter().map(|g| g.name.clone()).collect(),
     }
 }
 

@@ -1,6 +1,6 @@
 //! How a run happens: the page bundle and the server that hands it out and takes results, the
-//! WebDriver and the browsers it drives, the native runner, the GPU clock probe, and the
-//! controller that turns page events into checked cases, and TensorFlow.js for `--platform tfjs`.
+//! WebDriver and the browsers it drives, the native runner, the GPU clock probe, what this
+//! machine offers a GPU-backed WebGPU (`gpu_stack`), and the controller that turns page events into checked cases, and TensorFlow.js for `--platform tfjs`.
 
 pub mod browser;
 pub mod bundle;
@@ -8,6 +8,7 @@ pub mod controller;
 pub mod discovery;
 pub mod driver;
 pub mod events;
+pub mod gpu_stack;
 pub mod host;
 pub mod memory;
 pub mod native;

@@ -58,7 +58,7 @@ pub async fn run_native(
 ) -> PlatformRun {
     let mut run = new_run(BROWSER, Platform::Native);
     run.probe = Some(probe.status(false));
-    run.browser_info = Some(BrowserInfo { name: BROWSER.into(), version: WGPU.into(), path: None, flags: Vec::new(), user_flags: Vec::new() });
+    run.browser_info = Some(BrowserInfo { name: BROWSER.into(), version: WGPU.into(), path: None, environment: crate::measure::gpu_stack::applied_environment(), ..Default::default() });
     let (tx, mut events) = mpsc::unbounded_channel();
     let mut book = CaseBook::new(&plan.cases);
     let t = Instant::now();

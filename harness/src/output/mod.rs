@@ -2,6 +2,7 @@
 //! of `harness verify` with its evidence; and the run's journal, written as cases settle. The
 //! report files come from the `reports` crate.
 
+pub mod doctor;
 pub mod journal;
 pub mod progress;
 pub mod summary;

@@ -81,6 +81,9 @@ pub fn table(report: &RunReport) -> String {
     }
     out += &models(report);
     out += &flags(report);
+    for warning in reports::adapter::software_adapter_warnings(report) {
+        let _ = writeln!(out, "warning: {warning}");
+    }
     if let Some(cmp) = &report.baseline {
         out += &baseline_table(cmp);
     }

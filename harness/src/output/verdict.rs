@@ -49,22 +49,6 @@ impl Verdict {
     }
 }
 
-/// Names software adapters report, lower case, with what they are.
-pub const SOFTWARE_ADAPTERS: &[(&str, &str)] = &[
-    ("swiftshader", "SwiftShader, Chrome's CPU Vulkan implementation"),
-    ("llvmpipe", "Mesa llvmpipe, a CPU rasteriser"),
-    ("lavapipe", "Mesa lavapipe, a CPU Vulkan implementation"),
-    ("softpipe", "Mesa softpipe, a CPU rasteriser"),
-    ("microsoft basic render driver", "WARP, Windows' CPU Direct3D"),
-    ("warp", "WARP, Windows' CPU Direct3D"),
-    ("software rasterizer", "a software rasteriser"),
-    ("subzero", "SwiftShader's Subzero JIT"),
-    ("software only", "the browser's own word: software only"),
-];
-
-/// Mesa's Vulkan vendor id (llvmpipe, lavapipe).
-const MESA_VENDOR: &str = "0x10005";
-
 /// The source of the adapter's own fallback flag, [`decide`]'s strongest evidence.
 const FALLBACK_SOURCE: &str = "isFallbackAdapter";
 /// The source of the plausibility measurement.
@@ -82,22 +66,7 @@ pub struct Evidence {
     pub says_software: Option<bool>,
 }
 
-/// The software adapters whose names appear in `text`.
-pub fn software_names(text: &str) -> Vec<&'static str> {
-    let lower = text.to_lowercase();
-    SOFTWARE_ADAPTERS
-        .iter()
-        .filter(|(name, _)| {
-            // "warp" must be a word: it is inside other names.
-            if *name == "warp" {
-                lower.split(|c: char| !c.is_alphanumeric()).any(|w| w == "warp")
-            } else {
-                lower.contains(name)
-            }
-        })
-        .map(|(_, what)| *what)
-        .collect()
-}
+pub use reports::adapter::{software_names, MESA_VENDOR};
 
 /// The adapter's vendor, architecture, device and description in one line; blank where the
 /// browser hides them.
@@ -236,86 +205,21 @@ pub fn latency_evidence(latency: Option<&reports::Latency>) -> Evidence {
     }
 }
 
-/// What a Linux machine offers a Vulkan-backed WebGPU, looked at when no adapter was granted:
-/// each missing piece with the fix. `exists` and `env` read the machine (tests pass their own).
-pub fn linux_gpu_stack(exists: &dyn Fn(&str) -> bool, env: &dyn Fn(&str) -> Option<String>, icd_text: &dyn Fn(&str) -> Option<String>) -> Vec<Evidence> {
-    let mut ev = Vec::new();
-    let lib_dirs: Vec<String> = env("LD_LIBRARY_PATH")
-        .map(|p| p.split(':').filter(|d| !d.is_empty()).map(str::to_string).collect::<Vec<_>>())
-        .unwrap_or_default()
-        .into_iter()
-        .chain(LIB_DIRS.iter().map(|d| d.to_string()))
-        .collect();
-    let find_lib = |name: &str| lib_dirs.iter().map(|d| format!("{d}/{name}")).find(|p| exists(p));
-    let check = |source: &str, found: Option<String>, missing: &str| Evidence {
-        source: source.into(),
-        finding: match found {
-            Some(p) => format!("found {p}"),
-            None => format!("MISSING: {missing}"),
-        },
-        says_software: None,
-    };
-    ev.push(check(
-        "Vulkan loader",
-        find_lib("libvulkan.so.1"),
-        "libvulkan.so.1 is on no library path; install it (`apt-get install libvulkan1`) or add its folder to LD_LIBRARY_PATH",
-    ));
-    let named = env("VK_DRIVER_FILES").or_else(|| env("VK_ICD_FILENAMES"));
-    let icds: Vec<String> = match &named {
-        Some(list) => list.split(':').filter(|p| !p.is_empty()).map(str::to_string).collect(),
-        None => ICD_FILES.iter().filter(|p| exists(p)).map(|p| p.to_string()).collect(),
-    };
-    let present: Vec<&String> = icds.iter().filter(|p| exists(p)).collect();
-    let missing = match &named {
-        Some(list) => format!("VK_DRIVER_FILES (or VK_ICD_FILENAMES) names {list}, and none of it exists; point it at the driver's ICD json"),
-        None => "no Vulkan ICD json found; install the GPU's Vulkan driver (NVIDIA: the driver's nvidia_icd.json; Mesa: mesa-vulkan-drivers) or point VK_DRIVER_FILES at its json".into(),
-    };
-    ev.push(check(
-        "Vulkan driver (ICD) files",
-        (!present.is_empty()).then(|| present.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(", ")),
-        &missing,
-    ));
-    let nvidia = present.iter().any(|p| icd_text(p).is_some_and(|t| t.contains("libGLX_nvidia")));
-    if nvidia {
-        ev.push(check(
-            "libGLdispatch (NVIDIA's ICD needs it)",
-            find_lib("libGLdispatch.so.0"),
-            "libGLdispatch.so.0 (libglvnd) is on no library path: NVIDIA's ICD then loads without vkCreateInstance and requestAdapter() resolves to null; install libglvnd0 or add its folder to LD_LIBRARY_PATH",
-        ));
-    }
-    ev.push(Evidence {
-        source: "/dev/dri".into(),
-        finding: match exists("/dev/dri") {
-            true => "present".into(),
-            false => "absent: Chromium's GPU process finds no device (drmGetDevices2) and gets no adapter; Firefox can still use Vulkan".into(),
-        },
-        says_software: None,
-    });
-    ev
-}
-
-/// Where shared libraries usually live on Linux.
-const LIB_DIRS: [&str; 6] = ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib", "/lib/x86_64-linux-gnu", "/usr/local/lib"];
-
-/// Vulkan ICD files of the usual drivers.
-const ICD_FILES: [&str; 8] = [
-    "/usr/share/vulkan/icd.d/nvidia_icd.json",
-    "/etc/vulkan/icd.d/nvidia_icd.json",
-    "/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json",
-    "/usr/share/vulkan/icd.d/radeon_icd.x86_64.json",
-    "/usr/share/vulkan/icd.d/intel_icd.x86_64.json",
-    "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json",
-    "/usr/share/vulkan/icd.d/intel_hasvk_icd.x86_64.json",
-    "/usr/share/vulkan/icd.d/nouveau_icd.x86_64.json",
-];
-
-/// [`linux_gpu_stack`] on this machine.
-pub fn this_machines_gpu_stack() -> Vec<Evidence> {
-    linux_gpu_stack(
-        &|p| std::path::Path::new(p).exists(),
-        &|k| std::env::var(k).ok(),
-        &|p| std::fs::read_to_string(p).ok(),
-    )
+/// The links of this machine's GPU stack ([`GpuStack::links`](crate::measure::gpu_stack::GpuStack::links)),
+/// looked at when no adapter was granted: each with what was found and, where broken, the fix.
+pub fn gpu_stack_evidence(links: &[crate::measure::gpu_stack::Link]) -> Vec<Evidence> {
+    links
+        .iter()
+        .map(|l| Evidence {
+            source: l.name.clone(),
+            finding: match (&l.fix, l.state) {
+                (Some(fix), _) => format!("BROKEN: {}; fix: {fix}", l.finding),
+                (None, crate::measure::gpu_stack::LinkState::Fixed) => format!("fixed by harness: {}", l.finding),
+                (None, _) => l.finding.clone(),
+            },
+            says_software: None,
+        })
+        .collect()
 }
 
 /// What `harness verify` prints with `--json`.
@@ -620,32 +524,5 @@ mod tests {
         // lavapipe in Firefox hides its name, but says fallback and runs at CPU speed.
         let a = AdapterReport { available: true, is_fallback_adapter: Some(true), ..Default::default() };
         assert_eq!(verdict(&a), Verdict::Software);
-    }
-
-    #[test]
-    fn a_missing_gpu_stack_is_named_with_its_fix() {
-        let files = ["/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json", "/usr/lib/x86_64-linux-gnu/libvulkan.so.1"];
-        let exists = |p: &str| files.contains(&p);
-        let env = |k: &str| (k == "VK_DRIVER_FILES").then(|| files[0].to_string());
-        let icd = |_: &str| Some(r#"{"ICD": {"library_path": "libGLX_nvidia.so.0"}}"#.to_string());
-        let ev = linux_gpu_stack(&exists, &env, &icd);
-        let text = |source: &str| ev.iter().find(|e| e.source.starts_with(source)).map(|e| e.finding.clone()).unwrap_or_default();
-        assert!(text("Vulkan loader").starts_with("found"), "{ev:?}");
-        assert!(text("Vulkan driver").contains("nvidia_icd.json"), "{ev:?}");
-        assert!(text("libGLdispatch").contains("MISSING") && text("libGLdispatch").contains("libglvnd0"), "{ev:?}");
-        assert!(text("/dev/dri").contains("absent"), "{ev:?}");
-        // An ICD named that is not there is named as such.
-        let ev = linux_gpu_stack(&|_| false, &|k| (k == "VK_DRIVER_FILES").then(|| "/nope/icd.json".to_string()), &|_| None);
-        assert!(ev.iter().any(|e| e.finding.contains("names /nope/icd.json")), "{ev:?}");
-        // Nothing at all: the loader and the ICDs are both named as missing, no NVIDIA check.
-        let ev = linux_gpu_stack(&|_| false, &|_| None, &|_| None);
-        assert_eq!(ev.iter().filter(|e| e.finding.starts_with("MISSING")).count(), 2, "{ev:?}");
-        assert!(ev.iter().all(|e| e.says_software.is_none()), "diagnosis is never a verdict");
-    }
-
-    #[test]
-    fn warp_is_matched_as_a_word_only() {
-        assert!(software_names("Microsoft WARP adapter").len() == 1);
-        assert!(software_names("Warpath GPU").is_empty());
     }
 }

@@ -16,7 +16,7 @@ pub use crate::measure::native::Worker as NativeRunner;
 pub use page::serve_page;
 pub use signals::interrupt_watch;
 
-use crate::measure::browser::{BrowserFlags, BrowserKind};
+use crate::measure::browser::{BrowserFlags, BrowserKind, GpuFlags};
 use crate::measure::controller::{self, BrowserRunRequest, CaseLimits};
 use crate::measure::events::Reporter;
 use crate::measure::probe::RunProbe;
@@ -51,6 +51,8 @@ pub struct Browser {
     pub driver_path: Option<PathBuf>,
     /// The user's arguments and prefs for it, added after harness's own.
     pub flags: BrowserFlags,
+    /// Whether it gets the flags that reach a hardware GPU (`--gpu-flags`).
+    pub gpu_flags: GpuFlags,
 }
 
 /// Where the page comes from and where it is served.
@@ -321,6 +323,7 @@ impl Settings {
                 driver_path: browser.driver_path.clone(),
                 webdriver_url: self.webdriver_url.clone(),
                 user_flags: browser.flags.clone(),
+                gpu_flags: browser.gpu_flags,
                 plan: RunPlan { cases, ..plan.clone() },
                 limits: self.limits,
                 read_diagnostics: false,

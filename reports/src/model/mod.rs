@@ -53,7 +53,7 @@ pub struct HarnessInfo {
 }
 
 /// The machine a run happened on.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HostInfo {
     /// Operating system, with its release where known (`/etc/os-release`).
@@ -64,6 +64,11 @@ pub struct HostInfo {
     pub cpu: String,
     /// Logical CPUs.
     pub cores: usize,
+    /// Hardware GPUs the kernel driver exposes, such as `NVIDIA H100 80GB HBM3 (nvidia
+    /// 580.159.04)`: with one here, a browser on a software adapter is warned about. Empty where
+    /// none was found or the system is not Linux.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpus: Vec<String>,
 }
 
 /// The run's settings, enough to run it again (`harness run --replay results.json`).
@@ -367,7 +372,7 @@ impl Counts {
 }
 
 /// The browser of a run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BrowserInfo {
     /// `browserName` capability.
@@ -383,6 +388,14 @@ pub struct BrowserInfo {
     /// are the user's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub user_flags: Vec<String>,
+    /// The share of `flags` harness added to reach this machine's hardware GPU (Chromium's
+    /// Vulkan set on Linux, `--gpu-flags`), with why; empty when none were added.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpu_flags: Vec<String>,
+    /// Environment variables harness set for the driver and browser, each as
+    /// `NAME=value (why)`: a Vulkan driver file or library the loader could not see.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub environment: Vec<String>,
 }
 
 /// The WebDriver of a run.

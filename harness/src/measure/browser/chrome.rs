@@ -30,6 +30,25 @@ pub static SPEC: BrowserSpec = BrowserSpec {
 /// The Chromium feature that exposes WebNN's `navigator.ml`.
 pub const WEBNN_FEATURE: &str = "WebMachineLearningNeuralNetwork";
 
+/// What Chromium on Linux needs to give WebGPU a hardware GPU through Vulkan, headless or not:
+/// without them it falls back to SwiftShader (found by trial on the H100, docs/hardware/h100-firefox.md).
+/// The features go in through [`BrowserFlags::merge`]'s rule for `--enable-features`.
+pub const LINUX_GPU_FLAGS: [&str; 6] = [
+    "--enable-features=Vulkan,VulkanFromANGLE,DefaultANGLEVulkan",
+    "--use-vulkan=native",
+    "--use-angle=vulkan",
+    // Headless has no surface to present to; Vulkan must not ask for one.
+    "--disable-vulkan-surface",
+    "--ignore-gpu-blocklist",
+    // The sandboxed GPU process cannot open NVIDIA's device files.
+    "--disable-gpu-sandbox",
+];
+
+/// Dawn withholds `shader-f16` on every NVIDIA GPU under Vulkan, whatever the driver offers
+/// (crbug.com/42251215: f16 conformance failures on some drivers); this toggle lifts the block.
+/// harness checks every f16 output against its f64 reference, so a wrong result reads wrong.
+pub const NVIDIA_F16_FLAG: &str = "--enable-dawn-features=vulkan_enable_f16_on_nvidia";
+
 /// The flags every Chromium-based browser (Chrome, Edge) gets for a WebGPU run.
 pub fn chromium_flags(o: &LaunchOptions) -> BrowserFlags {
     let mut args: Vec<String> = vec![
@@ -53,11 +72,18 @@ pub fn chromium_flags(o: &LaunchOptions) -> BrowserFlags {
     if running_as_root() {
         args.push("--no-sandbox".into());
     }
+    let mut flags = BrowserFlags { args, prefs: Vec::new() };
+    if o.gpu {
+        flags.merge(&BrowserFlags { args: LINUX_GPU_FLAGS.map(String::from).to_vec(), prefs: Vec::new() });
+        if o.nvidia {
+            flags.merge(&BrowserFlags { args: vec![NVIDIA_F16_FLAG.into()], prefs: Vec::new() });
+        }
+    }
     if o.webnn {
         // `navigator.ml` is behind this flag in Chromium (156 included).
-        args.push(format!("--enable-features={WEBNN_FEATURE}"));
+        flags.merge(&BrowserFlags { args: vec![format!("--enable-features={WEBNN_FEATURE}")], prefs: Vec::new() });
     }
-    BrowserFlags { args, prefs: Vec::new() }
+    flags
 }
 
 /// Capabilities of a Chromium-based browser: `browserName` plus its options object

@@ -60,19 +60,16 @@ impl BrowserFlags {
     /// takes the last of a repeated switch the user's wins, and its pref of a name already set
     /// replaces the value in place.
     pub fn merge(&mut self, extra: &BrowserFlags) {
-        // Chromium reads only the last `--enable-features`: harness's features join the user's.
-        const FEATURES: &str = "--enable-features=";
-        if let Some(users) = extra.args.iter().find(|a| a.starts_with(FEATURES)) {
-            let ours: Vec<String> = self.args.iter().filter_map(|a| a.strip_prefix(FEATURES)).map(str::to_string).collect();
-            self.args.retain(|a| !a.starts_with(FEATURES));
-            let mut extra = extra.clone();
-            for arg in extra.args.iter_mut().filter(|a| *a == users) {
-                *arg = [arg.clone()].into_iter().chain(ours.iter().cloned()).collect::<Vec<_>>().join(",");
-            }
-            self.args.extend(extra.args);
-        } else {
-            self.args.extend(extra.args.iter().cloned());
+        // Chromium reads only the last of these list switches: harness's entries join the user's.
+        const LISTS: [&str; 2] = ["--enable-features=", "--enable-dawn-features="];
+        let mut extra = extra.clone();
+        for list in LISTS {
+            let Some(users) = extra.args.iter().position(|a| a.starts_with(list)) else { continue };
+            let ours: Vec<String> = self.args.iter().filter_map(|a| a.strip_prefix(list)).map(str::to_string).collect();
+            self.args.retain(|a| !a.starts_with(list));
+            extra.args[users] = [extra.args[users].clone()].into_iter().chain(ours).collect::<Vec<_>>().join(",");
         }
+        self.args.extend(extra.args);
         for (name, value) in &extra.prefs {
             match self.prefs.iter_mut().find(|(n, _)| n == name) {
                 Some(pref) => pref.1 = value.clone(),
@@ -120,6 +117,37 @@ pub struct LaunchOptions {
     pub profile_dir: Option<PathBuf>,
     /// The run uses WebNN: browsers that hide `navigator.ml` behind a flag get it.
     pub webnn: bool,
+    /// Give the browser the flags that reach a hardware GPU (Chromium's Vulkan set on Linux);
+    /// see [`GpuFlags::resolve`].
+    pub gpu: bool,
+    /// With `gpu`, the GPU is NVIDIA's: Chromium also gets Dawn's toggle that lifts its block
+    /// on `shader-f16` there.
+    pub nvidia: bool,
+}
+
+/// `--gpu-flags`: whether Chrome and Edge get the flags that reach a hardware GPU.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum GpuFlags {
+    /// When this machine (Linux) has a hardware GPU and the browser is launched here.
+    #[default]
+    Auto,
+    /// Always, also for a remote WebDriver or where no GPU was found.
+    On,
+    /// Never: the browser's own choice (SwiftShader on a headless Linux machine).
+    Off,
+}
+
+impl GpuFlags {
+    /// Whether the browser gets the GPU flags: `auto` on Linux when `host_has_gpu` and the
+    /// browser is not `remote` (the flags are Chromium's answer to Linux without a display;
+    /// other systems give WebGPU their GPU by default).
+    pub fn resolve(self, linux: bool, host_has_gpu: bool, remote: bool) -> bool {
+        match self {
+            GpuFlags::Auto => linux && host_has_gpu && !remote,
+            GpuFlags::On => true,
+            GpuFlags::Off => false,
+        }
+    }
 }
 
 /// Why a browser or driver could not be found.
@@ -224,6 +252,8 @@ mod tests {
             headless: true,
             profile_dir: Some("/tmp/profile".into()),
             webnn: false,
+            gpu: false,
+            nvidia: false,
         }
     }
 
@@ -237,6 +267,43 @@ mod tests {
         flags.merge(&BrowserFlags { args: vec!["--enable-features=Vulkan".into()], prefs: Vec::new() });
         let features: Vec<&String> = flags.args.iter().filter(|a| a.starts_with("--enable-features=")).collect();
         assert_eq!(features, ["--enable-features=Vulkan,WebMachineLearningNeuralNetwork"], "Chromium reads only the last one");
+    }
+
+    #[test]
+    fn chromium_gets_the_gpu_flags_only_on_a_gpu_host_unless_told_and_the_user_still_wins() {
+        let launched = |kind: BrowserKind, choice: GpuFlags, host_gpu: bool, user: &[&str]| {
+            let o = LaunchOptions { gpu: choice.resolve(true, host_gpu, false), ..options() };
+            let mut flags = (kind.spec().flags)(&o);
+            flags.merge(&BrowserFlags { args: user.iter().map(|a| a.to_string()).collect(), prefs: Vec::new() });
+            flags.args
+        };
+        let vulkan = |args: &[String]| args.iter().any(|a| a == "--use-vulkan=native") && args.iter().any(|a| a.starts_with("--enable-features=") && a.contains("DefaultANGLEVulkan"));
+        for kind in BrowserKind::ALL {
+            let chromium = kind != BrowserKind::Firefox;
+            for host_gpu in [true, false] {
+                // Defaults: Chrome and Edge get them where the host has a GPU; Firefox never needs them.
+                assert_eq!(vulkan(&launched(kind, GpuFlags::Auto, host_gpu, &[])), chromium && host_gpu, "{kind:?} auto gpu={host_gpu}");
+                assert!(!vulkan(&launched(kind, GpuFlags::Off, host_gpu, &[])), "{kind:?} off gpu={host_gpu}");
+                assert_eq!(vulkan(&launched(kind, GpuFlags::On, host_gpu, &[])), chromium, "{kind:?} on gpu={host_gpu}");
+                // The user's switch comes last, so Chromium takes theirs; their features join ours.
+                let args = launched(kind, GpuFlags::Auto, host_gpu, &["--use-angle=swiftshader", "--enable-features=Foo"]);
+                assert_eq!(args.iter().rev().find(|a| a.starts_with("--use-angle=")).unwrap(), "--use-angle=swiftshader");
+                let features: Vec<&String> = args.iter().filter(|a| a.starts_with("--enable-features=")).collect();
+                assert_eq!(features.len(), 1, "{kind:?}: {args:?}");
+                assert_eq!(features[0].contains("Vulkan"), chromium && host_gpu, "{kind:?}: {features:?}");
+            }
+        }
+        // On an NVIDIA machine Dawn's f16 toggle comes with them, joined with the user's toggles.
+        let o = LaunchOptions { gpu: true, nvidia: true, ..options() };
+        let mut flags = (BrowserKind::Chrome.spec().flags)(&o);
+        flags.merge(&BrowserFlags { args: vec!["--enable-dawn-features=dump_shaders".into()], prefs: Vec::new() });
+        let dawn: Vec<&String> = flags.args.iter().filter(|a| a.starts_with("--enable-dawn-features=")).collect();
+        assert_eq!(dawn, ["--enable-dawn-features=dump_shaders,vulkan_enable_f16_on_nvidia"]);
+        assert!(!(BrowserKind::Chrome.spec().flags)(&LaunchOptions { gpu: false, nvidia: true, ..options() }).args.iter().any(|a| a.contains("dawn")));
+        // Elsewhere than Linux, and for a remote browser, `auto` adds nothing.
+        assert!(!GpuFlags::Auto.resolve(false, true, false));
+        assert!(!GpuFlags::Auto.resolve(true, true, true));
+        assert!(GpuFlags::On.resolve(false, false, true));
     }
 
     #[test]
@@ -295,7 +362,7 @@ mod tests {
 
     #[test]
     fn a_remote_session_names_no_local_paths() {
-        let remote = LaunchOptions { binary: None, headless: true, profile_dir: None, webnn: false };
+        let remote = LaunchOptions { binary: None, headless: true, profile_dir: None, webnn: false, gpu: false, nvidia: false };
         for kind in BrowserKind::ALL {
             let spec = kind.spec();
             let caps = Value::Object((spec.capabilities)(&remote, &(spec.flags)(&remote))).to_string();

@@ -145,7 +145,7 @@ mod tests {
     use serde_json::json;
 
     fn options() -> LaunchOptions {
-        LaunchOptions { binary: Some("/opt/browser".into()), headless: true, profile_dir: Some("/tmp/profile".into()), webnn: false }
+        LaunchOptions { binary: Some("/opt/browser".into()), headless: true, profile_dir: Some("/tmp/profile".into()), webnn: false, gpu: false, nvidia: false }
     }
 
     #[test]

@@ -1,0 +1,178 @@
+use super::*;
+use std::collections::BTreeMap;
+
+/// A machine described in a test: files with their text, environment variables, the linker's
+/// cache.
+#[derive(Default, Clone)]
+pub struct FakeMachine {
+    files: BTreeMap<String, String>,
+    env: BTreeMap<String, String>,
+    cache: Vec<String>,
+}
+
+impl FakeMachine {
+    pub fn file(mut self, path: &str, text: &str) -> Self {
+        self.files.insert(path.into(), text.into());
+        self
+    }
+    pub fn without(mut self, path: &str) -> Self {
+        self.files.remove(path);
+        self
+    }
+    fn env(mut self, name: &str, value: &str) -> Self {
+        self.env.insert(name.into(), value.into());
+        self
+    }
+}
+
+impl Machine for FakeMachine {
+    fn exists(&self, path: &str) -> bool {
+        self.files.keys().any(|f| f == path || f.starts_with(&format!("{path}/")))
+    }
+    fn read(&self, path: &str) -> Option<String> {
+        self.files.get(path).cloned()
+    }
+    fn env(&self, name: &str) -> Option<String> {
+        self.env.get(name).cloned()
+    }
+    fn list(&self, dir: &str) -> Vec<String> {
+        let prefix = format!("{dir}/");
+        let mut out: Vec<String> = self
+            .files
+            .keys()
+            .filter_map(|f| f.strip_prefix(&prefix).map(|rest| format!("{prefix}{}", rest.split('/').next().unwrap_or(""))))
+            .collect();
+        out.dedup();
+        out
+    }
+    fn ld_cache(&self) -> Vec<String> {
+        self.cache.clone()
+    }
+}
+
+const NVIDIA_ICD: &str = r#"{"file_format_version": "1.0.1", "ICD": {"library_path": "libGLX_nvidia.so.0", "api_version": "1.4.312"}}"#;
+const LVP_ICD: &str = r#"{"ICD": {"library_path": "/usr/lib/x86_64-linux-gnu/libvulkan_lvp.so"}}"#;
+
+/// A machine like this one: no GPU, Mesa's software Vulkan driver.
+pub fn software_only() -> FakeMachine {
+    FakeMachine::default()
+        .file("/usr/lib/x86_64-linux-gnu/libvulkan.so.1", "")
+        .file("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json", LVP_ICD)
+        .file("/usr/lib/x86_64-linux-gnu/libvulkan_lvp.so", "")
+}
+
+/// A machine like the H100 one of docs/hardware: NVIDIA's driver, its ICD in the driver's own
+/// folder, libGLdispatch only in the driver's library folder.
+pub fn h100() -> FakeMachine {
+    FakeMachine::default()
+        .file("/proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Release Build\n")
+        .file("/proc/driver/nvidia/gpus/0000:1b:00.0/information", "Model: \t\t NVIDIA H100 80GB HBM3\nIRQ: 100\n")
+        .file("/usr/lib/x86_64-linux-gnu/libvulkan.so.1", "")
+        .file("/usr/lib/x86_64-linux-gnu/libGLX_nvidia.so.0", "")
+        .file("/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json", NVIDIA_ICD)
+        .file("/usr/local/nvidia/lib64/libGLdispatch.so.0", "")
+}
+
+fn state(links: &[Link], name: &str) -> (LinkState, String) {
+    let l = links.iter().find(|l| l.name.starts_with(name)).unwrap_or_else(|| panic!("no link {name}: {links:?}"));
+    (l.state, format!("{} {}", l.finding, l.fix.clone().unwrap_or_default()))
+}
+
+#[test]
+fn a_software_only_machine_has_no_gpu_and_gets_no_fixes() {
+    let m = software_only();
+    let stack = GpuStack::detect(&m);
+    assert!(!stack.has_gpu());
+    assert!(stack.env_fixes(&m).is_empty(), "nothing changes without a GPU");
+    let links = stack.links(&[]);
+    assert_eq!(links[0].state, LinkState::Broken, "{links:?}");
+    assert!(links[0].finding.contains("no hardware GPU"), "{links:?}");
+    assert_eq!(state(&links, "Vulkan loader").0, LinkState::Ok);
+    assert!(state(&links, "Vulkan driver").1.contains("lvp_icd"), "{links:?}");
+}
+
+#[test]
+fn the_h100s_hidden_icd_and_library_are_found_and_fixed_for_harnesss_processes() {
+    let m = h100();
+    let stack = GpuStack::detect(&m);
+    assert_eq!(stack.gpus, [HostGpu { vendor: Vendor::Nvidia, name: "NVIDIA H100 80GB HBM3 (nvidia 580.159.04)".into() }]);
+    let fixes = stack.env_fixes(&m);
+    let names: Vec<&str> = fixes.iter().map(|f| f.name).collect();
+    assert_eq!(names, ["VK_DRIVER_FILES", "LD_LIBRARY_PATH"]);
+    assert_eq!(fixes[0].value, "/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json");
+    assert_eq!(fixes[1].value, "/usr/local/nvidia/lib64");
+    let links = stack.links(&fixes);
+    assert_eq!(state(&links, "GPU driver").0, LinkState::Ok);
+    assert_eq!(state(&links, "Vulkan driver").0, LinkState::Fixed, "{links:?}");
+    assert_eq!(state(&links, "libGLdispatch").0, LinkState::Fixed, "{links:?}");
+    // The user's library path is kept after the added folder.
+    let fixes = stack.env_fixes(&m.clone().env("LD_LIBRARY_PATH", "/opt/mine"));
+    assert_eq!(fixes[1].value, "/usr/local/nvidia/lib64:/opt/mine");
+}
+
+#[test]
+fn a_gpu_without_an_icd_names_the_driver_package() {
+    let m = h100().without("/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json");
+    let stack = GpuStack::detect(&m);
+    assert!(stack.env_fixes(&m).iter().all(|f| f.name != "VK_DRIVER_FILES"));
+    let (s, text) = state(&stack.links(&stack.env_fixes(&m)), "Vulkan driver");
+    assert_eq!(s, LinkState::Broken);
+    assert!(text.contains("no NVIDIA Vulkan driver file") && text.contains("nvidia-vulkan-icd"), "{text}");
+}
+
+#[test]
+fn an_icd_whose_library_is_missing_is_broken_and_not_papered_over() {
+    let m = h100().without("/usr/lib/x86_64-linux-gnu/libGLX_nvidia.so.0");
+    let stack = GpuStack::detect(&m);
+    let (s, text) = state(&stack.links(&stack.env_fixes(&m)), "Vulkan driver");
+    assert_eq!(s, LinkState::Broken);
+    assert!(text.contains("libGLX_nvidia.so.0, which is on no library path"), "{text}");
+}
+
+#[test]
+fn missing_libgldispatch_without_a_copy_names_libglvnd() {
+    let m = h100().without("/usr/local/nvidia/lib64/libGLdispatch.so.0");
+    let stack = GpuStack::detect(&m);
+    assert!(stack.env_fixes(&m).iter().all(|f| f.name != "LD_LIBRARY_PATH"));
+    let (s, text) = state(&stack.links(&[]), "libGLdispatch");
+    assert_eq!(s, LinkState::Broken);
+    assert!(text.contains("libglvnd0"), "{text}");
+    // Found through the linker's cache, it holds.
+    let mut m = m;
+    m.cache.push("/usr/lib/x86_64-linux-gnu/libGLdispatch.so.0".into());
+    assert_eq!(state(&GpuStack::detect(&m).links(&[]), "libGLdispatch").0, LinkState::Ok);
+}
+
+#[test]
+fn a_visible_icd_needs_no_fix_and_the_users_vk_driver_files_is_kept() {
+    let m = h100()
+        .without("/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json")
+        .file("/usr/share/vulkan/icd.d/nvidia_icd.json", NVIDIA_ICD)
+        .file("/usr/lib/x86_64-linux-gnu/libGLdispatch.so.0", "");
+    let stack = GpuStack::detect(&m);
+    assert!(stack.env_fixes(&m).is_empty());
+    assert_eq!(state(&stack.links(&[]), "Vulkan driver").0, LinkState::Ok);
+    // The user's own VK_DRIVER_FILES wins, and one naming nothing there is broken.
+    let m = h100().env("VK_DRIVER_FILES", "/nope/icd.json");
+    let stack = GpuStack::detect(&m);
+    assert!(stack.env_fixes(&m).iter().all(|f| f.name != "VK_DRIVER_FILES"));
+    let (s, text) = state(&stack.links(&[]), "Vulkan driver");
+    assert_eq!(s, LinkState::Broken);
+    assert!(text.contains("names /nope/icd.json"), "{text}");
+}
+
+#[test]
+fn display_only_and_virtual_drm_devices_are_no_gpu_but_amd_is() {
+    let m = software_only()
+        .file("/sys/class/drm/card0/device/uevent", "DRIVER=ast\nPCI_ID=1A03:2000\n")
+        .file("/sys/class/drm/card0-VGA-1/status", "connected")
+        .file("/sys/class/drm/card1/device/uevent", "DRIVER=virtio-pci\n");
+    assert!(!GpuStack::detect(&m).has_gpu());
+    let m = m.file("/sys/class/drm/card2/device/uevent", "DRIVER=amdgpu\nPCI_ID=1002:744C\n");
+    let stack = GpuStack::detect(&m);
+    assert_eq!(stack.gpus.len(), 1);
+    assert_eq!(stack.gpus[0].name, "AMD GPU (amdgpu, PCI 1002:744C)");
+    // Mesa's radeon ICD, visible, holds; lavapipe beside it is not the GPU's.
+    let m = m.file("/usr/share/vulkan/icd.d/radeon_icd.x86_64.json", r#"{"ICD": {"library_path": "libvulkan_radeon.so"}}"#).file("/usr/lib/x86_64-linux-gnu/libvulkan_radeon.so", "");
+    assert_eq!(state(&GpuStack::detect(&m).links(&[]), "Vulkan driver (ICD) for the AMD").0, LinkState::Ok);
+}
