@@ -463,8 +463,10 @@ mod schema {
             path: None,
             flags: vec!["--headless=new".into(), "--user-agent=a/1".into(), "--x".into()],
             user_flags: vec!["--user-agent=a/1".into(), "--x".into()],
-            ..Default::default()
+            gpu_flags: vec!["--use-vulkan=native".into()],
+            environment: vec!["VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json (why)".into()],
         });
+        report.host.gpus = vec!["NVIDIA H100 80GB HBM3 (nvidia 580.159.04)".into()];
         let dir = tempfile::tempdir().unwrap();
         write_all(&report, dir.path()).unwrap();
         assert_eq!(read_results(&dir.path().join(RESULTS_JSON)).unwrap(), report);
@@ -477,6 +479,9 @@ mod schema {
             ("/settings/browserArgs/0", Value::from(3)),
             ("/settings/browserPrefs/0", Value::from("firefox")),
             ("/runs/0/browserInfo/userFlags", Value::from("--x")),
+            ("/runs/0/browserInfo/gpuFlags", Value::from("--x")),
+            ("/runs/0/browserInfo/environment/0", Value::from(1)),
+            ("/host/gpus", Value::from("H100")),
         ] {
             let mut broken = json.clone();
             *broken.pointer_mut(pointer).unwrap() = bad;
