@@ -114,6 +114,8 @@ pub struct Icd {
     pub visible: bool,
     /// Whether its library is found: on the library path, or at the path it names.
     pub library_found: bool,
+    /// A copy of its library in a driver's folder on no library path, where it is not found.
+    pub library_copy: Option<String>,
 }
 
 impl Icd {
@@ -207,13 +209,14 @@ impl GpuStack {
                 true => m.exists(&library),
                 false => !library.is_empty() && on_path(&library).is_some(),
             };
-            icds.push(Icd { path, library, visible, library_found });
+            let library_copy = (!library_found && !library.is_empty() && !library.contains('/')).then(|| driver_copy(m, &library)).flatten();
+            icds.push(Icd { path, library, visible, library_found, library_copy });
         }
         let nvidia = gpus.iter().any(|g| g.vendor == Vendor::Nvidia);
         let gldispatch = nvidia.then(|| {
             let name = "libGLdispatch.so.0";
             let on_path = on_path(name);
-            let copy = on_path.is_none().then(|| DRIVER_LIB_DIRS.iter().map(|d| format!("{d}/{name}")).find(|p| m.exists(p))).flatten();
+            let copy = on_path.is_none().then(|| driver_copy(m, name)).flatten();
             GlDispatch { on_path, copy }
         });
         GpuStack { gpus, loader: on_path("libvulkan.so.1"), named, icds, gldispatch }
@@ -229,10 +232,20 @@ impl GpuStack {
         self.icds.iter().filter(move |i| i.vendor() == Some(vendor))
     }
 
+    /// The libraries the GPUs' Vulkan drivers need that are on no library path but have a copy
+    /// in a driver's folder: the ICDs' own libraries and libGLdispatch.
+    pub fn library_copies(&self) -> Vec<&str> {
+        let icds = self.gpus.iter().flat_map(|g| self.icds_of(g.vendor)).filter_map(|i| i.library_copy.as_deref());
+        let mut copies: Vec<&str> = icds.chain(self.gldispatch.as_ref().and_then(|g| g.copy.as_deref())).collect();
+        copies.dedup();
+        copies
+    }
+
     /// What harness sets for the driver and browser it starts (and itself) so the Vulkan loader
     /// finds this machine's GPU: `VK_DRIVER_FILES` when a GPU's ICD sits only in its driver's
-    /// own folder, `LD_LIBRARY_PATH` when libGLdispatch is on no library path but a copy is here.
-    /// Nothing when the user set `VK_DRIVER_FILES` (theirs is kept) or nothing is missing.
+    /// own folder, `LD_LIBRARY_PATH` when a library the driver needs (its ICD's, libGLdispatch)
+    /// is on no library path but a copy is in a driver's folder. Nothing when the user set
+    /// `VK_DRIVER_FILES` (theirs is kept) or nothing is missing.
     pub fn env_fixes(&self, m: &dyn Machine) -> Vec<EnvFix> {
         let mut fixes = Vec::new();
         if self.named.is_none() {
@@ -251,13 +264,16 @@ impl GpuStack {
                 });
             }
         }
-        if let Some(copy) = self.gldispatch.as_ref().and_then(|g| g.copy.as_ref()) {
-            let dir = copy.rsplit_once('/').map(|(d, _)| d).unwrap_or(copy);
-            let value = match m.env("LD_LIBRARY_PATH") {
-                Some(old) => format!("{dir}:{old}"),
-                None => dir.to_string(),
-            };
-            fixes.push(EnvFix { name: "LD_LIBRARY_PATH", value, why: format!("NVIDIA's Vulkan driver needs libGLdispatch.so.0, which is on no library path; {copy} is") });
+        let copies = self.library_copies();
+        if !copies.is_empty() {
+            let mut dirs: Vec<&str> = copies.iter().map(|c| c.rsplit_once('/').map(|(d, _)| d).unwrap_or(c)).collect();
+            dirs.dedup();
+            let value = dirs.iter().map(|d| d.to_string()).chain(m.env("LD_LIBRARY_PATH")).collect::<Vec<_>>().join(":");
+            fixes.push(EnvFix {
+                name: "LD_LIBRARY_PATH",
+                value,
+                why: format!("the GPU's Vulkan driver needs {}, on no library path", copies.join(", ")),
+            });
         }
         fixes
     }
@@ -311,6 +327,10 @@ impl GpuStack {
         let Some(icd) = icds.iter().find(|i| i.visible).or(icds.first()) else {
             return Link::broken(&name, format!("no {} Vulkan driver file (ICD json) found", vendor.name()), vendor.icd_install());
         };
+        let libs_fixed = fixes.iter().any(|f| f.name == "LD_LIBRARY_PATH");
+        if let (false, Some(copy), true) = (icd.library_found, &icd.library_copy, libs_fixed) {
+            return Link::fixed(&name, format!("{} names {}, on no library path; harness adds the folder of {copy} to LD_LIBRARY_PATH for the processes it starts", icd.path, icd.library));
+        }
         if !icd.library_found {
             return Link::broken(
                 &name,
@@ -376,6 +396,11 @@ impl Link {
     }
 }
 
+/// `name` in a driver's folder that is on no library path, where it is there.
+fn driver_copy(m: &dyn Machine, name: &str) -> Option<String> {
+    DRIVER_LIB_DIRS.iter().map(|d| format!("{d}/{name}")).find(|p| m.exists(p))
+}
+
 /// The hardware GPUs of `m`: NVIDIA's from its driver's /proc files, AMD's and Intel's from the
 /// DRM devices with their kernel drivers (display-only chips such as a server's ASPEED are not
 /// counted: they have no compute).
@@ -393,6 +418,9 @@ fn gpus(m: &dyn Machine) -> Vec<HostGpu> {
         for model in models {
             gpus.push(HostGpu { vendor: Vendor::Nvidia, name: format!("{model} (nvidia {driver})").replace(" )", ")") });
         }
+    } else if m.exists("/dev/nvidiactl") {
+        // A container may show NVIDIA's device files without its /proc files.
+        gpus.push(HostGpu { vendor: Vendor::Nvidia, name: "NVIDIA GPU (/dev/nvidiactl)".into() });
     }
     for card in m.list("/sys/class/drm") {
         let is_card = card.rsplit('/').next().and_then(|n| n.strip_prefix("card")).is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
@@ -451,16 +479,17 @@ pub fn prepare_this_process() {
             // SAFETY: called from `main` before the runtime or any other thread exists.
             unsafe { std::env::set_var(fix.name, &fix.value) };
         }
-        if let Some(copy) = stack.gldispatch.as_ref().and_then(|g| g.copy.as_ref()) {
+        // libGLdispatch, last in the list, before the ICD that needs it.
+        for copy in stack.library_copies().into_iter().rev() {
             preload(copy);
         }
         (stack, fixes)
     });
 }
 
-/// Loads `library` into this process, so that a later library needing it by name (NVIDIA's
-/// ICD, loaded by this process's native wgpu) finds it: the linker reads `LD_LIBRARY_PATH`
-/// only at start.
+/// Loads `library` into this process, so that a later load of it by name (the Vulkan loader
+/// opening NVIDIA's ICD for this process's native wgpu, the ICD needing libGLdispatch) finds it:
+/// the linker reads `LD_LIBRARY_PATH` only at start.
 #[cfg(unix)]
 fn preload(library: &str) {
     let Ok(path) = std::ffi::CString::new(library) else { return };

@@ -111,6 +111,20 @@ fn the_h100s_hidden_icd_and_library_are_found_and_fixed_for_harnesss_processes()
 }
 
 #[test]
+fn an_icd_library_only_in_the_drivers_folder_is_added_to_the_library_path() {
+    let m = h100().without("/usr/lib/x86_64-linux-gnu/libGLX_nvidia.so.0").file("/usr/local/nvidia/lib64/libGLX_nvidia.so.0", "");
+    let stack = GpuStack::detect(&m);
+    assert_eq!(stack.library_copies(), ["/usr/local/nvidia/lib64/libGLX_nvidia.so.0", "/usr/local/nvidia/lib64/libGLdispatch.so.0"]);
+    let fixes = stack.env_fixes(&m);
+    let path = fixes.iter().find(|f| f.name == "LD_LIBRARY_PATH").unwrap();
+    assert_eq!(path.value, "/usr/local/nvidia/lib64", "one folder, once");
+    assert_eq!(state(&stack.links(&fixes), "Vulkan driver").0, LinkState::Fixed);
+    // Only NVIDIA's device files, as some containers show: still a GPU.
+    let m = FakeMachine::default().file("/dev/nvidiactl", "");
+    assert_eq!(GpuStack::detect(&m).gpus[0].vendor, Vendor::Nvidia);
+}
+
+#[test]
 fn a_gpu_without_an_icd_names_the_driver_package() {
     let m = h100().without("/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json");
     let stack = GpuStack::detect(&m);
