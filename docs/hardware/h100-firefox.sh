@@ -33,9 +33,9 @@
 #   (native and Firefox); after Chromium's parts, `bench-chrome`.
 #   out of the box (issue 25, h100-chrome.md): after Chromium's parts, `gpu-out-of-the-box` (doctor, verify and
 #   the default suite with no browser flags and without gpu.sh's VK_DRIVER_FILES, then each link broken on
-#   purpose), `gpu-tune` (Chrome's matmul and matvec winners, added to h100-matmul/tune.json carried as
-#   target/gpu-pack/tune.json), `gpu-matmul` (the full matmul/matvec suite with each browser's winners) and,
-#   after MiniLM's two parts, `gpu-models`.
+#   purpose); after MiniLM's two parts, `gpu-models`; then `gpu-tune` (Chrome's matmul and matvec winners, added
+#   to h100-matmul/tune.json carried as target/gpu-pack/tune.json) and `gpu-matmul` (the full matmul/matvec
+#   suite with each browser's winners).
 #   Chromium (an attempt; see h100-firefox.md): here `bash docs/hardware/h100-firefox.sh pack-chromium`,
 #   there `stash-chromium` once per part carried (chromium.tar.xz.aa, .ab, …), then `chromium`, and
 #   `chrome` for the suites in Chromium with the flags that got the GPU.
@@ -141,6 +141,7 @@ gpu-*)
 esac
 case $step in
 gpu-out-of-the-box)
+  ls -la /usr/local/nvidia/lib64 /usr/local/nvidia/share/vulkan/icd.d /proc/driver/nvidia > "$dir/driver-folders.txt" 2>&1
   run doctor harness doctor
   run doctor-json harness doctor --json
   run verify-chrome harness verify --browser chrome --json
@@ -149,24 +150,25 @@ gpu-out-of-the-box)
   # Each link broken on purpose: the ICD named where it is not, libGLdispatch gone, Chrome's GPU flags off.
   run broken-icd env VK_DRIVER_FILES=/nonexistent/nvidia_icd.json harness doctor --browser chrome
   mkdir -p /tmp/nogl && cp -a /tmp/gpu/lib/. /tmp/nogl/ && rm -f /tmp/nogl/libGLdispatch.so.0
-  run broken-gldispatch env LD_LIBRARY_PATH="${LD_LIBRARY_PATH//\/tmp\/gpu\/lib/\/tmp\/nogl}" harness doctor --browser chrome
+  # libGLdispatch off the library path (the driver's folder too): harness should find the driver folder's copy.
+  nogl=${LD_LIBRARY_PATH//\/tmp\/gpu\/lib/\/tmp\/nogl}
+  run broken-gldispatch env LD_LIBRARY_PATH="${nogl//:\/usr\/local\/nvidia\/lib64/}" harness doctor --browser chrome
   run broken-flags harness doctor --browser chrome --gpu-flags off
-  ls -la /usr/local/nvidia/lib64 /usr/local/nvidia/share/vulkan/icd.d > "$dir/driver-folders.txt" 2>&1
   ;;
 gpu-tune)
-  for b in chrome firefox; do
-    run "tune-$b" harness run --tune --browser "$b" --platform webgpu --filter matmul,matvec --suite full --samples 10 \
-      --warmup 5 --max-time 3 --timeout 120 --tune-cache "$cache" --out "$dir/tune-$b"
-  done
+  # Chrome's winners (Firefox's and native's matmul winners are in the carried tune.json, h100-matmul.md).
+  run tune-chrome harness run --tune --browser chrome --platform webgpu --filter matmul,matvec --suite full --samples 10 \
+    --warmup 5 --max-time 3 --timeout 120 --tune-cache "$cache" --out "$dir/tune-chrome"
   cp "$cache" "$dir/tune.json"
   ;;
 gpu-matmul)
   run matmul harness run --browser chrome,firefox --platform webgpu,native --suite full --filter matmul,matvec \
-    --tune-cache "$cache" --timeout 120 --out "$dir/matmul"
+    --samples 10 --max-time 2 --tune-cache "$cache" --timeout 120 --out "$dir/matmul"
   ;;
 gpu-models)
   run models harness run --browser chrome,firefox --platform webgpu,native --model minilm,tinyllama --dtype f32,f16 \
-    --context 128 --batch 1,8 --seq 16,128 --weights /tmp/gpu/all-MiniLM-L6-v2 --timeout 300 --out "$dir/models"
+    --context 128 --batch 1,8 --seq 16,128 --samples 10 --max-time 2 --weights /tmp/gpu/all-MiniLM-L6-v2 --timeout 300 \
+    --out "$dir/models"
   ;;
 suite)
   run verify-firefox harness verify --browser firefox --browser-path "$FIREFOX" --json
