@@ -33,7 +33,8 @@
 #   (native and Firefox); after Chromium's parts, `bench-chrome`.
 #   out of the box (issue 25, h100-chrome.md): after Chromium's parts, `gpu-out-of-the-box` (doctor, verify and
 #   the default suite with no browser flags and without gpu.sh's VK_DRIVER_FILES, then each link broken on
-#   purpose); after MiniLM's two parts, `gpu-models`; then `gpu-tune` (Chrome's matmul and matvec winners, added
+#   purpose), `gpu-hidden-icd` (the ICD where the loader does not look: harness sets VK_DRIVER_FILES); after
+#   MiniLM's two parts, `gpu-models`; then `gpu-tune` (Chrome's matmul and matvec winners, added
 #   to h100-matmul/tune.json carried as target/gpu-pack/tune.json) and `gpu-matmul` (the full matmul/matvec
 #   suite with each browser's winners).
 #   Chromium (an attempt; see h100-firefox.md): here `bash docs/hardware/h100-firefox.sh pack-chromium`,
@@ -106,7 +107,7 @@ stash-model)
   fi
   exit 0
   ;;
-gpu-out-of-the-box | gpu-tune | gpu-matmul | gpu-models | suite | models | chromium | chrome | bench | bench-chrome | tune-native | tune-firefox | tune-matvec | decoder-native | matmul | kernels | decoder | tfjs | minilm | survive | checks | wall) ;;
+gpu-out-of-the-box | gpu-hidden-icd | gpu-tune | gpu-matmul | gpu-models | suite | models | chromium | chrome | bench | bench-chrome | tune-native | tune-firefox | tune-matvec | decoder-native | matmul | kernels | decoder | tfjs | minilm | survive | checks | wall) ;;
 *) sed -n 2,23p "$0"; exit 2 ;;
 esac
 
@@ -155,10 +156,23 @@ gpu-out-of-the-box)
   run broken-gldispatch env LD_LIBRARY_PATH="${nogl//:\/usr\/local\/nvidia\/lib64/}" harness doctor --browser chrome
   run broken-flags harness doctor --browser chrome --gpu-flags off
   ;;
+gpu-hidden-icd)
+  # The ICD where the loader does not look (XDG_DATA_DIRS without /usr/share): harness must find the
+  # driver's own copy in /usr/local/nvidia/share/vulkan/icd.d and set VK_DRIVER_FILES itself.
+  cat /proc/driver/nvidia/version /proc/driver/nvidia/gpus/*/information > "$dir/proc-driver-nvidia.txt" 2>&1
+  run doctor env XDG_DATA_DIRS=/nonexistent harness doctor
+  run verify-native env XDG_DATA_DIRS=/nonexistent harness verify --platform native --json
+  run verify-chrome env XDG_DATA_DIRS=/nonexistent harness verify --browser chrome --json
+  ;;
 gpu-tune)
-  # Chrome's winners (Firefox's and native's matmul winners are in the carried tune.json, h100-matmul.md).
-  run tune-chrome harness run --tune --browser chrome --platform webgpu --filter matmul,matvec --suite full --samples 10 \
-    --warmup 5 --max-time 3 --timeout 120 --tune-cache "$cache" --out "$dir/tune-chrome"
+  # Chrome's matmul and matvec winners and Firefox's matvec ones (Firefox's and native's matmul winners
+  # are in the carried tune.json, h100-matmul.md). `gpu-tune chrome` or `gpu-tune firefox` runs one.
+  for b in chrome firefox; do
+    [ -n "${2:-}" ] && [ "$2" != "$b" ] && continue
+    kernels=matvec; [ "$b" = chrome ] && kernels=matmul,matvec
+    run "tune-$b" harness run --tune --browser "$b" --platform webgpu --filter "$kernels" --suite full --samples 10 \
+      --warmup 5 --max-time 3 --timeout 120 --tune-cache "$cache" --out "$dir/tune-$b"
+  done
   cp "$cache" "$dir/tune.json"
   ;;
 gpu-matmul)

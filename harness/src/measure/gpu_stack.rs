@@ -407,7 +407,13 @@ fn driver_copy(m: &dyn Machine, name: &str) -> Option<String> {
 fn gpus(m: &dyn Machine) -> Vec<HostGpu> {
     let mut gpus = Vec::new();
     if let Some(version) = m.read("/proc/driver/nvidia/version") {
-        let driver = version.split_whitespace().skip_while(|w| *w != "Module").nth(1).unwrap_or("").to_string();
+        // "… Kernel Module  580.159.04 …", or "… Open Kernel Module for x86_64  580.159.04 …".
+        let driver = version
+            .split_whitespace()
+            .skip_while(|w| *w != "Module")
+            .find(|w| w.starts_with(|c: char| c.is_ascii_digit()))
+            .unwrap_or("")
+            .to_string();
         let models: Vec<String> = m
             .list("/proc/driver/nvidia/gpus")
             .iter()

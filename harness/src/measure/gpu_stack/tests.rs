@@ -125,6 +125,13 @@ fn an_icd_library_only_in_the_drivers_folder_is_added_to_the_library_path() {
 }
 
 #[test]
+fn the_open_kernel_modules_version_line_is_read_too() {
+    // As the H100 machine's /proc/driver/nvidia/version reads (docs/hardware/h100-chrome/).
+    let m = h100().file("/proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  (nixbld@)  \nGCC version:  gcc version 15.3.0 (GCC) \n");
+    assert_eq!(GpuStack::detect(&m).gpus[0].name, "NVIDIA H100 80GB HBM3 (nvidia 580.159.04)");
+}
+
+#[test]
 fn a_gpu_without_an_icd_names_the_driver_package() {
     let m = h100().without("/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json");
     let stack = GpuStack::detect(&m);
