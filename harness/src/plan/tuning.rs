@@ -83,10 +83,12 @@ impl TuneCache {
     /// else the one tuned at the nearest shape by element count.
     pub fn pick(&self, target: &str, kernel: &str, shape: &Shape) -> Option<&Winner> {
         let size = |s: &Shape| s.0.iter().map(|&d| f64::from(d.max(1))).product::<f64>().ln();
-        self.winners
-            .iter()
-            .filter(|w| w.target == target && w.kernel == kernel)
-            .min_by(|a, b| (size(&a.shape) - size(shape)).abs().total_cmp(&(size(&b.shape) - size(shape)).abs()))
+        let ours = || self.winners.iter().filter(|w| w.target == target && w.kernel == kernel);
+        // The exact shape first: a transposed one (matvec 2048×5632 and 5632×2048) has the same
+        // element count, so "nearest" alone would tie.
+        ours().find(|w| w.shape == *shape).or_else(|| {
+            ours().min_by(|a, b| (size(&a.shape) - size(shape)).abs().total_cmp(&(size(&b.shape) - size(shape)).abs()))
+        })
     }
 
     /// `cases` with the cached variant for `target` wherever a tunable kernel runs its default.
@@ -186,10 +188,14 @@ mod tests {
     use kernels::Shape;
 
     fn winner(target: &str, shape: &[u32], variant: &str) -> Winner {
+        winner_of("matmul", target, shape, variant)
+    }
+
+    fn winner_of(kernel: &str, target: &str, shape: &[u32], variant: &str) -> Winner {
         Winner {
             target: target.into(),
             adapter: "a".into(),
-            kernel: "matmul".into(),
+            kernel: kernel.into(),
             shape: Shape(shape.to_vec()),
             variant: variant.into(),
             median_ms: 1.0,
@@ -242,6 +248,16 @@ mod tests {
         assert_eq!(chrome[1].variant.as_deref(), Some("bm128-bn128-bk8-tm8-tn8-v4"));
         assert_eq!(chrome[2], cases[2], "only tunable kernels get variants");
         assert_eq!(cache.apply("firefox", &cases), cases, "another browser's winners are not used");
+        // A transposed shape has as many elements: each case takes the winner of its own shape,
+        // whichever order the cache holds them in (the H100's matvec 5632×2048 took 2048×5632's).
+        for order in [[0, 1], [1, 0]] {
+            let tuned = [winner_of("matvec", "chrome", &[2048, 5632], "wg64-r2-v4"), winner_of("matvec", "chrome", &[5632, 2048], "wg256-r2-v4")];
+            let mut cache = TuneCache::default();
+            cache.record(&[tuned[order[0]].clone(), tuned[order[1]].clone()]);
+            let cases = [CaseSpec::new("matvec", Shape(vec![2048, 5632]), 1), CaseSpec::new("matvec", Shape(vec![5632, 2048]), 1)];
+            let picked: Vec<Option<String>> = cache.apply("chrome", &cases).into_iter().map(|c| c.variant).collect();
+            assert_eq!(picked, [Some("wg64-r2-v4".to_string()), Some("wg256-r2-v4".to_string())], "order {order:?}");
+        }
     }
 
     #[test]
