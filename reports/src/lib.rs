@@ -572,6 +572,36 @@ mod schema {
         }
     }
 
+    /// The committed H100 evidence of docs/hardware/h100-chrome.md (issue 25) validates and holds
+    /// its claims: with no browser flags of the user's, Chrome got harness's GPU flags and the H100
+    /// with `shader-f16`, every case of every run passed, no software-adapter warning, and no case
+    /// of Chrome's models run is flagged below the clock.
+    #[test]
+    fn the_h100_chrome_evidence_validates_and_holds_its_claims() {
+        let files = ["default-results.json", "models-results.json", "matmul-results.json", "tune-chrome-results.json", "tune-firefox-matvec-results.json"];
+        let dir = evidence("h100-chrome", &files);
+        for f in files {
+            let report = read_results(&dir.join(f)).unwrap();
+            assert!(report.host.gpus[0].starts_with("NVIDIA H100"), "{f}");
+            assert!(report.settings.browser_args.is_empty(), "{f}: no --browser-arg");
+            assert!(adapter::software_adapter_warnings(&report).is_empty(), "{f}");
+            for run in &report.runs {
+                let a = run.adapter.as_ref().unwrap();
+                assert_eq!(a.is_fallback_adapter, Some(false), "{f} {}: the H100", run.browser);
+                if run.browser == "chrome" {
+                    assert!(a.features.iter().any(|x| x == "shader-f16"), "{f}: Chrome offers f16");
+                    let info = run.browser_info.as_ref().unwrap();
+                    assert!(info.gpu_flags.iter().any(|g| g == "--use-angle=vulkan") && info.user_flags.is_empty(), "{f}: harness's flags only");
+                }
+                if !f.starts_with("tune") {
+                    assert!(run.cases.iter().all(|c| c.status == CaseStatus::Passed), "{f} {}", run.browser);
+                }
+            }
+        }
+        let models = read_results(&dir.join("models-results.json")).unwrap();
+        assert!(probe::clock_flags(&models).iter().all(|f| !f.run.starts_with("chrome")), "no false clock flag on Chrome's models run");
+    }
+
     /// The committed H100 evidence of docs/hardware/h100-survive.md validates and holds its
     /// claims: a destroyed device is `deviceLost` in Firefox and natively on the H100, and the
     /// cases after it pass; Firefox's WebNN is unavailable beside a passing WebGPU run; the native
