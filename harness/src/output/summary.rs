@@ -237,3 +237,28 @@ pub fn tuning(rankings: &[crate::plan::tuning::Ranking]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_terminal_summary_warns_of_a_software_adapter_on_a_gpu_machine() {
+        // Chrome's run of the committed H100 evidence, its adapter swapped for SwiftShader, as
+        // `--gpu-flags off` gives on that machine.
+        let mut report: RunReport = serde_json::from_str(include_str!("../../../docs/hardware/h100-chrome/matmul-results.json")).unwrap();
+        assert!(!table(&report).contains("software adapter"), "the H100 itself is not warned about");
+        let chrome = &mut report.runs[0];
+        chrome.adapter = Some(kernels::wire::AdapterReport {
+            available: true,
+            vendor: "google".into(),
+            architecture: "swiftshader".into(),
+            is_fallback_adapter: Some(true),
+            ..Default::default()
+        });
+        chrome.browser_info.as_mut().unwrap().gpu_flags.clear();
+        let text = table(&report);
+        let warning = text.lines().find(|l| l.starts_with("warning: chrome/webgpu ran on a software adapter")).unwrap_or_else(|| panic!("{text}"));
+        assert!(warning.contains("NVIDIA H100") && warning.contains("--gpu-flags") && warning.contains("harness doctor"), "{warning}");
+    }
+}
