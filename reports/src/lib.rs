@@ -572,6 +572,22 @@ mod schema {
         }
     }
 
+    /// A browser on a software adapter on a machine with a GPU is warned about in summary.md and
+    /// in a banner atop report.html (the warning itself: `adapter`'s tests).
+    #[test]
+    fn a_software_adapter_on_a_gpu_machine_is_a_warning_in_the_markdown_and_a_banner_in_the_html() {
+        let cases = || vec![case("a", &[1.0], true, true)];
+        let mut report = report_with(vec![("chrome", cases()), ("firefox", cases())]);
+        report.runs[0].adapter = Some(adapter::tests::swiftshader());
+        let quiet = (markdown::render(&report), html::render(&report).unwrap());
+        assert!(!quiet.0.contains("Warning") && !quiet.1.contains("banner failed"), "no GPU on the host: no warning");
+        report.host.gpus = vec!["NVIDIA H100 80GB HBM3 (nvidia 580.159.04)".into()];
+        let markdown = markdown::render(&report);
+        assert!(markdown.contains("> **Warning:** chrome") && markdown.contains("SwiftShader"), "{markdown}");
+        let html = html::render(&report).unwrap();
+        assert!(html.contains("class=\"banner failed\"") && html.contains("harness doctor"), "the HTML report's banner");
+    }
+
     /// The committed H100 evidence of docs/hardware/h100-chrome.md (issue 25) validates and holds
     /// its claims: with no browser flags of the user's, Chrome got harness's GPU flags and the H100
     /// with `shader-f16`, every case of every run passed, no software-adapter warning, and no case
