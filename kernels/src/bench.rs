@@ -68,6 +68,7 @@ impl BenchCase {
             flops: self.flops.unwrap_or(0.0),
             bytes: self.bytes.unwrap_or(0.0),
             rate: self.elements.map(|per_run| Rate { item: "element".into(), per_run }),
+            dispatches: None,
         }
     }
 

@@ -8,6 +8,7 @@ use crate::sampling::{sample, ClockGate, Sample, Sampled, Sampling, Timed, MAX_I
 use crate::wire::CompletionLatency;
 use futures_channel::oneshot;
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use wgpu::util::DeviceExt;
 
@@ -399,7 +400,7 @@ impl Gpu {
         }
         let outputs = program.outputs.iter().map(|&i| (i, program.buffers[i].init.len())).collect();
 
-        Ok(Prepared { buffers, pipelines, steps, outputs, pipeline_ms })
+        Ok(Prepared { buffers, pipelines, steps, outputs, pipeline_ms, dispatched: AtomicU64::new(0) })
     }
 
     /// GPU timestamp queries for the batches in flight, where the device has them.
@@ -880,6 +881,7 @@ impl Recorded for Prepared {
         // State persists within a pass: a one-step program sets it once and then only
         // dispatches, which keeps encoding a large batch cheap in the browser.
         let single = self.steps.len() == 1;
+        self.dispatched.fetch_add(u64::from(batch) * self.steps.len() as u64, Ordering::Relaxed);
         for i in 0..batch {
             for (shader, bind_group, [x, y, z]) in &self.steps {
                 if i == 0 || !single {
@@ -909,6 +911,16 @@ pub struct Prepared {
     outputs: Vec<(usize, u64)>,
     /// Milliseconds spent creating the shader module and pipeline.
     pub pipeline_ms: f64,
+    /// Dispatches recorded so far ([`Prepared::dispatched`]).
+    dispatched: AtomicU64,
+}
+
+impl Prepared {
+    /// The dispatches recorded into command buffers so far, every run of every batch: what a
+    /// test holds against the dispatches a case's report says one run issues.
+    pub fn dispatched(&self) -> u64 {
+        self.dispatched.load(Ordering::Relaxed)
+    }
 }
 
 // In the browser wgpu leaves freeing to JavaScript's garbage collector, which lets a long run's

@@ -26,4 +26,7 @@ pub struct CaseInfo {
     pub bytes: f64,
     /// Items per run, for model rows (tokens/s, sentences/s).
     pub rate: Option<Rate>,
+    /// GPU dispatches one run issues, for models: what a decode step costs in launches, which a
+    /// token's few microseconds of work per layer can be dominated by.
+    pub dispatches: Option<u32>,
 }

@@ -184,6 +184,7 @@ impl CaseSpec {
             flops: k.flops(&self.shape),
             bytes: k.bytes(&self.shape),
             rate: None,
+            dispatches: None,
         })
     }
 

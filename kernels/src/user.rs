@@ -183,6 +183,7 @@ impl UserKernel {
             flops: self.flops.unwrap_or(0.0),
             bytes: self.bytes.unwrap_or(bytes),
             rate: None,
+            dispatches: None,
         }
     }
 }

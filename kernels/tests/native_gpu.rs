@@ -452,6 +452,25 @@ fn attention_matches_f64_at_odd_configurations_natively() {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
+/// A decode step dispatches what its report says: one run of the program records exactly the
+/// dispatches of `CaseInfo::dispatches`, and each further run as many again.
+#[test]
+fn a_decode_step_dispatches_what_its_report_says() {
+    use kernels::model::decoder::{DecoderCase, LlamaConfig, Phase};
+    let Some(gpu) = gpu() else { return };
+    let config = LlamaConfig { hidden: 64, heads: 8, kv_heads: 2, ffn: 96, layers: 3 };
+    let case = DecoderCase { model: "test".into(), config, phase: Phase::Decode, ctx: 7, dtype: kernels::Dtype::F32 };
+    let said = case.info().dispatches.expect("a model says its dispatches");
+    let program = case.graph(1).lower(None, false).unwrap();
+    let prepared = pollster::block_on(gpu.prepare("decode", &program)).unwrap();
+    pollster::block_on(gpu.dispatch(&prepared)).unwrap();
+    assert_eq!(prepared.dispatched(), u64::from(said), "one run");
+    assert_eq!(said, 3 * 13 + 1, "13 a layer and the final norm");
+    pollster::block_on(gpu.dispatch(&prepared)).unwrap();
+    pollster::block_on(gpu.dispatch(&prepared)).unwrap();
+    assert_eq!(prepared.dispatched(), 3 * u64::from(said), "every run counts");
+}
+
 #[test]
 fn a_destroyed_device_fails_its_case_as_lost_and_the_next_case_gets_a_fresh_one() {
     let Some(mut gpu) = gpu() else { return };

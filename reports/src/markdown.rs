@@ -142,13 +142,13 @@ fn models(s: &mut String, report: &RunReport) {
         return;
     }
     let _ = writeln!(s, "\n## Models\n");
-    let _ = writeln!(s, "| case | run | median ms (timer, ±95% CI) | rate | per item | status | check |");
-    let _ = writeln!(s, "|---|---|---:|---:|---:|---|---|");
+    let _ = writeln!(s, "| case | run | median ms (timer, ±95% CI) | rate | per item | dispatches | status | check |");
+    let _ = writeln!(s, "|---|---|---:|---:|---:|---:|---|---|");
     for m in rows {
         let _ = writeln!(
             s,
-            "| `{}` | {} | {} ({}, {}) | {} | {} | {} | {} |",
-            m.case.id, m.run, m.median, m.timer, m.ci, m.rate, m.per_item, m.case.status.as_str(), m.check
+            "| `{}` | {} | {} ({}, {}) | {} | {} | {} | {} | {} |",
+            m.case.id, m.run, m.median, m.timer, m.ci, m.rate, m.per_item, m.dispatches, m.case.status.as_str(), m.check
         );
     }
 }
@@ -294,7 +294,8 @@ mod tests {
         let median = report.runs[0].cases[1].headline().unwrap().median;
         let rate = format!("{:.1} tokens/s", 16.0 / median * 1e3);
         assert!(md.contains("| `prefill` | chrome/webgpu | 2.000 (gpu, ±"), "{md}");
-        assert!(md.contains(&format!(" | {rate} | 0.1250 ms/token | passed | cos ≥ 0.99987 |")), "{md}");
+        // One layer's 15 dispatches and the final norm, over 16 tokens: one dispatch a token.
+        assert!(md.contains(&format!(" | {rate} | 0.1250 ms/token | 1/token | passed | cos ≥ 0.99987 |")), "{md}");
         assert!(md.find("## Models").unwrap() < md.find("## Cases").unwrap());
         let kernels_only = render(&report_with(vec![("chrome", vec![case("a", &[1.0], true, false)])]));
         assert!(!kernels_only.contains("## Models") && !kernels_only.contains("tokens/s"));

@@ -99,7 +99,7 @@ pub fn models(report: &RunReport) -> String {
     }
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
-    t.set_header(["case", "run", "median ms", "rate", "per item", "status"]);
+    t.set_header(["case", "run", "median ms", "rate", "per item", "dispatches", "status"]);
     for m in rows {
         t.add_row(vec![
             Cell::new(&m.case.id),
@@ -107,6 +107,7 @@ pub fn models(report: &RunReport) -> String {
             Cell::new(format!("{} ({})", m.median, m.timer)).set_alignment(CellAlignment::Right),
             Cell::new(&m.rate).set_alignment(CellAlignment::Right),
             Cell::new(&m.per_item).set_alignment(CellAlignment::Right),
+            Cell::new(&m.dispatches).set_alignment(CellAlignment::Right),
             Cell::new(m.case.status.as_str()),
         ]);
     }

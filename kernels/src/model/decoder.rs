@@ -215,6 +215,7 @@ impl DecoderCase {
             flops: g.flops(),
             bytes: g.bytes(),
             rate: rate.then(|| Rate { item: "token".into(), per_run: self.tokens() as f64 }),
+            dispatches: Some(g.dispatches()),
         }
     }
 }
@@ -258,6 +259,10 @@ mod tests {
         // attn_norm, q, k, v, 2 rope, 2 kv_write, attention, o_proj (+ residual), ffn_norm,
         // gate_up (+ silu_mul), down (+ residual); then the final norm.
         assert_eq!(tiny(Phase::Decode, 4).graph(1).lower(None, false).unwrap().steps.len(), 2 * 13 + 1);
+        // What the report says is what the program dispatches.
+        assert_eq!(tiny(Phase::Decode, 4).info().dispatches, Some(2 * 13 + 1));
+        let tinyllama = DecoderCase { model: "tinyllama".into(), config: TINYLLAMA, phase: Phase::Decode, ctx: 128, dtype: Dtype::F32 };
+        assert_eq!(tinyllama.info().dispatches, Some(22 * 13 + 1), "TinyLlama's decode: 13 a layer and the final norm");
         // Several rows: gate, up and silu_mul are three dispatches.
         assert_eq!(tiny(Phase::Prefill, 4).graph(1).lower(None, false).unwrap().steps.len(), 2 * 15 + 1);
         // Where the device has subgroups, decode's matvecs reduce through them (and say they need

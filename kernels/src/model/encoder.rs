@@ -139,6 +139,7 @@ impl EncoderCase {
             flops: g.flops(),
             bytes: g.bytes(),
             rate: Some(Rate { item: "sentence".into(), per_run: self.batch as f64 }),
+            dispatches: Some(g.dispatches()),
         }
     }
 }

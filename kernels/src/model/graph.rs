@@ -181,6 +181,16 @@ impl Graph {
         Ok(p)
     }
 
+    /// The dispatches one run of [`lower`](Graph::lower)'s program issues: one per op, counted
+    /// without building any buffer (so without the weights).
+    pub fn dispatches(&self) -> u32 {
+        let mut p = Program::default();
+        for (tag, op) in &self.ops {
+            wgsl::lower(&mut p, tag, op, 0, |t| self.tensors[t].dtype, false);
+        }
+        p.steps.len() as u32
+    }
+
     /// Runs the graph on the CPU in f64 and returns the outputs, concatenated.
     pub fn evaluate(&self, weights: Option<&Weights>) -> Result<Vec<f64>, ModelError> {
         let mut v: Vec<Vec<f64>> = Vec::with_capacity(self.tensors.len());

@@ -619,6 +619,10 @@ pub struct Throughput {
     pub per_second: Option<f64>,
     /// Milliseconds per item at the headline median.
     pub ms_per_item: Option<f64>,
+    /// GPU dispatches one run issues (models): launches per token is what bounds a decode step
+    /// whose kernels are microseconds each.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dispatches_per_run: Option<u32>,
 }
 
 impl Throughput {
@@ -635,6 +639,16 @@ impl Throughput {
     /// Milliseconds per item as tables show it (`2.425 ms/token`), or `–` before a measurement.
     pub fn format_ms_per_item(&self) -> String {
         self.ms_per_item.map(|m| format!("{} ms/{}", format_ms(m), self.item)).unwrap_or_else(|| "–".into())
+    }
+
+    /// Dispatches per item as tables show it (`287/token`, `2.24/token`), or `–` where the
+    /// workload does not say.
+    pub fn format_dispatches(&self) -> String {
+        match self.dispatches_per_run {
+            Some(d) if self.per_run == 1.0 => format!("{d}/{}", self.item),
+            Some(d) => format!("{:.3}/{}", f64::from(d) / self.per_run, self.item).replace(".000/", "/"),
+            None => "–".into(),
+        }
     }
 }
 
@@ -682,6 +696,8 @@ pub struct ModelRow<'a> {
     pub rate: String,
     /// Milliseconds per item (`2.425 ms/token`), or `–`.
     pub per_item: String,
+    /// GPU dispatches per item (`287/token`), or `–`.
+    pub dispatches: String,
     /// The check in brief ([`format_check`]), or `–` unchecked.
     pub check: String,
 }
@@ -703,6 +719,7 @@ pub fn model_rows(report: &RunReport) -> Vec<ModelRow<'_>> {
                 ci: format_ci(h.and_then(|s| s.ci_half_width_pct)),
                 rate: t.format_rate(),
                 per_item: t.format_ms_per_item(),
+                dispatches: t.format_dispatches(),
                 check: case.correctness.as_ref().map(format_check).unwrap_or_else(|| "–".into()),
             });
         }
@@ -762,7 +779,13 @@ impl CaseReport {
             gflops: None,
             gbps: None,
             correctness: None,
-            throughput: info.rate.as_ref().map(|r| Throughput { item: r.item.clone(), per_run: r.per_run, per_second: None, ms_per_item: None }),
+            throughput: info.rate.as_ref().map(|r| Throughput {
+                item: r.item.clone(),
+                per_run: r.per_run,
+                per_second: None,
+                ms_per_item: None,
+                dispatches_per_run: info.dispatches,
+            }),
             roofline: None,
             earlier_attempts: Vec::new(),
         }
@@ -894,6 +917,15 @@ pub fn describe_failure(v: &Verdict) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dispatches_read_per_item() {
+        let t = |per_run: f64, d: Option<u32>| Throughput { item: "token".into(), per_run, per_second: None, ms_per_item: None, dispatches_per_run: d };
+        assert_eq!(t(1.0, Some(287)).format_dispatches(), "287/token", "a decode step");
+        assert_eq!(t(128.0, Some(331)).format_dispatches(), "2.586/token", "a prefill of 128");
+        assert_eq!(t(16.0, Some(16)).format_dispatches(), "1/token");
+        assert_eq!(t(1.0, None).format_dispatches(), "–");
+    }
 
     #[test]
     fn milliseconds_keep_three_significant_digits_below_ten_microseconds() {
