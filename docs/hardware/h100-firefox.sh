@@ -37,6 +37,7 @@
 #   MiniLM's two parts, `gpu-models`; then `gpu-tune` (Chrome's matmul and matvec winners, added
 #   to h100-matmul/tune.json carried as target/gpu-pack/tune.json) and `gpu-matmul` (the full matmul/matvec
 #   suite with each browser's winners).
+#   MiniLM's floor (issue 26): after step 1 and MiniLM's two parts (stash-model), `minilm-ops`.
 #   Chromium (an attempt; see h100-firefox.md): here `bash docs/hardware/h100-firefox.sh pack-chromium`,
 #   there `stash-chromium` once per part carried (chromium.tar.xz.aa, .ab, …), then `chromium`, and
 #   `chrome` for the suites in Chromium with the flags that got the GPU.
@@ -107,7 +108,7 @@ stash-model)
   fi
   exit 0
   ;;
-gpu-out-of-the-box | gpu-hidden-icd | gpu-tune | gpu-matmul | gpu-models | suite | models | chromium | chrome | bench | bench-chrome | tune-native | tune-firefox | tune-matvec | decoder-native | matmul | kernels | decoder | tfjs | minilm | survive | checks | wall) ;;
+gpu-out-of-the-box | gpu-hidden-icd | gpu-tune | gpu-matmul | gpu-models | minilm-ops | suite | models | chromium | chrome | bench | bench-chrome | tune-native | tune-firefox | tune-matvec | decoder-native | matmul | kernels | decoder | tfjs | minilm | survive | checks | wall) ;;
 *) sed -n 2,23p "$0"; exit 2 ;;
 esac
 
@@ -316,6 +317,12 @@ wall)
   run default harness run "${ff[@]}" --platform webgpu,native --suite default --out "$dir/default"
   run decoder harness run "${ff[@]}" --platform webgpu,native --model tinyllama --context 128 --timeout 300 \
     --out "$dir/decoder"
+  ;;
+minilm-ops)
+  # Issue 26: MiniLM's floor. The pass at batch 1 and 8 × 16 and 128 tokens, then each op of its first
+  # layer alone at 1×16, natively (the floor shows there too).
+  run minilm-ops harness run --platform native --model minilm --batch 1,8 --seq 16,128 --samples 10 --max-time 2 \
+    --weights /tmp/gpu/all-MiniLM-L6-v2 --timeout 300 --out "$dir/minilm-ops"
   ;;
 minilm)
   run minilm harness run "${ff[@]}" --platform webgpu,native --roofline --suite full --model minilm --batch 8 --seq 128 \

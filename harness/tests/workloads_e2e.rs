@@ -28,15 +28,24 @@ fn minilm_embeddings_in_headless_chromium_and_natively_match_the_f64_reference()
     assert_eq!(code, Some(0), "stderr:\n{stderr}");
     assert_wall_at_least_gpu(&results);
     let all = cases(&results);
-    assert_eq!(all.len(), 2);
+    let ops = kernels::model::encoder::ENCODER_OPS;
+    assert_eq!(all.len(), 2 * (1 + ops.len()), "the pass and each op alone, in each run");
     for (run, case) in &all {
         assert_eq!(case["status"], "passed", "{run}: {case:#}");
         let cosine = case["correctness"]["minCosine"].as_f64().unwrap();
-        eprintln!("MiniLM on {run}: least cosine to the f64 reference {cosine:.6}");
+        eprintln!("MiniLM on {run}: {} least cosine to the f64 reference {cosine:.6}", case["id"]);
         assert!(cosine >= 0.999, "{run}: {cosine}");
+        if case["id"].as_str().unwrap().contains(".op.") {
+            assert!(case["throughput"].is_null(), "an op alone has no sentence rate");
+            continue;
+        }
         assert_eq!(case["throughput"]["item"], "sentence");
         assert_eq!(case["throughput"]["perRun"], 2.0);
         assert!(case["throughput"]["perSecond"].as_f64().unwrap() > 0.0);
+        assert_eq!(case["throughput"]["dispatchesPerRun"], 6 * 10 + 3, "MiniLM's six layers of 10 dispatches, embed, its norm and pool");
+    }
+    for op in ops {
+        assert!(all.iter().any(|(_, c)| c["id"] == format!("minilm.op.{op}/2x8/seed=1")), "{op}");
     }
     assert_eq!(results["settings"]["cases"][0]["workload"]["type"], "encoder");
 }
@@ -95,12 +104,13 @@ fn f16_models_pass_their_cosine_checks_where_the_adapter_has_shader_f16_and_are_
         eprintln!("{label}: shader-f16 {has_f16}");
         assert!(has_f16 || label.starts_with("chrome"), "{label}: lavapipe and llvmpipe have shader-f16");
         let cases = run["cases"].as_array().unwrap();
-        assert_eq!(cases.len(), 1 + 2 + kernels::model::decoder::OPS.len(), "{label}");
+        assert_eq!(cases.len(), 1 + kernels::model::encoder::ENCODER_OPS.len() + 2 + kernels::model::decoder::OPS.len(), "{label}");
         for case in cases {
             let id = case["id"].as_str().unwrap();
             assert!(id.contains("-f16"), "{label}: {id}");
             // Ops without a linear layer (rope, attention, …) store nothing in f16 and run anywhere.
-            let needs_f16 = !id.contains(".op.") || ["qkv", "o_proj", "gate_up", "down"].iter().any(|op| id.contains(&format!(".op.{op}/")));
+            let linear = ["qkv", "o_proj", "gate_up", "down", "attn_out", "ffn_up", "ffn_down"];
+            let needs_f16 = !id.contains(".op.") || linear.iter().any(|op| id.contains(&format!(".op.{op}/")));
             if has_f16 || !needs_f16 {
                 assert_eq!(case["status"], "passed", "{label}: {case:#}");
                 assert!(case["correctness"]["minCosine"].as_f64().unwrap() >= 0.999, "{label}: {id}");

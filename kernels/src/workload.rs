@@ -55,7 +55,7 @@ impl Workload {
     pub fn check(&self) -> CheckRule {
         match self {
             Workload::Encoder(e) => {
-                CheckRule::Cosine { row: e.config.hidden_size as usize, min: crate::model::MIN_COSINE, tol: crate::model::tolerance(e.dtype) }
+                CheckRule::Cosine { row: e.row_len(), min: crate::model::MIN_COSINE, tol: crate::model::tolerance(e.dtype) }
             }
             Workload::Decoder(d) => CheckRule::Cosine { row: d.row_len(), min: crate::model::MIN_COSINE, tol: d.tolerance() },
             Workload::User(u) => CheckRule::Elementwise(u.tolerance),

@@ -45,7 +45,7 @@ pub fn encoder_spec() -> CaseSpec {
         type_vocab_size: 1,
         layer_norm_eps: 1e-12,
     };
-    let e = EncoderCase { model: "minilm".into(), config, weights: "minilm".into(), prefix: String::new(), batch: 2, seq: 4, ids: vec![1, 2, 3, 0, 4, 5, 0, 0], lens: vec![3, 2], dtype: Default::default() };
+    let e = EncoderCase { model: "minilm".into(), config, weights: "minilm".into(), prefix: String::new(), batch: 2, seq: 4, ids: vec![1, 2, 3, 0, 4, 5, 0, 0], lens: vec![3, 2], dtype: Default::default(), op: None };
     CaseSpec::of_workload("minilm", Shape(vec![2, 4]), 1, Workload::Encoder(e))
 }
 

@@ -5,7 +5,7 @@
 use crate::plan::manifest;
 use clap::Args;
 use kernels::model::decoder::{DecoderCase, LlamaConfig, Phase, OPS, TINYLLAMA};
-use kernels::model::encoder::{pack, BertConfig, EncoderCase};
+use kernels::model::encoder::{pack, BertConfig, EncoderCase, ENCODER_OPS};
 use kernels::{CaseSpec, Dtype, Shape, Workload};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -212,8 +212,20 @@ fn encoder_cases(dir: &Path, batches: &[u32], seqs: &[u32], seed: u64, dtype: Dt
             let chosen: Vec<Vec<u32>> = sentences.iter().cycle().take(batch as usize).cloned().collect();
             let (ids, lens) = pack(&chosen, seq);
             let model = model_label(MINILM, dtype);
-            let case = EncoderCase { model: model.clone(), config, weights: MINILM.into(), prefix: String::new(), batch, seq, ids, lens, dtype };
+            let case = EncoderCase { model: model.clone(), config, weights: MINILM.into(), prefix: String::new(), batch, seq, ids, lens, dtype, op: None };
             cases.push(CaseSpec::of_workload(&model, Shape(vec![batch, seq]), seed, Workload::Encoder(case)));
+        }
+    }
+    // Each op alone at the smallest shape, where a fixed cost shows most (one short sentence).
+    let (batch, seq) = (batches.iter().min(), seqs.iter().min().map(|&s| s.min(config.max_position_embeddings)));
+    let smallest = cases.iter().find_map(|c| match &c.workload {
+        Some(Workload::Encoder(e)) if Some(&e.batch) == batch && Some(e.seq) == seq => Some(e.clone()),
+        _ => None,
+    });
+    if let Some(e) = smallest {
+        for op in ENCODER_OPS {
+            let case = EncoderCase { op: Some(op.into()), ..e.clone() };
+            cases.push(CaseSpec::of_workload(&format!("{}.op.{op}", e.model), Shape(vec![e.batch, e.seq]), seed, Workload::Encoder(case)));
         }
     }
     Ok(cases)
@@ -322,6 +334,31 @@ mod tests {
         assert!(cases.iter().all(|c| c.info().is_some()));
     }
 
+    /// MiniLM's cases: the pass at every batch and length, then each op alone at the smallest,
+    /// each of which lowers and evaluates with the real weights and says its dispatches.
+    #[test]
+    fn minilm_gets_each_op_alone_at_its_smallest_shape() {
+        let dir = weights_dir(None).expect("ci/setup.sh provides the MiniLM weights");
+        let cases = encoder_cases(&dir, &[8, 1], &[128, 16], 1, Dtype::F32).unwrap();
+        let ids: Vec<&str> = cases.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(&ids[..4], ["minilm/8x128/seed=1", "minilm/8x16/seed=1", "minilm/1x128/seed=1", "minilm/1x16/seed=1"]);
+        assert_eq!(ids[4..].to_vec(), ENCODER_OPS.map(|op| format!("minilm.op.{op}/1x16/seed=1")).to_vec());
+        let weights = kernels::model::weights::Weights::parse(std::fs::read(dir.join("model.safetensors")).unwrap()).unwrap();
+        let Some(Workload::Encoder(pass)) = &cases[3].workload else { panic!() };
+        assert_eq!(pass.info().dispatches, Some(6 * 10 + 3), "six layers of 10 dispatches, and embed, its norm and pool");
+        let mut sum = 0;
+        for case in &cases[4..] {
+            let Some(Workload::Encoder(e)) = &case.workload else { panic!() };
+            let g = e.graph();
+            let program = g.lower(Some(&weights), false).unwrap();
+            assert_eq!(program.steps.len() as u32, e.info().dispatches.unwrap(), "{}", case.id);
+            assert!(e.info().rate.is_none(), "{}", case.id);
+            assert_eq!(g.evaluate(Some(&weights)).unwrap().len() % e.row_len(), 0, "{}: whole rows", case.id);
+            sum += program.steps.len();
+        }
+        assert_eq!(sum, 1 + 1 + 3 + 1 + 1 + 1 + 1 + 1 + 1, "one layer's ops, once each");
+    }
+
     /// The f64 reference of the encoder (this crate's tokenisation, kernels' graph, the real
     /// weights) against embeddings sentence-transformers made once
     /// (kernels/tests/fixtures/make_minilm_fixture.py).
@@ -338,7 +375,7 @@ mod tests {
         let config: BertConfig = serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap()).unwrap();
         let (packed, lens) = pack(&ids, seq);
         let batch = ids.len() as u32;
-        let case = EncoderCase { model: MINILM.into(), config, weights: MINILM.into(), prefix: String::new(), batch, seq, ids: packed, lens, dtype: Dtype::F32 };
+        let case = EncoderCase { model: MINILM.into(), config, weights: MINILM.into(), prefix: String::new(), batch, seq, ids: packed, lens, dtype: Dtype::F32, op: None };
         let weights = kernels::model::weights::Weights::parse(std::fs::read(dir.join("model.safetensors")).unwrap()).unwrap();
         let got = case.graph().evaluate(Some(&weights)).unwrap();
         let expected: Vec<Vec<f64>> = serde_json::from_value(fixture["embeddings"].clone()).unwrap();

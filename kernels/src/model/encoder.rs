@@ -75,11 +75,41 @@ pub struct EncoderCase {
     /// How the linear layers' weights are stored (embeddings, norms and activations stay f32).
     #[serde(default)]
     pub dtype: Dtype,
+    /// One op of the pass alone (its first occurrence: the first layer's), timed by itself to
+    /// show where the pass's time goes; `None`: the whole pass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op: Option<String>,
 }
 
+/// The ops of an encoder pass, in order, each a per-op case of its own (`minilm.op.attention`).
+pub const ENCODER_OPS: [&str; 9] = ["embed", "layernorm", "qkv", "attention", "attn_out", "ffn_up", "gelu", "ffn_down", "pool"];
+
 impl EncoderCase {
-    /// The forward pass; the output is `batch` L2-normalised embeddings.
+    /// The run's graph: the whole pass, or its [`op`](EncoderCase::op) alone (inputs it would
+    /// have computed are seeded instead).
     pub fn graph(&self) -> Graph {
+        let full = self.full_graph();
+        match &self.op {
+            Some(tag) => full.only(tag),
+            None => full,
+        }
+    }
+
+    /// Values per output row, for the cosine check: a hidden state (an FFN row for the FFN's
+    /// own ops; a sentence's embedding for the pass and `pool`).
+    pub fn row_len(&self) -> usize {
+        let hidden = self.config.hidden_size as usize;
+        if self.op.is_none() || self.op.as_deref() == Some("pool") {
+            return hidden;
+        }
+        let g = self.graph();
+        let out = g.outputs.first().map_or(0, |&o| g.tensors[o].len);
+        let tokens = (self.batch * self.seq) as usize;
+        if out % tokens == 0 { (out / tokens).max(1) } else { hidden }
+    }
+
+    /// The forward pass; the output is `batch` L2-normalised embeddings.
+    fn full_graph(&self) -> Graph {
         let c = &self.config;
         let (h, ffn, heads) = (c.hidden_size, c.intermediate_size, c.num_attention_heads);
         let rows = self.batch * self.seq;
@@ -130,15 +160,20 @@ impl EncoderCase {
     pub fn info(&self) -> CaseInfo {
         let g = self.graph();
         let c = &self.config;
-        CaseInfo {
-            summary: format!(
-                "{} sentence encoder ({} layers, hidden {}, {} heads, {} weights), {} sentence(s) padded to {} tokens, mean-pooled and L2-normalised",
-                self.model, c.num_hidden_layers, c.hidden_size, c.num_attention_heads, self.dtype, self.batch, self.seq
+        let shape = format!("{} layers, hidden {}, {} heads, {} weights", c.num_hidden_layers, c.hidden_size, c.num_attention_heads, self.dtype);
+        let summary = match &self.op {
+            None => format!(
+                "{} sentence encoder ({shape}), {} sentence(s) padded to {} tokens, mean-pooled and L2-normalised",
+                self.model, self.batch, self.seq
             ),
+            Some(op) => format!("{} op `{op}` of the encoder's first layer, {} sentence(s) of {} tokens ({shape})", self.model, self.batch, self.seq),
+        };
+        CaseInfo {
+            summary,
             dims: vec!["batch".into(), "seq".into()],
             flops: g.flops(),
             bytes: g.bytes(),
-            rate: Some(Rate { item: "sentence".into(), per_run: self.batch as f64 }),
+            rate: self.op.is_none().then(|| Rate { item: "sentence".into(), per_run: self.batch as f64 }),
             dispatches: Some(g.dispatches()),
         }
     }
