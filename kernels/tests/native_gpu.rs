@@ -177,7 +177,7 @@ fn every_matvec_variant_matches_the_reference_at_odd_shapes_natively() {
 }
 
 /// `(m, k, n, bias)` of the linear layers that [`models_linear_layers_match_f64_at_odd_shapes_natively`] runs.
-const LINEARS: [(u32, u32, u32, bool, bool); 20] = [
+const LINEARS: [(u32, u32, u32, bool, bool); 21] = [
     // One row: matvec, scalar (K % 4 != 0) and vec4, with and without bias and a residual added at
     // the store; 300000 outputs need more workgroups than one dispatch dimension holds.
     (1, 1, 1, true, false), (1, 77, 33, false, false), (1, 77, 33, true, false), (1, 64, 70, true, false), (1, 2048, 5, false, false),
@@ -186,6 +186,8 @@ const LINEARS: [(u32, u32, u32, bool, bool); 20] = [
     (2, 1, 1, true, false), (3, 7, 5, false, false), (13, 17, 19, true, false), (31, 29, 37, false, false), (65, 67, 129, true, false),
     (33, 64, 70, true, false), (128, 64, 2048, false, false), (600, 36, 500, true, false),
     (3, 7, 5, false, true), (65, 67, 129, true, true), (33, 64, 70, false, true),
+    // A few rows run as a matvec per row (Linear::choose): past 65535 workgroups a row, with both terms.
+    (2, 4, 300_000, true, true),
 ];
 
 #[test]
@@ -254,11 +256,15 @@ fn failing_outputs(gpu: &Gpu, g: &kernels::model::graph::Graph, tolerance: impl 
     failures
 }
 
-/// Whether `op` is a linear layer (or SwiGLU) of one row with K a multiple of 4: a vec4 matvec,
-/// which the lowering gives a subgroup reduction where the device has subgroups.
+/// Whether `op` is a linear layer (or SwiGLU) that runs as a vec4 matvec (one row, or a few:
+/// `Linear::choose`), which the lowering gives a subgroup reduction where the device has subgroups.
 fn is_one_row_linear(op: &kernels::model::op::Op) -> bool {
+    use kernels::catalog::linear::Linear;
     use kernels::model::op::Op;
-    matches!(*op, Op::Linear { m: 1, k, .. } | Op::SwiGlu { m: 1, k, .. } if k % 4 == 0)
+    match *op {
+        Op::Linear { m, k, n, .. } | Op::SwiGlu { m, k, n, .. } => k % 4 == 0 && matches!(Linear::choose(m, k, n, true), Linear::Matvec(_)),
+        _ => false,
+    }
 }
 
 /// RMSNorm and LayerNorm at odd widths (scalar and vec4 loads, fewer columns than invocations,

@@ -1,5 +1,7 @@
 // y[N] = W[N,K] * x[K] (+ bias[N]) (+ addend[N]), W row-major: a linear layer of one token (PyTorch's weight
-// layout); or SwiGLU's y[N] = silu(W * x) * (W_up * x), the same rows of two weights at once.
+// layout); or SwiGLU's y[N] = silu(W * x) * (W_up * x), the same rows of two weights at once. With M
+// workgroups along z, each z is one row of x[M,K] and y[M,N] (a few tokens: every row still gets
+// N / ROWS workgroups, where a matmul block would leave the GPU nearly idle).
 // A workgroup of WG invocations computes ROWS consecutive outputs: invocation t reads Vecs t,
 // t + WG, t + 2*WG, ... of each of its rows (neighbouring invocations read neighbouring words, so
 // every read of W is coalesced), multiplies them by the same Vecs of x, and the ROWS partial sums
@@ -29,6 +31,8 @@ fn main(
 ) {
     // Workgroups past 65535 continue along y (kernel::split_workgroups).
     let row0 = (wg.x + wg.y * groups.x) * ROWS;
+    // The row of x and y this workgroup works on.
+    let b = wg.z;
     // Rows past N read the last row instead (in bounds, no branch in the loop) and are not stored.
     let last = max(p.n, 1u) - 1u;
 {{declare}}
@@ -36,13 +40,14 @@ fn main(
         // Every row starts on a Vec: whole Vec loads.
         let kv = p.k / VEC;
         for (var i = t; i < kv; i += WG) {
-            let xv = Vec(x[i]);
+            let xv = Vec(x[b * kv + i]);
 {{multiply_vec}}
         }
     } else {
         // Rows straddle Vecs: one f32 at a time.
         for (var i = t; i < p.k; i += WG) {
-            let xv = lane(Vec(x[i / VEC]), i % VEC);
+            let e = b * p.k + i;
+            let xv = lane(Vec(x[e / VEC]), e % VEC);
 {{multiply_scalar}}
         }
     }

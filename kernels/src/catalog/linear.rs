@@ -17,10 +17,14 @@ pub const MATMUL_FILL: u32 = 256;
 /// workgroups of 128 invocations are about half its resident threads).
 pub const MATVEC_FILL: u32 = 1024;
 
+/// Most rows a linear layer runs as one `matvec` per row rather than a `matmul` that cannot fill
+/// the GPU: past this, W's rereads outweigh the idle SMs.
+pub const BATCHED_MATVEC_ROWS: u32 = 256;
+
 /// The kernel one linear layer runs as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Linear {
-    /// One row (`m = 1`): `matvec`.
+    /// One row (`m = 1`), or a few rows too few for `matmul`'s blocks: `matvec`, once per row.
     Matvec(MatvecParams),
     /// Several rows: `matmul` with B `[N,K]`.
     Matmul(MatmulParams),
@@ -37,14 +41,22 @@ impl Linear {
     ///   the device has `subgroups`, its reduction goes through them: on the H100 that variant was
     ///   3–26% faster at every shape of TinyLlama and MiniLM (docs/hardware/h100-kernels.md).
     /// - `m > 1`: `matmul`'s default 64×64 blocks where they make [`MATMUL_FILL`] workgroups,
-    ///   else 32×32 blocks, else 16×16 blocks (small products: a batch of a few short sentences).
+    ///   else 32×32 blocks, else 16×16 blocks.
+    /// - Where not even 16×16 blocks fill the GPU (a few short sentences: MiniLM at 1×16 had 24
+    ///   blocks for 132 SMs, each walking all of K, so a layer cost K-proportional latency, 35–130
+    ///   µs on the H100), and for at most [`BATCHED_MATVEC_ROWS`] rows: `matvec` once per row (its
+    ///   workgroups along z), which gives every row N / ROWS workgroups and reads W from cache after
+    ///   the first row.
     pub fn choose(m: u32, k: u32, n: u32, subgroups: bool) -> Linear {
         let vec = if k % 4 == 0 { 4 } else { 1 };
-        if m == 1 {
+        let matvec = || {
             let wg = (k / vec / 4).clamp(32, 256);
             let wg = if wg.is_power_of_two() { wg } else { wg.next_power_of_two() / 2 };
             let rows = [4, 2].into_iter().find(|r| n.div_ceil(*r) >= MATVEC_FILL).unwrap_or(1);
-            return Linear::Matvec(MatvecParams { wg, rows, vec, sg: subgroups && vec == 4 });
+            Linear::Matvec(MatvecParams { wg, rows, vec, sg: subgroups && vec == 4 })
+        };
+        if m == 1 {
+            return matvec();
         }
         let ladder = [
             MatmulParams { vec, ..MatmulParams::DEFAULT },
@@ -52,7 +64,11 @@ impl Linear {
             MatmulParams { bm: 16, bn: 16, bk: 16, tm: 2, tn: 4, vec },
         ];
         let fills = |p: &MatmulParams| p.workgroups(m, n).iter().product::<u32>() >= MATMUL_FILL;
-        Linear::Matmul(ladder.into_iter().find(fills).unwrap_or(ladder[2]))
+        match ladder.into_iter().find(fills) {
+            Some(block) => Linear::Matmul(block),
+            None if m <= BATCHED_MATVEC_ROWS => matvec(),
+            None => Linear::Matmul(ladder[2]),
+        }
     }
 
     /// A name for the shader: the kernel, its variant, what it adds at the store and how w is stored.
@@ -84,7 +100,7 @@ impl Linear {
     /// Workgroups for an `m`-row, `n`-column output.
     pub fn workgroups(&self, m: u32, n: u32) -> [u32; 3] {
         match self {
-            Linear::Matvec(p) => p.workgroups(n),
+            Linear::Matvec(p) => p.batched_workgroups(m, n),
             Linear::Matmul(p) => p.workgroups(m, n),
         }
     }
@@ -123,11 +139,24 @@ mod tests {
         // Prefill of 128 tokens through TinyLlama's projections, MiniLM at 8 × 128.
         assert_eq!((matmul(128, 2048, 2048).bm, matmul(128, 2048, 5632).bm), (32, 32));
         assert_eq!((matmul(1024, 384, 384).bm, matmul(1024, 384, 1536).bm), (32, 64));
-        assert_eq!(matmul(16, 384, 384).bm, 16);
-        assert_eq!(matmul(3, 7, 5).vec, 1);
-        for (m, k, n) in [(2, 1, 1), (3, 7, 5), (128, 2048, 5632), (1024, 1536, 384)] {
+        assert_eq!(matmul(600, 37, 500).vec, 1);
+        for (m, k, n) in [(600, 37, 500), (128, 2048, 5632), (1024, 1536, 384)] {
             assert_eq!(matmul(m, k, n).validate(), Ok(()));
         }
+    }
+
+    #[test]
+    fn a_few_rows_too_few_for_matmuls_blocks_run_as_a_matvec_per_row() {
+        // MiniLM at 1×16 and 8×16 tokens: no block fills the GPU.
+        for (m, k, n) in [(16, 384, 384), (16, 1536, 384), (128, 384, 384), (2, 1, 1), (3, 7, 5)] {
+            let chosen = Linear::choose(m, k, n, false);
+            assert!(matches!(chosen, Linear::Matvec(_)), "{m}×{k}×{n}: {chosen:?}");
+            assert_eq!(chosen.workgroups(m, n)[2], m, "one row per z");
+        }
+        // A prefill of 128 tokens through TinyLlama's projections fills 32×32 blocks: still matmul.
+        assert!(matches!(Linear::choose(128, 2048, 2048, false), Linear::Matmul(_)));
+        // Past BATCHED_MATVEC_ROWS rows a thin product stays matmul.
+        assert!(matches!(Linear::choose(BATCHED_MATVEC_ROWS + 1, 64, 8, false), Linear::Matmul(_)));
     }
 
     #[test]
@@ -136,15 +165,15 @@ mod tests {
         let mv = Linear::choose(1, 64, 64, false);
         assert!(mv.wgsl(bias, Dtype::F32).contains("@binding(4) var<storage, read_write> y"));
         let wgsl = mv.wgsl(both, Dtype::F32);
-        assert!(wgsl.contains("@binding(5) var<storage, read_write> y") && wgsl.contains("+ bias[row0 + t] + addend[row0 + t]"), "{wgsl}");
+        assert!(wgsl.contains("@binding(5) var<storage, read_write> y") && wgsl.contains("+ bias[row0 + t] + addend[b * p.n + row0 + t]"), "{wgsl}");
         assert_eq!(mv.params(1, 64, 65), vec![64, 65]);
-        let mm = Linear::choose(8, 64, 64, false);
+        let mm = Linear::choose(600, 64, 64, false);
         let wgsl = mm.wgsl(bias, Dtype::F32);
         assert!(wgsl.contains("@binding(4) var<storage, read_write> c") && wgsl.contains("+ bias[col]"), "{wgsl}");
         let wgsl = mm.wgsl(both, Dtype::F32);
         assert!(wgsl.contains("@binding(5) var<storage, read_write> c") && wgsl.contains("+ addend[row * p.n + col]"), "{wgsl}");
         assert!(mm.wgsl(plain, Dtype::F32).contains("@binding(3) var<storage, read_write> c"));
-        assert_eq!(mm.params(8, 64, 65), vec![8, 64, 65]);
+        assert_eq!(mm.params(600, 64, 65), vec![600, 64, 65]);
         assert_ne!(mm.label(bias, Dtype::F32), mm.label(plain, Dtype::F32));
         assert_ne!(mm.label(bias, Dtype::F32), mm.label(both, Dtype::F32));
         assert_ne!(mm.label(bias, Dtype::F32), mm.label(bias, Dtype::F16));

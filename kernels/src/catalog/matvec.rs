@@ -84,6 +84,13 @@ impl MatvecParams {
         split_workgroups(n.div_ceil(self.rows.max(1)))
     }
 
+    /// Workgroups for `m` rows of `n` outputs each: [`workgroups`](Self::workgroups) along x and
+    /// y, the rows along z.
+    pub fn batched_workgroups(&self, m: u32, n: u32) -> [u32; 3] {
+        let [x, y, _] = self.workgroups(n);
+        [x, y, m.max(1)]
+    }
+
     /// The WGSL of this variant, with the bias and addend of `epilogue` bound from `@binding(3)` on
     /// (y follows them), x stored as `x` and W as `w` (f16 is widened on load; arithmetic is f32).
     pub fn wgsl(&self, epilogue: Epilogue, x: Dtype, w: Dtype) -> String {
@@ -122,12 +129,12 @@ impl MatvecParams {
         let (bindings, store, label) = match output {
             Output::Linear(epilogue) => (
                 epilogue.bindings(3, "y"),
-                format!("y[row0 + t] = partial[t][0]{};", epilogue.terms("row0 + t", "row0 + t")),
+                format!("y[b * p.n + row0 + t] = partial[t][0]{};", epilogue.terms("row0 + t", "b * p.n + row0 + t")),
                 epilogue.to_string(),
             ),
             Output::SwiGlu => (
                 "@group(0) @binding(3) var<storage, read> w_up: array<WIn>;\n@group(0) @binding(4) var<storage, read_write> y: array<f32>;".into(),
-                "let gate = partial[t][0];\n        y[row0 + t] = gate / (1.0 + exp(-gate)) * partial[ROWS + t][0];".into(),
+                "let gate = partial[t][0];\n        y[b * p.n + row0 + t] = gate / (1.0 + exp(-gate)) * partial[ROWS + t][0];".into(),
                 " swiglu".into(),
             ),
         };

@@ -297,7 +297,7 @@ pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: impl F
             if let Linear::Matvec(mv) = Linear::choose(m, k, n, subgroups) {
                 let shader = p.shader(&format!("swiglu: matvec {mv} w {wd}"), || mv.wgsl_swiglu(Dtype::F32, wd));
                 p.require(mv.sg.then_some("subgroups"));
-                return dispatch(p, tag, shader, vec![k, n], [x, gate, up, y], mv.workgroups(n));
+                return dispatch(p, tag, shader, vec![k, n], [x, gate, up, y], mv.batched_workgroups(m, n));
             }
             // Several rows: the gate and up projections into buffers of their own, then silu(g)·u.
             let (g, u) = (p.buffer(Buffer::zeroed(format!("{tag} gate"), (m * n) as usize)), p.buffer(Buffer::zeroed(format!("{tag} up"), (m * n) as usize)));
