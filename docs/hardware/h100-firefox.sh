@@ -37,7 +37,8 @@
 #   MiniLM's two parts, `gpu-models`; then `gpu-tune` (Chrome's matmul and matvec winners, added
 #   to h100-matmul/tune.json carried as target/gpu-pack/tune.json) and `gpu-matmul` (the full matmul/matvec
 #   suite with each browser's winners).
-#   MiniLM's floor (issue 26): after step 1 and MiniLM's two parts (stash-model), `minilm-ops`.
+#   MiniLM's floor (issue 26): after step 1 and MiniLM's two parts (stash-model), `minilm-ops` (natively);
+#   after Chromium's parts too, `gpu-minilm` (Chrome, Firefox and native).
 #   Chromium (an attempt; see h100-firefox.md): here `bash docs/hardware/h100-firefox.sh pack-chromium`,
 #   there `stash-chromium` once per part carried (chromium.tar.xz.aa, .ab, …), then `chromium`, and
 #   `chrome` for the suites in Chromium with the flags that got the GPU.
@@ -108,7 +109,7 @@ stash-model)
   fi
   exit 0
   ;;
-gpu-out-of-the-box | gpu-hidden-icd | gpu-tune | gpu-matmul | gpu-models | minilm-ops | suite | models | chromium | chrome | bench | bench-chrome | tune-native | tune-firefox | tune-matvec | decoder-native | matmul | kernels | decoder | tfjs | minilm | survive | checks | wall) ;;
+gpu-out-of-the-box | gpu-hidden-icd | gpu-minilm | gpu-tune | gpu-matmul | gpu-models | minilm-ops | suite | models | chromium | chrome | bench | bench-chrome | tune-native | tune-firefox | tune-matvec | decoder-native | matmul | kernels | decoder | tfjs | minilm | survive | checks | wall) ;;
 *) sed -n 2,23p "$0"; exit 2 ;;
 esac
 
@@ -179,6 +180,12 @@ gpu-tune)
 gpu-matmul)
   run matmul harness run --browser chrome,firefox --platform webgpu,native --suite full --filter matmul,matvec \
     --samples 10 --max-time 2 --tune-cache "$cache" --timeout 120 --out "$dir/matmul"
+  ;;
+gpu-minilm)
+  # Issue 26: MiniLM after the fix of its floor, in Chrome, Firefox and natively, f32 and f16, with
+  # each op of its first layer alone at 1×16.
+  run minilm harness run --browser chrome,firefox --platform webgpu,native --model minilm --dtype f32,f16 \
+    --batch 1,8 --seq 16,128 --samples 10 --max-time 2 --weights /tmp/gpu/all-MiniLM-L6-v2 --timeout 300 --out "$dir/minilm"
   ;;
 gpu-models)
   run models harness run --browser chrome,firefox --platform webgpu,native --model minilm,tinyllama --dtype f32,f16 \
