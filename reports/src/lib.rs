@@ -588,6 +588,21 @@ mod schema {
         assert!(html.contains("class=\"banner failed\"") && html.contains("harness doctor"), "the HTML report's banner");
     }
 
+    /// The committed H100 evidence of docs/hardware/h100-minilm.md validates, every case passed, and
+    /// the profile it rests on holds: each op of MiniLM's first layer is there before and after.
+    #[test]
+    fn the_h100_minilm_evidence_validates_and_has_every_op_before_and_after() {
+        let files = ["ops-before-results.json", "ops-after-results.json", "browsers-after-results.json"];
+        let dir = evidence("h100-minilm", &files);
+        for f in &files[..2] {
+            let report = read_results(&dir.join(f)).unwrap();
+            let ids: Vec<&str> = report.runs[0].cases.iter().map(|c| c.id.as_str()).collect();
+            for op in kernels::model::encoder::ENCODER_OPS {
+                assert!(ids.contains(&format!("minilm.op.{op}/1x16/seed=1").as_str()), "{f}: {op}");
+            }
+        }
+    }
+
     /// The committed H100 evidence of docs/hardware/h100-chrome.md (issue 25) validates and holds
     /// its claims: with no browser flags of the user's, Chrome got harness's GPU flags and the H100
     /// with `shader-f16`, every case of every run passed, no software-adapter warning, and no case
