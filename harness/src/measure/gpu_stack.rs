@@ -136,7 +136,7 @@ pub struct GlDispatch {
 }
 
 /// What this machine offers a GPU-backed WebGPU.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct GpuStack {
     /// Hardware GPUs the kernel driver exposes.
     pub gpus: Vec<HostGpu>,
@@ -227,6 +227,23 @@ impl GpuStack {
         !self.gpus.is_empty()
     }
 
+    /// Whether one of its GPUs is NVIDIA's.
+    pub fn has_nvidia(&self) -> bool {
+        self.vendors().contains(&Vendor::Nvidia)
+    }
+
+    /// The makers of its GPUs, each once, in the order found: a machine of eight H100s has one
+    /// Vulkan driver to find, not eight.
+    fn vendors(&self) -> Vec<Vendor> {
+        let mut vendors: Vec<Vendor> = Vec::new();
+        for g in &self.gpus {
+            if !vendors.contains(&g.vendor) {
+                vendors.push(g.vendor);
+            }
+        }
+        vendors
+    }
+
     /// The ICD files of `vendor`'s GPUs.
     fn icds_of(&self, vendor: Vendor) -> impl Iterator<Item = &Icd> {
         self.icds.iter().filter(move |i| i.vendor() == Some(vendor))
@@ -235,9 +252,13 @@ impl GpuStack {
     /// The libraries the GPUs' Vulkan drivers need that are on no library path but have a copy
     /// in a driver's folder: the ICDs' own libraries and libGLdispatch.
     pub fn library_copies(&self) -> Vec<&str> {
-        let icds = self.gpus.iter().flat_map(|g| self.icds_of(g.vendor)).filter_map(|i| i.library_copy.as_deref());
-        let mut copies: Vec<&str> = icds.chain(self.gldispatch.as_ref().and_then(|g| g.copy.as_deref())).collect();
-        copies.dedup();
+        let icds = self.vendors().into_iter().flat_map(|v| self.icds_of(v)).filter_map(|i| i.library_copy.as_deref());
+        let mut copies: Vec<&str> = Vec::new();
+        for copy in icds.chain(self.gldispatch.as_ref().and_then(|g| g.copy.as_deref())) {
+            if !copies.contains(&copy) {
+                copies.push(copy);
+            }
+        }
         copies
     }
 
@@ -250,10 +271,10 @@ impl GpuStack {
         let mut fixes = Vec::new();
         if self.named.is_none() {
             let hidden: Vec<&Icd> = self
-                .gpus
-                .iter()
-                .filter(|g| !self.icds_of(g.vendor).any(|i| i.visible))
-                .flat_map(|g| self.icds_of(g.vendor).filter(|i| !i.visible))
+                .vendors()
+                .into_iter()
+                .filter(|&v| !self.icds_of(v).any(|i| i.visible))
+                .flat_map(|v| self.icds_of(v).filter(|i| !i.visible))
                 .collect();
             if !hidden.is_empty() {
                 let files: Vec<&str> = hidden.iter().map(|i| i.path.as_str()).chain(self.icds.iter().filter(|i| i.visible).map(|i| i.path.as_str())).collect();
@@ -294,8 +315,8 @@ impl GpuStack {
             Some(p) => Link::ok("Vulkan loader", format!("found {p}")),
             None => Link::broken("Vulkan loader", "libvulkan.so.1 is on no library path", "`apt-get install libvulkan1`, or add its folder to LD_LIBRARY_PATH"),
         });
-        for gpu in &self.gpus {
-            links.push(self.icd_link(gpu.vendor, fixes));
+        for vendor in self.vendors() {
+            links.push(self.icd_link(vendor, fixes));
         }
         if self.gpus.is_empty() {
             let visible: Vec<&str> = self.icds.iter().filter(|i| i.visible).map(|i| i.path.as_str()).collect();
@@ -474,11 +495,21 @@ static APPLIED: OnceLock<(GpuStack, Vec<EnvFix>)> = OnceLock::new();
 /// the driver and browser it starts (and its own native wgpu) inherit them; says so on stderr.
 /// Must run before any other thread starts: it changes the environment.
 pub fn prepare_this_process() {
+    read(true);
+}
+
+/// This machine's stack and the fixes applied, read on the first call: with `apply`, the fixes
+/// are applied to this process; without, the stack is only read, and nothing is applied later
+/// either (the environment may change only before other threads exist).
+fn read(apply: bool) -> &'static (GpuStack, Vec<EnvFix>) {
     APPLIED.get_or_init(|| {
         if !cfg!(target_os = "linux") {
-            return (GpuStack { gpus: Vec::new(), loader: None, named: None, icds: Vec::new(), gldispatch: None }, Vec::new());
+            return (GpuStack::default(), Vec::new());
         }
         let stack = GpuStack::detect(&ThisMachine);
+        if !apply {
+            return (stack, Vec::new());
+        }
         let fixes = stack.env_fixes(&ThisMachine);
         for fix in &fixes {
             eprintln!("harness: {}={} for the processes it starts: {}", fix.name, fix.value, fix.why);
@@ -490,7 +521,7 @@ pub fn prepare_this_process() {
             preload(copy);
         }
         (stack, fixes)
-    });
+    })
 }
 
 /// Loads `library` into this process, so that a later load of it by name (the Vulkan loader
@@ -509,16 +540,16 @@ fn preload(library: &str) {
 #[cfg(not(unix))]
 fn preload(_library: &str) {}
 
-/// This machine's GPU stack, as read by [`prepare_this_process`] (read now if it did not run).
+/// This machine's GPU stack, as read by [`prepare_this_process`] (read now, changing nothing,
+/// if it did not run).
 pub fn this_machine() -> &'static GpuStack {
-    prepare_this_process();
-    &APPLIED.get().expect("set above").0
+    &read(false).0
 }
 
-/// The environment harness set for the processes it starts.
+/// The environment harness set for the processes it starts (none where
+/// [`prepare_this_process`] did not run).
 pub fn applied_fixes() -> &'static [EnvFix] {
-    prepare_this_process();
-    &APPLIED.get().expect("set above").1
+    &read(false).1
 }
 
 /// [`applied_fixes`] as `NAME=value (why)`, for the report.

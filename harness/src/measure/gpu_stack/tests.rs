@@ -132,6 +132,22 @@ fn the_open_kernel_modules_version_line_is_read_too() {
 }
 
 #[test]
+fn eight_gpus_of_one_maker_have_one_driver_to_find() {
+    let mut m = h100();
+    for i in 0x20..0x27 {
+        m = m.file(&format!("/proc/driver/nvidia/gpus/0000:{i:x}:00.0/information"), "Model: \t\t NVIDIA H100 80GB HBM3\n");
+    }
+    let m = m.without("/usr/lib/x86_64-linux-gnu/libGLX_nvidia.so.0").file("/usr/local/nvidia/lib64/libGLX_nvidia.so.0", "");
+    let stack = GpuStack::detect(&m);
+    assert_eq!(stack.gpus.len(), 8);
+    let fixes = stack.env_fixes(&m);
+    assert_eq!(fixes[0].value, "/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json", "the ICD once");
+    assert_eq!(stack.library_copies(), ["/usr/local/nvidia/lib64/libGLX_nvidia.so.0", "/usr/local/nvidia/lib64/libGLdispatch.so.0"]);
+    assert_eq!(stack.links(&fixes).iter().filter(|l| l.name.starts_with("Vulkan driver")).count(), 1, "one ICD link");
+    assert!(stack.has_nvidia());
+}
+
+#[test]
 fn a_gpu_without_an_icd_names_the_driver_package() {
     let m = h100().without("/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json");
     let stack = GpuStack::detect(&m);
