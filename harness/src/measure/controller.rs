@@ -329,17 +329,17 @@ async fn start_session<'a>(req: &BrowserRunRequest, server: &'a Server, run: &mu
         profile_dir: profile.as_ref().map(|p| p.path().to_path_buf()),
         webnn: req.platform == Platform::Webnn,
         gpu: req.gpu_flags.resolve(cfg!(target_os = "linux"), gpu_stack::this_machine().has_gpu(), remote),
-        nvidia: gpu_stack::this_machine().gpus.iter().any(|g| g.vendor == gpu_stack::Vendor::Nvidia),
+        nvidia: gpu_stack::this_machine().has_nvidia(),
     };
+    let mut flags = (spec.flags)(&options);
+    // What the GPU flags added: the flags against the same launch without them.
     let gpu_share = match options.gpu {
         true => {
-            let without = (spec.flags)(&LaunchOptions { gpu: false, ..options.clone() });
-            let with = (spec.flags)(&options).describe();
-            with.into_iter().filter(|f| !without.describe().contains(f)).collect()
+            let without = (spec.flags)(&LaunchOptions { gpu: false, ..options.clone() }).describe();
+            flags.describe().into_iter().filter(|f| !without.contains(f)).collect()
         }
         false => Vec::new(),
     };
-    let mut flags = (spec.flags)(&options);
     flags.merge(&req.user_flags);
     let capabilities = (spec.capabilities)(&options, &flags);
 

@@ -174,20 +174,24 @@ impl Graph {
             p.require(tensor.dtype.feature());
         }
         let dummy = p.buffer(Buffer { label: "unused".into(), uniform: false, init: Init::Zeroed(16) });
-        for (tag, op) in &self.ops {
-            wgsl::lower(&mut p, tag, op, dummy, |t| self.tensors[t].dtype, subgroups);
-        }
+        self.lower_ops(&mut p, dummy, subgroups);
         p.outputs = self.outputs.clone();
         Ok(p)
+    }
+
+    /// Appends one dispatch per op to `p`, over the buffers that [`lower`](Graph::lower) made
+    /// (tensor `t` at index `t`; `dummy` for an absent optional tensor).
+    fn lower_ops(&self, p: &mut Program, dummy: usize, subgroups: bool) {
+        for (tag, op) in &self.ops {
+            wgsl::lower(p, tag, op, dummy, |t| self.tensors[t].dtype, subgroups);
+        }
     }
 
     /// The dispatches one run of [`lower`](Graph::lower)'s program issues: one per op, counted
     /// without building any buffer (so without the weights).
     pub fn dispatches(&self) -> u32 {
         let mut p = Program::default();
-        for (tag, op) in &self.ops {
-            wgsl::lower(&mut p, tag, op, 0, |t| self.tensors[t].dtype, false);
-        }
+        self.lower_ops(&mut p, 0, false);
         p.steps.len() as u32
     }
 
