@@ -44,7 +44,8 @@ pub trait Kernel: Send + Sync {
     fn dims(&self) -> &'static [&'static str];
     /// The shapes this kernel runs at in a suite.
     fn shapes(&self, suite: Suite) -> Vec<Shape>;
-    /// Elements of every input buffer (of the [`input_dtype`](Kernel::input_dtype)).
+    /// Values of every input (stored as the [`input_dtype`](Kernel::input_dtype) unless
+    /// [`input_bytes`](Kernel::input_bytes) packs them otherwise).
     fn input_lens(&self, shape: &Shape) -> Vec<usize>;
     /// Length in f32 elements of the output buffer.
     fn output_len(&self, shape: &Shape) -> usize;
@@ -68,6 +69,14 @@ pub trait Kernel: Send + Sync {
     /// needs the adapter's `shader-f16` ([`Dtype::feature`]).
     fn input_dtype(&self) -> Dtype {
         Dtype::F32
+    }
+
+    /// The bytes of input `index` (its `values`, from [`inputs`](Kernel::inputs)) as its buffer
+    /// holds them: by default each value stored as the [`input_dtype`](Kernel::input_dtype). A
+    /// kernel whose shader reads a packed layout (quantized weights) encodes it here; the reference
+    /// and the CPU kernel still receive the values.
+    fn input_bytes(&self, _shape: &Shape, _index: usize, values: &[f32]) -> Vec<u8> {
+        self.input_dtype().encode(values)
     }
 
     /// The WebGPU features its shader needs (`shader-f16`): by default what its

@@ -15,6 +15,7 @@ pub mod model;
 pub mod plan;
 pub mod prng;
 pub mod program;
+pub mod quant;
 pub mod real;
 pub mod rows;
 pub mod sampling;

@@ -180,12 +180,12 @@ impl Program {
 
     /// Adds a dispatch of `kernel` at `shape` in the layout [`Kernel`] documents, over buffers of
     /// its own: the uniform at binding 0, `inputs` after it (zero-padded to whole
-    /// [`INPUT_ALIGN`]s, stored as its [`input_dtype`](Kernel::input_dtype)), a zeroed output last; returns the output's index. Steps of one kernel
+    /// [`INPUT_ALIGN`]s, encoded by its [`input_bytes`](Kernel::input_bytes)), a zeroed output last; returns the output's index. Steps of one kernel
     /// name share one shader, so several shapes of a kernel compile it once.
     pub fn kernel_step(&mut self, kernel: &dyn Kernel, shape: &Shape, inputs: &[Vec<f32>]) -> usize {
         let mut bound = vec![self.buffer(Buffer::uniform("params", kernel.params(shape)))];
-        for x in inputs {
-            let mut bytes = kernel.input_dtype().encode(x);
+        for (i, x) in inputs.iter().enumerate() {
+            let mut bytes = kernel.input_bytes(shape, i, x);
             bytes.resize(bytes.len().max(1).next_multiple_of(INPUT_ALIGN), 0);
             bound.push(self.buffer(Buffer { label: "input".into(), uniform: false, init: Init::Bytes(bytes) }));
         }
