@@ -12,8 +12,11 @@
 // f32 (f32 or vec4<f32>), the types XIn and WIn in which x and W are stored (Vec, or its f16 form,
 // widened to Vec on every load: arithmetic is f32), lane(v, e) (its e-th f32) and vdot(a, b) (the
 // sum of a * b), PARTS (ROWS, or 2 * ROWS for SwiGLU: its up rows follow the gate rows in
-// `partial`), and generates the accumulators, products, reduction and stores unrolled over the rows.
-struct Params { k: u32, n: u32, pad0: u32, pad1: u32 }
+// `partial`; one more for the squares of x where an RMSNorm is folded in), and generates the
+// accumulators, products, reduction and stores unrolled over the rows.
+// The rows are `seg` segments of `seg[s]` rows each (one segment of N rows but where several weights
+// share x): a workgroup's rows lie in one segment, whose weight and output it uses.
+struct Params { k: u32, n: u32, eps: f32, pad0: u32, seg: vec4<u32> }
 
 // x and W are bound as arrays of Vec: harness pads every input buffer to a multiple of 16 bytes.
 @group(0) @binding(0) var<uniform> p: Params;
@@ -33,26 +36,34 @@ fn main(
     let row0 = (wg.x + wg.y * groups.x) * ROWS;
     // The row of x and y this workgroup works on.
     let b = wg.z;
-    // Rows past N read the last row instead (in bounds, no branch in the loop) and are not stored.
-    let last = max(p.n, 1u) - 1u;
+    // The segment of row0, its first row and its rows.
+    var seg = 0u;
+    var start = 0u;
+    for (; seg < 3u && row0 >= start + p.seg[seg]; seg++) { start += p.seg[seg]; }
+    let len = p.seg[seg];
+    let r0 = row0 - start;
+    // Rows past the segment's read its last row instead (in bounds, no branch in the loop) and are
+    // not stored.
+    let last = max(len, 1u) - 1u;
 {{declare}}
     if (p.k % VEC == 0u) {
         // Every row starts on a Vec: whole Vec loads.
         let kv = p.k / VEC;
         for (var i = t; i < kv; i += WG) {
-            let xv = Vec(x[b * kv + i]);
+            {{load_vec}}
 {{multiply_vec}}
         }
     } else {
         // Rows straddle Vecs: one f32 at a time.
         for (var i = t; i < p.k; i += WG) {
             let e = b * p.k + i;
-            let xv = lane(Vec(x[e / VEC]), e % VEC);
+            {{load_scalar}}
 {{multiply_scalar}}
         }
     }
 {{reduce}}
-    if (t < ROWS && row0 + t < p.n) {
+    let scale = {{scale}};
+    if (t < ROWS && r0 + t < len) {
         {{store}}
     }
 }

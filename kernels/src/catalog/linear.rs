@@ -92,7 +92,7 @@ impl Linear {
     /// The uniform's words for an `m`×`k` by `[n,k]` layer.
     pub fn params(&self, m: u32, k: u32, n: u32) -> Vec<u32> {
         match self {
-            Linear::Matvec(_) => vec![k, n],
+            Linear::Matvec(_) => MatvecParams::uniform(k, &[n], 0.0),
             Linear::Matmul(_) => vec![m, k, n],
         }
     }
@@ -165,8 +165,8 @@ mod tests {
         let mv = Linear::choose(1, 64, 64, false);
         assert!(mv.wgsl(bias, Dtype::F32).contains("@binding(4) var<storage, read_write> y"));
         let wgsl = mv.wgsl(both, Dtype::F32);
-        assert!(wgsl.contains("@binding(5) var<storage, read_write> y") && wgsl.contains("+ bias[row0 + t] + addend[b * p.n + row0 + t]"), "{wgsl}");
-        assert_eq!(mv.params(1, 64, 65), vec![64, 65]);
+        assert!(wgsl.contains("@binding(5) var<storage, read_write> y") && wgsl.contains("+ bias[r0 + t] + addend[b * len + r0 + t]"), "{wgsl}");
+        assert_eq!(mv.params(1, 64, 65), vec![64, 65, 0, 0, 65, 0, 0, 0]);
         let mm = Linear::choose(600, 64, 64, false);
         let wgsl = mm.wgsl(bias, Dtype::F32);
         assert!(wgsl.contains("@binding(4) var<storage, read_write> c") && wgsl.contains("+ bias[col]"), "{wgsl}");

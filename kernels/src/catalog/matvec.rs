@@ -7,7 +7,7 @@ use super::epilogue::Epilogue;
 use super::shapes;
 use crate::check::Tolerance;
 use crate::dtype::Dtype;
-use crate::kernel::{pad_params, split_workgroups, Kernel};
+use crate::kernel::{split_workgroups, Kernel};
 use crate::real::Real;
 use crate::shape::Shape;
 use crate::suite::Suite;
@@ -94,64 +94,171 @@ impl MatvecParams {
     /// The WGSL of this variant, with the bias and addend of `epilogue` bound from `@binding(3)` on
     /// (y follows them), x stored as `x` and W as `w` (f16 is widened on load; arithmetic is f32).
     pub fn wgsl(&self, epilogue: Epilogue, x: Dtype, w: Dtype) -> String {
-        self.generate(Output::Linear(epilogue), x, w)
+        self.generate(MatvecOutput::Linear { epilogue, segments: 1 }, false, x, w)
     }
 
     /// The WGSL of SwiGLU's first half, `y = silu(W·x) · (W_up·x)`: W (the gate) at `@binding(2)`,
     /// W_up (same shape and storage) at 3, y at 4. Each workgroup computes the same rows of both,
     /// so the gate and up projections and their product are one dispatch.
     pub fn wgsl_swiglu(&self, x: Dtype, w: Dtype) -> String {
-        self.generate(Output::SwiGlu, x, w)
+        self.generate(MatvecOutput::SwiGlu, false, x, w)
+    }
+
+    /// The WGSL of `output`, with RMSNorm folded in front where `rms_norm` is set: the kernel then
+    /// reads the raw rows of x and a gain (bound after everything else) and computes
+    /// `W·(x ⊙ gain) / rms(x)`, each workgroup summing the squares of x as it streams x anyway,
+    /// so the norm costs no dispatch and no pass of its own.
+    pub fn wgsl_fused(&self, output: MatvecOutput, rms_norm: bool, x: Dtype, w: Dtype) -> String {
+        self.generate(output, rms_norm, x, w)
+    }
+
+    /// The uniform's words: K, the total rows, the norm's epsilon, and the rows of each segment
+    /// (up to [`MAX_SEGMENTS`]).
+    pub fn uniform(k: u32, segments: &[u32], eps: f32) -> Vec<u32> {
+        let mut seg = [0u32; 4];
+        seg[..segments.len()].copy_from_slice(segments);
+        [vec![k, segments.iter().sum(), eps.to_bits(), 0], seg.to_vec()].concat()
     }
 
     /// Its constants and types, then the shader of `wgsl/matvec.wgsl`, which is written in terms
     /// of them, with its accumulators, products, partial sums and stores unrolled over the rows
-    /// (and over the two weights of SwiGLU).
-    fn generate(&self, output: Output, x: Dtype, w: Dtype) -> String {
+    /// (and over the two weights of SwiGLU, or branched over the segments' weights).
+    fn generate(&self, output: MatvecOutput, rms_norm: bool, x: Dtype, w: Dtype) -> String {
         let MatvecParams { wg, rows, vec, sg } = *self;
-        let weights: &[(&str, &str)] = match output {
-            Output::Linear(_) => &[("w", "acc")],
-            Output::SwiGlu => &[("w", "acc"), ("w_up", "up")],
+        let segments = match output {
+            MatvecOutput::Linear { segments, .. } => segments.clamp(1, MAX_SEGMENTS),
+            MatvecOutput::SwiGlu => 1,
         };
+        // Each weight's name per segment, and the accumulator it adds into: SwiGLU's two weights
+        // accumulate side by side; segments run one at a time, into the same accumulators.
+        let weights: Vec<Vec<(String, &str)>> = match output {
+            MatvecOutput::Linear { .. } => (0..segments).map(|s| vec![(segment_name("w", s), "acc")]).collect(),
+            MatvecOutput::SwiGlu => vec![vec![("w".into(), "acc"), ("w_up".into(), "up")]],
+        };
+        let accs = weights[0].len() as u32;
         let mut declare = String::new();
-        let mut multiply_vec = String::new();
-        let mut multiply_scalar = String::new();
         let mut sums = Vec::new();
         for r in 0..rows {
-            declare += &format!("    let row_{r} = min(row0 + {r}u, last);\n");
-            for (part, (w, acc)) in weights.iter().enumerate() {
+            declare += &format!("    let row_{r} = min(r0 + {r}u, last);\n");
+            for (part, (_, acc)) in weights[0].iter().enumerate() {
                 declare += &format!("    var {acc}_{r} = 0.0;\n");
-                multiply_vec += &format!("            {acc}_{r} += vdot(Vec({w}[row_{r} * kv + i]), xv);\n");
-                multiply_scalar += &format!("            {{ let e = row_{r} * p.k + i; {acc}_{r} += lane(Vec({w}[e / VEC]), e % VEC) * xv; }}\n");
                 sums.push((part as u32 * rows + r, format!("{acc}_{r}")));
             }
         }
-        let (bindings, store, label) = match output {
-            Output::Linear(epilogue) => (
-                epilogue.bindings(3, "y"),
-                format!("y[b * p.n + row0 + t] = partial[t][0]{};", epilogue.terms("row0 + t", "b * p.n + row0 + t")),
+        if rms_norm {
+            declare += "    var squares = 0.0;\n";
+            sums.push((rows * accs, "squares".into()));
+        }
+        let branch = |body: &dyn Fn(&[(String, &str)]) -> String| -> String {
+            if segments == 1 {
+                return body(&weights[0]);
+            }
+            let arms: Vec<String> = weights.iter().enumerate().map(|(s, ws)| format!("if (seg == {s}u) {{\n{}            }}", body(ws))).collect();
+            format!("            {}", arms.join(" else "))
+        };
+        let multiply_vec = branch(&|ws| {
+            let mut text = String::new();
+            for r in 0..rows {
+                for (w, acc) in ws {
+                    text += &format!("            {acc}_{r} += vdot(Vec({w}[row_{r} * kv + i]), xv);\n");
+                }
+            }
+            text
+        });
+        let multiply_scalar = branch(&|ws| {
+            let mut text = String::new();
+            for r in 0..rows {
+                for (w, acc) in ws {
+                    text += &format!("            {{ let e = row_{r} * p.k + i; {acc}_{r} += lane(Vec({w}[e / VEC]), e % VEC) * xv; }}\n");
+                }
+            }
+            text
+        });
+        let (load_vec, load_scalar) = if rms_norm {
+            (
+                "let xr = Vec(x[b * kv + i]);\n            squares += vdot(xr, xr);\n            let xv = xr * gain[i];",
+                "let xr = lane(Vec(x[e / VEC]), e % VEC);\n            squares += xr * xr;\n            let xv = xr * lane(gain[i / VEC], i % VEC);",
+            )
+        } else {
+            ("let xv = Vec(x[b * kv + i]);", "let xv = lane(Vec(x[e / VEC]), e % VEC);")
+        };
+        let scale = if rms_norm { format!("inverseSqrt(partial[{}u][0] / f32(p.k) + p.eps)", rows * accs) } else { "1.0".into() };
+        // x at 1, then the weights from 2 on, then the outputs.
+        let first_out = 2 + weights.iter().map(Vec::len).sum::<usize>() as u32;
+        let (mut bindings, store, label) = match output {
+            MatvecOutput::Linear { epilogue, segments: 1 } => (
+                epilogue.bindings(first_out, "y"),
+                format!("y[b * len + r0 + t] = partial[t][0] * scale{};", epilogue.terms("r0 + t", "b * len + r0 + t")),
                 epilogue.to_string(),
             ),
-            Output::SwiGlu => (
-                "@group(0) @binding(3) var<storage, read> w_up: array<WIn>;\n@group(0) @binding(4) var<storage, read_write> y: array<f32>;".into(),
-                "let gate = partial[t][0];\n        y[b * p.n + row0 + t] = gate / (1.0 + exp(-gate)) * partial[ROWS + t][0];".into(),
+            MatvecOutput::Linear { .. } => {
+                let outs: Vec<String> = (0..segments)
+                    .map(|s| format!("@group(0) @binding({}) var<storage, read_write> {}: array<f32>;", first_out + s, segment_name("y", s)))
+                    .collect();
+                let stores: Vec<String> = (0..segments).map(|s| format!("if (seg == {s}u) {{ {}[b * len + r0 + t] = partial[t][0] * scale; }}", segment_name("y", s))).collect();
+                (outs.join("\n"), stores.join(" else "), format!(" ×{segments}"))
+            }
+            MatvecOutput::SwiGlu => (
+                "@group(0) @binding(4) var<storage, read_write> y: array<f32>;".into(),
+                "let gate = partial[t][0] * scale;\n        y[b * len + r0 + t] = gate / (1.0 + exp(-gate)) * partial[ROWS + t][0] * scale;".into(),
                 " swiglu".into(),
             ),
         };
+        let mut inputs = String::new();
+        for (s, ws) in weights.iter().enumerate().skip(1) {
+            inputs += &format!("@group(0) @binding({}) var<storage, read> {}: array<WIn>;\n", 2 + s, ws[0].0);
+        }
+        if output == MatvecOutput::SwiGlu {
+            inputs += "@group(0) @binding(3) var<storage, read> w_up: array<WIn>;\n";
+        }
+        if rms_norm {
+            let last = bindings.matches("@binding(").count() as u32 + first_out;
+            bindings += &format!("\n@group(0) @binding({last}) var<storage, read> gain: array<Vec>;");
+        }
         let body = include_str!("../../wgsl/matvec.wgsl")
-            .replace("{{output}}", &bindings)
+            .replace("{{output}}", &(inputs + &bindings))
             .replace("{{declare}}", declare.trim_end())
+            .replace("{{load_vec}}", load_vec)
+            .replace("{{load_scalar}}", load_scalar)
             .replace("{{multiply_vec}}", multiply_vec.trim_end())
             .replace("{{multiply_scalar}}", multiply_scalar.trim_end())
             .replace("{{builtins}}", if sg { SUBGROUP_BUILTINS } else { "" })
             .replace("{{reduce}}", &reduction(&sums, sg))
+            .replace("{{scale}}", &scale)
             .replace("{{store}}", &store);
-        let constants = [("WG", wg), ("ROWS", rows), ("PARTS", rows * weights.len() as u32)];
-        let preamble = super::vector_preamble(&format!("{self}{label}, x {x}, W {w}"), &constants, vec, &[("XIn", x), ("WIn", w)]);
+        let norm = if rms_norm { " rmsnorm" } else { "" };
+        let constants = [("WG", wg), ("ROWS", rows), ("PARTS", rows * accs + rms_norm as u32)];
+        let preamble = super::vector_preamble(&format!("{self}{label}{norm}, x {x}, W {w}"), &constants, vec, &[("XIn", x), ("WIn", w)]);
         // `enable subgroups;` is what Chromium's WGSL compiler needs; the native path drops it for
         // naga, which reads subgroup built-ins without it (Gpu::prepare).
         if sg { format!("{SUBGROUPS_ENABLE}{preamble}{body}") } else { preamble + &body }
     }
+}
+
+/// Most weights one matvec dispatch streams as segments: Q, K and V of one attention layer. With
+/// their outputs, x and a norm's gain that is all eight storage buffers WebGPU guarantees a shader.
+pub const MAX_SEGMENTS: u32 = 3;
+
+/// `name` for segment `s`: `w`, `w_1`, `w_2`.
+fn segment_name(name: &str, s: u32) -> String {
+    if s == 0 { name.to_string() } else { format!("{name}_{s}") }
+}
+
+/// What a matvec shader stores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MatvecOutput {
+    /// `W·x` plus the epilogue's terms. With `segments` above 1, that many weights of the same K
+    /// read the same x one after the other (workgroups `0..N₀/ROWS` the first, and so on; each
+    /// segment's rows a multiple of ROWS), each into its own output, without an epilogue: Q, K and
+    /// V of one layer in one dispatch.
+    Linear {
+        /// Terms added at the store (one segment only).
+        epilogue: Epilogue,
+        /// Weights, each with its own output: 1 to [`MAX_SEGMENTS`].
+        segments: u32,
+    },
+    /// `silu(W·x) · (W_up·x)`.
+    SwiGlu,
 }
 
 /// The directive a subgroup variant's WGSL starts with.
@@ -198,15 +305,6 @@ fn reduction(sums: &[(u32, String)], sg: bool) -> String {
         partial[t][0] = total;
     }
     workgroupBarrier();"
-}
-
-/// What a matvec shader stores.
-#[derive(Debug, Clone, Copy)]
-enum Output {
-    /// `W·x` plus the epilogue's terms.
-    Linear(Epilogue),
-    /// `silu(W·x) · (W_up·x)`.
-    SwiGlu,
 }
 
 impl fmt::Display for MatvecParams {
@@ -317,7 +415,7 @@ impl Kernel for Matvec {
         s.dim(1) as usize
     }
     fn params(&self, s: &Shape) -> Vec<u32> {
-        pad_params(vec![s.dim(0), s.dim(1)])
+        MatvecParams::uniform(s.dim(0), &[s.dim(1)], 0.0)
     }
     fn wgsl(&self) -> String {
         self.params.wgsl(Epilogue::default(), self.dtype, self.dtype)
@@ -376,7 +474,7 @@ mod tests {
             assert!(plain.contains(line), "{line} missing:\n{plain}");
         }
         let biased = MatvecParams { vec: 1, ..MatvecParams::DEFAULT }.wgsl(Epilogue { bias: true, add: false }, Dtype::F32, Dtype::F32);
-        for line in ["alias Vec = f32;", "@binding(3) var<storage, read> bias", "@binding(4) var<storage, read_write> y", "+ bias[row0 + t]"] {
+        for line in ["alias Vec = f32;", "@binding(3) var<storage, read> bias", "@binding(4) var<storage, read_write> y", "+ bias[r0 + t]"] {
             assert!(biased.contains(line), "{line} missing:\n{biased}");
         }
         let swiglu = MatvecParams::DEFAULT.wgsl_swiglu(Dtype::F32, Dtype::F16);
@@ -385,6 +483,31 @@ mod tests {
         }
         assert_eq!(MatvecParams::DEFAULT.workgroups(5), [3, 1, 1]);
         assert_eq!(MatvecParams { rows: 1, ..MatvecParams::DEFAULT }.workgroups(70_000), [65_535, 2, 1]);
+    }
+
+    #[test]
+    fn a_fused_shader_binds_each_segments_weight_and_output_then_the_norms_gain() {
+        let qkv = MatvecParams::DEFAULT.wgsl_fused(MatvecOutput::Linear { epilogue: Epilogue::default(), segments: 3 }, true, Dtype::F32, Dtype::F16);
+        for line in [
+            "@binding(2) var<storage, read> w: array<WIn>",
+            "@binding(3) var<storage, read> w_1: array<WIn>",
+            "@binding(4) var<storage, read> w_2: array<WIn>",
+            "@binding(5) var<storage, read_write> y: array<f32>",
+            "@binding(7) var<storage, read_write> y_2: array<f32>",
+            "@binding(8) var<storage, read> gain: array<Vec>",
+            "if (seg == 2u) { y_2[b * len + r0 + t]",
+            "acc_1 += vdot(Vec(w_2[row_1 * kv + i]), xv)",
+            "squares += vdot(xr, xr)",
+            "const PARTS: u32 = 3u;",
+            "let scale = inverseSqrt(partial[2u][0] / f32(p.k) + p.eps);",
+        ] {
+            assert!(qkv.contains(line), "{line} missing:\n{qkv}");
+        }
+        let swiglu = MatvecParams::DEFAULT.wgsl_fused(MatvecOutput::SwiGlu, true, Dtype::F32, Dtype::F32);
+        assert!(swiglu.contains("@binding(4) var<storage, read_write> y") && swiglu.contains("@binding(5) var<storage, read> gain"), "{swiglu}");
+        // Without a norm nothing is scaled, and one segment is the plain kernel.
+        assert!(MATVEC.wgsl().contains("let scale = 1.0;") && !MATVEC.wgsl().contains("seg == "));
+        assert_eq!(MatvecParams::uniform(64, &[8, 4, 4], 1e-5), vec![64, 16, 1e-5f32.to_bits(), 0, 8, 4, 4, 0]);
     }
 
     #[test]

@@ -255,18 +255,23 @@ mod tests {
     }
 
     #[test]
-    fn a_decode_layer_is_thirteen_dispatches_and_prefill_splits_only_swiglu() {
-        // attn_norm, q, k, v, 2 rope, 2 kv_write, attention, o_proj (+ residual), ffn_norm,
-        // gate_up (+ silu_mul), down (+ residual); then the final norm.
-        assert_eq!(tiny(Phase::Decode, 4).graph(1).lower(None, false).unwrap().steps.len(), 2 * 13 + 1);
+    fn a_decode_layer_is_five_dispatches_and_prefill_fuses_only_its_matvecs() {
+        // Decode: RMSNorm + Q, K, V; RoPE + KV writes + attention; o_proj (+ residual); RMSNorm +
+        // gate_up (+ silu·up); down (+ residual). Then the final norm.
+        assert_eq!(tiny(Phase::Decode, 4).graph(1).lower(None, false).unwrap().steps.len(), 2 * 5 + 1);
         // What the report says is what the program dispatches.
-        assert_eq!(tiny(Phase::Decode, 4).info().dispatches, Some(2 * 13 + 1));
+        assert_eq!(tiny(Phase::Decode, 4).info().dispatches, Some(2 * 5 + 1));
         let tinyllama = DecoderCase { model: "tinyllama".into(), config: TINYLLAMA, phase: Phase::Decode, ctx: 128, dtype: Dtype::F32 };
-        assert_eq!(tinyllama.info().dispatches, Some(22 * 13 + 1), "TinyLlama's decode: 13 a layer and the final norm");
-        // A few rows are too few for matmul's blocks and run as matvecs, SwiGLU fused as in decode;
-        // rows enough to fill the blocks (1024 here) make gate, up and silu_mul three dispatches.
-        assert_eq!(tiny(Phase::Prefill, 4).graph(1).lower(None, false).unwrap().steps.len(), 2 * 13 + 1);
+        assert_eq!(tinyllama.info().dispatches, Some(22 * 5 + 1), "TinyLlama's decode: 5 a layer and the final norm");
+        // A few rows are too few for matmul's blocks and run as matvecs, fused as in decode, but
+        // the RoPE, KV writes and attention of several tokens stay four dispatches; rows enough to
+        // fill the blocks (1024 here) fuse nothing and make gate, up and silu_mul three dispatches.
+        assert_eq!(tiny(Phase::Prefill, 4).graph(1).lower(None, false).unwrap().steps.len(), 2 * 9 + 1);
         assert_eq!(tiny(Phase::Prefill, 1024).graph(1).lower(None, false).unwrap().steps.len(), 2 * 15 + 1);
+        // A per-op case runs its op alone: Q, K and V (one input) still as one matvec, the rest unfused.
+        for (op, steps) in [("attn_norm", 1), ("qkv", 1), ("rope", 2), ("attention", 1)] {
+            assert_eq!(tiny(Phase::Op(op.into()), 4).graph(1).lower(None, false).unwrap().steps.len(), steps, "{op}");
+        }
         // Where the device has subgroups, decode's matvecs reduce through them (and say they need
         // them); prefill's matmuls have no reduction to change.
         let decode = tiny(Phase::Decode, 4).graph(1).lower(None, true).unwrap();

@@ -4,6 +4,7 @@
 
 use super::op::{Op, T};
 use super::weights::Weights;
+use super::fuse::{self, Dispatch};
 use super::{wgsl, ModelError};
 use crate::dtype::Dtype;
 use crate::prng::Prng;
@@ -179,16 +180,35 @@ impl Graph {
         Ok(p)
     }
 
-    /// Appends one dispatch per op to `p`, over the buffers that [`lower`](Graph::lower) made
-    /// (tensor `t` at index `t`; `dummy` for an absent optional tensor).
+    /// Appends the dispatches of the ops to `p`, over the buffers that [`lower`](Graph::lower) made
+    /// (tensor `t` at index `t`; `dummy` for an absent optional tensor): one per op, but where
+    /// [`fuse::plan`] runs several as one.
     fn lower_ops(&self, p: &mut Program, dummy: usize, subgroups: bool) {
-        for (tag, op) in &self.ops {
-            wgsl::lower(p, tag, op, dummy, |t| self.tensors[t].dtype, subgroups);
+        let dtype_of = |t: T| self.tensors[t].dtype;
+        for dispatch in fuse::plan(self, subgroups) {
+            match dispatch {
+                Dispatch::Op(i) => {
+                    let (tag, op) = &self.ops[i];
+                    wgsl::lower(p, tag, op, dummy, &dtype_of, subgroups);
+                }
+                Dispatch::Matvecs { norm, ops: indices } => {
+                    let ops: Vec<&Op> = indices.iter().map(|&i| &self.ops[i].1).collect();
+                    let tag = self.ops[norm.unwrap_or(indices[0])].0;
+                    // fuse::plan fuses only what runs as one matvec.
+                    if let Some(mv) = wgsl::matvec_for(&ops, subgroups) {
+                        wgsl::matvecs(p, tag, mv, norm.map(|n| &self.ops[n].1), &ops, &dtype_of);
+                    }
+                }
+                Dispatch::DecodeAttention { ropes: [q, k], writes: [_, v], attention } => {
+                    let op = |i: usize| &self.ops[i].1;
+                    wgsl::decode_attention(p, self.ops[attention].0, [op(q), op(k), op(v), op(attention)]);
+                }
+            }
         }
     }
 
-    /// The dispatches one run of [`lower`](Graph::lower)'s program issues: one per op, counted
-    /// without building any buffer (so without the weights).
+    /// The dispatches one run of [`lower`](Graph::lower)'s program issues, counted without
+    /// building any buffer (so without the weights).
     pub fn dispatches(&self) -> u32 {
         let mut p = Program::default();
         self.lower_ops(&mut p, 0, false);

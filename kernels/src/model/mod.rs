@@ -6,6 +6,7 @@
 pub mod cpu;
 pub mod decoder;
 pub mod encoder;
+pub mod fuse;
 pub mod graph;
 pub mod op;
 pub mod weights;

@@ -6,6 +6,8 @@ use super::op::{Op, T};
 use crate::dtype::Dtype;
 use crate::catalog::epilogue::Epilogue;
 use crate::catalog::linear::Linear;
+use crate::catalog::matmul::MatmulParams;
+use crate::catalog::matvec::{MatvecOutput, MatvecParams};
 use crate::kernel::linear_workgroups;
 use crate::program::{Buffer, Program};
 
@@ -150,11 +152,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 ///   V are then contiguous across neighbouring invocations. Their partial sums, and the partial
 ///   sums of the weights (the softmax denominator), are added up per column in workgroup memory.
 const ATTENTION: &str = r#"
-struct P { seq: u32, heads: u32, kv_heads: u32, hd: u32, kv_len: u32, causal: u32, pos0: u32, scale: f32 }
+struct P { seq: u32, heads: u32, kv_heads: u32, hd: u32, kv_len: u32, causal: u32, pos0: u32, scale: f32, base: f32 }
 @group(0) @binding(0) var<uniform> p: P;
 @group(0) @binding(1) var<storage, read> q: array<Vec>;
-@group(0) @binding(2) var<storage, read> k: array<Vec>;
-@group(0) @binding(3) var<storage, read> v: array<Vec>;
+@group(0) @binding(2) var<storage, KV> k: array<Vec>;
+@group(0) @binding(3) var<storage, KV> v: array<Vec>;
 @group(0) @binding(4) var<storage, read> lens: array<u32>;
 @group(0) @binding(5) var<storage, read_write> y: array<Vec>;
 var<workgroup> s: array<f32, 2048>;
@@ -174,11 +176,12 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
   let kvv = p.kv_heads * hv;
   let qb = (row * p.heads + h) * hv;
   let kb = b * p.kv_len * kvv + group * hv;
+  setup(t, h, group, qb, kb, kvv);
   var m = -3.0e38;
   for (var j = t; j < n; j += WG) {
     let kj = kb + j * kvv;
     var d = 0.0;
-    for (var e = 0u; e < hv; e++) { d += vdot(q[qb + e], k[kj + e]); }
+    for (var e = 0u; e < hv; e++) { d += vdot(query(qb, e), key(kj, j, e)); }
     d *= p.scale;
     s[j] = d;
     m = max(m, d);
@@ -195,7 +198,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
     // Invocations past the last whole slice (where cw does not divide WG) compute a sum no one reads.
     for (var j = t / cw; j < n; j += slices) {
       let w = s[j];
-      acc += w * v[kb + j * kvv + c];
+      acc += w * value(kb + j * kvv + c, j, c);
       total += w;
     }
     part[t] = acc;
@@ -213,12 +216,73 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
 }
 "#;
 
-/// [`ATTENTION`] with `Vec` of `vec` f32 (1 or 4) and [`REDUCE`].
-fn attention_wgsl(vec: u32) -> String {
+/// How [`ATTENTION`] reads its query, keys and values: from the buffers as they are.
+const ATTENTION_READS: &str = r#"
+fn setup(t: u32, h: u32, group: u32, qb: u32, kb: u32, kvv: u32) {}
+fn query(qb: u32, e: u32) -> Vec { return q[qb + e]; }
+fn key(kj: u32, j: u32, e: u32) -> Vec { return k[kj + e]; }
+fn value(i: u32, j: u32, c: u32) -> Vec { return v[i]; }
+"#;
+
+/// How [`ATTENTION`] reads for one new token (row 0, at position `pos0`) with its RoPE and KV-cache
+/// writes folded in: q (binding 1) and the token's key and value (`k_new`, `v_new`, bound at 6 and
+/// 7) are as the projections left them. Each workgroup rotates its head's query and its group's
+/// key into workgroup memory and takes the new key and value from there and from `v_new`, never
+/// from the caches, which the first workgroup of each group writes at `pos0` for the tokens after.
+const ATTENTION_DECODE_READS: &str = r#"
+@group(0) @binding(6) var<storage, read> k_new: array<Vec>;
+@group(0) @binding(7) var<storage, read> v_new: array<Vec>;
+var<workgroup> qs: array<Vec, MAX_HV>;
+var<workgroup> ks: array<Vec, MAX_HV>;
+var<private> new_base: u32;
+fn rotate(x1: f32, x2: f32, i: u32) -> vec2<f32> {
+  let angle = f32(p.pos0) * pow(p.base, -2.0 * f32(i) / f32(p.hd));
+  // WGSL only bounds sin/cos error on [-pi, pi]; reduce the angle first (as the RoPE op does).
+  let r = angle - 6.283185307 * floor(angle / 6.283185307 + 0.5);
+  let c = cos(r);
+  let s = sin(r);
+  return vec2<f32>(x1 * c - x2 * s, x2 * c + x1 * s);
+}
+fn setup(t: u32, h: u32, group: u32, qb: u32, kb: u32, kvv: u32) {
+  let half = p.hd / 2u;
+  let hv = p.hd / VEC;
+  new_base = group * hv;
+  for (var i = t; i < half; i += WG) {
+    let j = i + half;
+    let qr = rotate(q[qb + i / VEC][i % VEC], q[qb + j / VEC][j % VEC], i);
+    qs[i / VEC][i % VEC] = qr.x;
+    qs[j / VEC][j % VEC] = qr.y;
+    let kr = rotate(k_new[new_base + i / VEC][i % VEC], k_new[new_base + j / VEC][j % VEC], i);
+    ks[i / VEC][i % VEC] = kr.x;
+    ks[j / VEC][j % VEC] = kr.y;
+  }
+  workgroupBarrier();
+  // No workgroup of this dispatch reads the caches at pos0, so these writes race with nothing.
+  if (h % (p.heads / p.kv_heads) == 0u) {
+    for (var e = t; e < hv; e += WG) {
+      k[kb + p.pos0 * kvv + e] = ks[e];
+      v[kb + p.pos0 * kvv + e] = v_new[new_base + e];
+    }
+  }
+}
+fn query(qb: u32, e: u32) -> Vec { return qs[e]; }
+fn key(kj: u32, j: u32, e: u32) -> Vec { if (j == p.pos0) { return ks[e]; } return k[kj + e]; }
+fn value(i: u32, j: u32, c: u32) -> Vec { if (j == p.pos0) { return v_new[new_base + c]; } return v[i]; }
+"#;
+
+/// Largest head dimension the fused decode attention keeps in workgroup memory.
+pub const MAX_FUSED_HEAD_DIM: u32 = 256;
+
+/// [`ATTENTION`] with `Vec` of `vec` f32 (1 or 4) and [`REDUCE`]; `decode` folds in the new
+/// token's RoPE and cache writes ([`ATTENTION_DECODE_READS`], vec4 only).
+fn attention_wgsl(vec: u32, decode: bool) -> String {
     let vdot = if vec == 1 { "a * b" } else { "dot(a, b)" };
+    let (access, reads) = if decode { ("read_write", ATTENTION_DECODE_READS) } else { ("read", ATTENTION_READS) };
     format!(
-        "const VEC: u32 = {vec}u;\nalias Vec = {};\nfn vdot(a: Vec, b: Vec) -> f32 {{ return {vdot}; }}\n{ATTENTION}{REDUCE}",
-        Dtype::F32.vector(vec)
+        "const VEC: u32 = {vec}u;\nconst MAX_HV: u32 = {}u;\nalias Vec = {};\nfn vdot(a: Vec, b: Vec) -> f32 {{ return {vdot}; }}\n{}{reads}{REDUCE}",
+        MAX_FUSED_HEAD_DIM / 4,
+        Dtype::F32.vector(vec),
+        ATTENTION.replace("KV>", &format!("{access}>")),
     )
 }
 
@@ -288,21 +352,19 @@ fn reduce(t: u32, v: f32, is_max: bool) -> f32 {
 /// every binding a shader declares must be bound; `dtype_of` says how each tensor is stored (a
 /// linear layer's weight may be f16); `subgroups`, whether the device has them (for
 /// [`Linear::choose`]).
-pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: impl Fn(T) -> Dtype, subgroups: bool) {
+pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: &dyn Fn(T) -> Dtype, subgroups: bool) {
     let f = |v: f32| v.to_bits();
+    if let Some(mv) = matvec_for(&[op], subgroups) {
+        return matvecs(p, tag, mv, None, &[op], dtype_of);
+    }
     let (name, src, words, tensors, groups): (&str, &str, Vec<u32>, Vec<usize>, [u32; 3]) = match *op {
-        Op::Linear { x, w, b, add, y, m, k, n } => return linear(p, tag, [x, w, y], b, add, [m, k, n], dtype_of(w), subgroups),
+        Op::Linear { x, w, b, add, y, m, k, n } => return matmul(p, tag, [x, w, y], b, add, [m, k, n], dtype_of(w)),
         Op::SwiGlu { x, gate, up, y, m, k, n } => {
+            // Rows enough for matmul: the gate and up projections into buffers of their own, then silu(g)·u.
             let wd = dtype_of(gate);
-            if let Linear::Matvec(mv) = Linear::choose(m, k, n, subgroups) {
-                let shader = p.shader(&format!("swiglu: matvec {mv} w {wd}"), || mv.wgsl_swiglu(Dtype::F32, wd));
-                p.require(mv.sg.then_some("subgroups"));
-                return dispatch(p, tag, shader, vec![k, n], [x, gate, up, y], mv.batched_workgroups(m, n));
-            }
-            // Several rows: the gate and up projections into buffers of their own, then silu(g)·u.
             let (g, u) = (p.buffer(Buffer::zeroed(format!("{tag} gate"), (m * n) as usize)), p.buffer(Buffer::zeroed(format!("{tag} up"), (m * n) as usize)));
-            linear(p, tag, [x, gate, g], None, None, [m, k, n], wd, subgroups);
-            linear(p, tag, [x, up, u], None, None, [m, k, n], wd, subgroups);
+            matmul(p, tag, [x, gate, g], None, None, [m, k, n], wd);
+            matmul(p, tag, [x, up, u], None, None, [m, k, n], wd);
             ("elementwise", ELEMENTWISE, vec![m * n, 2], vec![g, u, y], elementwise(m * n))
         }
         Op::Norm { x, g, b, y, rows, cols, eps } => {
@@ -320,12 +382,11 @@ pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: impl F
         Op::KvWrite { src, cache, tokens, dim, pos0 } => (
             "kv_write", KV_WRITE, vec![tokens * dim, pos0 * dim], vec![src, cache], elementwise(tokens * dim),
         ),
-        Op::Attention { q, k, v, lens, y, rows, seq, heads, kv_heads, hd, kv_len, causal, pos0 } => {
+        Op::Attention { q, k, v, lens, y, rows, heads, .. } => {
             // vec4 loads where every row of q, k, v and y starts on a vec4.
-            let vec = if hd % 4 == 0 { 4 } else { 1 };
-            let shader = p.shader(&format!("attention v{vec}"), || attention_wgsl(vec));
-            let words = vec![seq, heads, kv_heads, hd, kv_len, causal as u32, pos0, f(1.0 / (hd as f32).sqrt())];
-            return dispatch(p, tag, shader, words, [q, k, v, lens, y], [rows, heads, 1]);
+            let vec = if op_head_dim(op) % 4 == 0 { 4 } else { 1 };
+            let shader = p.shader(&format!("attention v{vec}"), || attention_wgsl(vec, false));
+            return dispatch(p, tag, shader, attention_words(op, 0.0), [q, k, v, lens, y], [rows, heads, 1]);
         }
         Op::Embed { ids, word, pos, ty, y, rows, seq, hidden } => (
             "embed", EMBED, vec![rows, seq, hidden], vec![ids, word, pos, ty, y], elementwise(rows * hidden),
@@ -337,13 +398,109 @@ pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: impl F
     dispatch(p, tag, shader, words, tensors, groups);
 }
 
-/// Appends the dispatch of a linear layer `y = x·wᵀ (+ b) (+ add)` of `[m, k, n]`, `w` stored as `wd`.
-#[allow(clippy::too_many_arguments)]
-fn linear(p: &mut Program, tag: &str, [x, w, y]: [usize; 3], b: Option<usize>, add: Option<usize>, [m, k, n]: [u32; 3], wd: Dtype, subgroups: bool) {
-    let kernel = Linear::choose(m, k, n, subgroups);
-    if let Linear::Matvec(mv) = kernel {
-        p.require(mv.sg.then_some("subgroups"));
+/// The head dimension of an attention op (0 for any other op).
+fn op_head_dim(op: &Op) -> u32 {
+    match *op {
+        Op::Attention { hd, .. } => hd,
+        _ => 0,
     }
+}
+
+/// The uniform of [`ATTENTION`] for `op`, with the RoPE base `base` (0 where it rotates nothing).
+fn attention_words(op: &Op, base: f32) -> Vec<u32> {
+    let Op::Attention { seq, heads, kv_heads, hd, kv_len, causal, pos0, .. } = *op else { return Vec::new() };
+    vec![seq, heads, kv_heads, hd, kv_len, causal as u32, pos0, (1.0 / (hd as f32).sqrt()).to_bits(), base.to_bits()]
+}
+
+/// The matvec that runs `ops` (linear layers of one input, whose rows it computes one after the
+/// other, or one SwiGLU), if they run as one: where [`Linear::choose`] picks a matvec for their
+/// rows together. Segments of a multiple of its rows per workgroup keep it; others take one row a
+/// workgroup, so no workgroup straddles two weights.
+pub fn matvec_for(ops: &[&Op], subgroups: bool) -> Option<MatvecParams> {
+    let mut shape = None;
+    let mut rows = Vec::new();
+    for op in ops {
+        let (Op::Linear { m, k, n, .. } | Op::SwiGlu { m, k, n, .. }) = **op else { return None };
+        if shape.replace((m, k)).is_some_and(|s| s != (m, k)) {
+            return None;
+        }
+        rows.push(n);
+    }
+    let (m, k) = shape?;
+    let Linear::Matvec(mut mv) = Linear::choose(m, k, rows.iter().sum(), subgroups) else { return None };
+    if rows.len() > 1 && rows.iter().any(|n| n % mv.rows != 0) {
+        mv.rows = 1;
+    }
+    Some(mv)
+}
+
+/// Appends one dispatch of matvec `mv` carrying out `ops` ([`matvec_for`]'s), with the RMSNorm
+/// `norm` (whose output is their input) folded in front where given.
+pub fn matvecs(p: &mut Program, tag: &str, mv: MatvecParams, norm: Option<&Op>, ops: &[&Op], dtype_of: &dyn Fn(T) -> Dtype) {
+    // With a norm folded in, the matvec reads the norm's input, not its output.
+    let (raw, gain, eps) = match norm {
+        Some(&Op::Norm { x, g, eps, .. }) => (Some(x), Some(g), eps),
+        _ => (None, None, 0.0),
+    };
+    let mut weights = Vec::new();
+    let mut outputs = Vec::new();
+    let mut rows = Vec::new();
+    let (mut input, mut shape, mut epilogue_tensors) = (0, (0, 0), Vec::new());
+    let mut output = MatvecOutput::SwiGlu;
+    for op in ops {
+        match **op {
+            Op::SwiGlu { x, gate, up, y, m, k, n } => {
+                (input, shape) = (x, (m, k));
+                weights.extend([gate, up]);
+                outputs.push(y);
+                rows.push(n);
+            }
+            Op::Linear { x, w, b, add, y, m, k, n } => {
+                (input, shape) = (x, (m, k));
+                if weights.is_empty() {
+                    output = MatvecOutput::Linear { epilogue: Epilogue { bias: b.is_some(), add: add.is_some() }, segments: ops.len() as u32 };
+                    epilogue_tensors.extend(b.into_iter().chain(add));
+                }
+                weights.push(w);
+                outputs.push(y);
+                rows.push(n);
+            }
+            _ => {}
+        }
+    }
+    let wd = dtype_of(weights[0]);
+    p.require(mv.sg.then_some("subgroups"));
+    let what = match output {
+        MatvecOutput::Linear { epilogue, segments } => format!("linear: matvec {mv}{epilogue} ×{segments}"),
+        MatvecOutput::SwiGlu => format!("swiglu: matvec {mv}"),
+    };
+    let label = format!("{what}{} w {wd}", if gain.is_some() { " rmsnorm" } else { "" });
+    let shader = p.shader(&label, || mv.wgsl_fused(output, gain.is_some(), Dtype::F32, wd));
+    let tensors = std::iter::once(raw.unwrap_or(input)).chain(weights).chain(epilogue_tensors).chain(outputs).chain(gain);
+    let (m, k) = shape;
+    dispatch(p, tag, shader, MatvecParams::uniform(k, &rows, eps), tensors, mv.batched_workgroups(m, rows.iter().sum()));
+}
+
+/// Appends one attention dispatch for a single new token that also does the RoPE of its query and
+/// key and writes its key and value to the caches: `rope_q`, `rope_k`, `write_v` and `attention`
+/// are the ops it replaces (the key's cache write goes with `rope_k`).
+pub fn decode_attention(p: &mut Program, tag: &str, [rope_q, rope_k, write_v, attention]: [&Op; 4]) {
+    let (&Op::Rope { x: q, base, .. }, &Op::Rope { x: k_new, .. }, &Op::KvWrite { src: v_new, .. }, &Op::Attention { k, v, lens, y, rows, heads, .. }) =
+        (rope_q, rope_k, write_v, attention)
+    else {
+        return;
+    };
+    let shader = p.shader("attention v4 decode", || attention_wgsl(4, true));
+    dispatch(p, tag, shader, attention_words(attention, base), [q, k, v, lens, y, k_new, v_new], [rows, heads, 1]);
+}
+
+/// Appends the dispatch of a linear layer `y = x·wᵀ (+ b) (+ add)` of `[m, k, n]` as `matmul`, `w` stored as `wd`.
+#[allow(clippy::too_many_arguments)]
+fn matmul(p: &mut Program, tag: &str, [x, w, y]: [usize; 3], b: Option<usize>, add: Option<usize>, [m, k, n]: [u32; 3], wd: Dtype) {
+    let kernel = match Linear::choose(m, k, n, false) {
+        Linear::Matvec(_) => Linear::Matmul(MatmulParams::DEFAULT),
+        matmul => matmul,
+    };
     let epilogue = Epilogue { bias: b.is_some(), add: add.is_some() };
     let shader = p.shader(&kernel.label(epilogue, wd), || kernel.wgsl(epilogue, wd));
     let tensors = [x, w].into_iter().chain(b).chain(add).chain([y]);
