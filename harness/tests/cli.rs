@@ -38,7 +38,7 @@ fn doctor_help_names_the_chain_and_every_exit_status() {
 fn list_names_every_kernel_and_suites_list_cases() {
     let (code, out, _) = harness(&["list"]);
     assert_eq!(code, Some(0));
-    for k in ["matmul", "matmul_f16", "matvec", "matvec_f16", "matmul_naive", "matmul_tiled", "add", "sub", "mul", "div", "relu", "gelu", "tanh", "silu", "softmax", "rmsnorm", "layernorm", "rope", "stream_copy", "fma_chain", "fma_chain_f16"] {
+    for k in ["matmul", "matmul_f16", "matvec", "matvec_f16", "matvec_q8_0", "matvec_q4_0", "matmul_naive", "matmul_tiled", "add", "sub", "mul", "div", "relu", "gelu", "tanh", "silu", "softmax", "rmsnorm", "layernorm", "rope", "stream_copy", "fma_chain", "fma_chain_f16"] {
         assert!(out.lines().any(|l| l.split_whitespace().next() == Some(k)), "{k} missing:\n{out}");
     }
     let (_, cases, _) = harness(&["list", "--suite", "quick", "--filter", "matmul*"]);
