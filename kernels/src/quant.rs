@@ -313,6 +313,12 @@ impl QuantMatrix {
 mod tests {
     use super::*;
 
+    /// `n · k` seeded weights in `[−range, range)` and their matrix in each format.
+    fn seeded(n: usize, k: usize, range: f32) -> impl Iterator<Item = (QuantFormat, Vec<f32>, QuantMatrix)> {
+        let x = crate::prng::Prng::new(3, 0).fill(n * k, -range, range);
+        QuantFormat::ALL.into_iter().map(move |f| (f, x.clone(), QuantMatrix::quantize(f, n, k, &x).unwrap()))
+    }
+
     fn f16_bytes(v: f32) -> [u8; 2] {
         half::f16::from_f32(v).to_le_bytes()
     }
@@ -402,9 +408,7 @@ mod tests {
     #[test]
     fn quantization_error_is_bounded_by_the_step() {
         let (n, k) = (7, 100);
-        let x = crate::prng::Prng::new(3, 0).fill(n * k, -3.0, 3.0);
-        for format in QuantFormat::ALL {
-            let m = QuantMatrix::quantize(format, n, k, &x).unwrap();
+        for (format, x, m) in seeded(n, k, 3.0) {
             let back = m.dequantize();
             for (r, row) in x.chunks(k).enumerate() {
                 let gguf = &m.gguf()[r * format.row_bytes(k)..];
@@ -427,9 +431,7 @@ mod tests {
     #[test]
     fn the_gpu_layout_reads_back_as_the_dequantized_weights() {
         let (n, k) = (5, 77);
-        let x = crate::prng::Prng::new(9, 0).fill(n * k, -1.0, 1.0);
-        for format in QuantFormat::ALL {
-            let m = QuantMatrix::quantize(format, n, k, &x).unwrap();
+        for (format, _, m) in seeded(n, k, 1.0) {
             let bytes = m.gpu_layout();
             let words: Vec<u32> = bytes.chunks(4).map(|b| u32::from_le_bytes(b.try_into().unwrap())).collect();
             let (blocks, w) = (QuantFormat::blocks(k), format.block_words());

@@ -2,11 +2,11 @@
 //! ([`crate::quant`]) and dequantized in registers as the shader reads it: the decode step of a
 //! llama.cpp-quantized model, streaming 8.5 or 4.5 bits a weight instead of 32.
 
+use super::matvec::MATVEC;
 use super::shapes;
 use crate::check::Tolerance;
 use crate::kernel::{pad_params, split_workgroups, Kernel};
 use crate::quant::{QuantFormat, QuantMatrix};
-use crate::real::Real;
 use crate::shape::Shape;
 use crate::suite::Suite;
 
@@ -49,27 +49,13 @@ impl QuantMatvec {
         split_workgroups(n.div_ceil(ROWS))
     }
 
-    /// W (`inputs[1]`) as the GPU and the reference see it: quantized, then dequantized. NaN
-    /// where the inputs do not fit the shape, so the check fails rather than anything panicking.
-    fn weights(&self, s: &Shape, inputs: &[Vec<f32>]) -> Vec<f32> {
+    /// x and W (`inputs[1]`) as the GPU and the reference see them: W quantized, then
+    /// dequantized; NaN where the inputs do not fit the shape, so the check fails rather than
+    /// anything panicking. `matvec`'s reference and CPU kernel over these are this kernel's.
+    fn dequantized(&self, s: &Shape, inputs: &[Vec<f32>]) -> [Vec<f32>; 2] {
         let (k, n) = (s.dim(0) as usize, s.dim(1) as usize);
-        QuantMatrix::quantize(self.format, n, k, &inputs[1]).map_or_else(|_| vec![f32::NAN; n * k], |m| m.dequantize())
-    }
-
-    /// The CPU kernel and the reference: W quantized and dequantized, then plain dot products.
-    fn compute<T: Real>(&self, s: &Shape, inputs: &[Vec<f32>]) -> Vec<T> {
-        let k = s.dim(0) as usize;
-        let x = &inputs[0];
-        self.weights(s, inputs)
-            .chunks(k.max(1))
-            .map(|row| {
-                let mut acc = T::lit(0.0);
-                for (&wv, &xv) in row.iter().zip(x) {
-                    acc += T::of(wv) * T::of(xv);
-                }
-                acc
-            })
-            .collect()
+        let w = QuantMatrix::quantize(self.format, n, k, &inputs[1]).map_or_else(|_| vec![f32::NAN; n * k], |m| m.dequantize());
+        [inputs[0].clone(), w]
     }
 
     /// The WGSL the format reads its words with: the type `Xs` of the x values a word multiplies,
@@ -121,7 +107,7 @@ impl Kernel for QuantMatvec {
         }
     }
     fn dims(&self) -> &'static [&'static str] {
-        &["K", "N"]
+        MATVEC.dims()
     }
     fn shapes(&self, suite: Suite) -> Vec<Shape> {
         match suite {
@@ -132,8 +118,7 @@ impl Kernel for QuantMatvec {
         }
     }
     fn input_lens(&self, s: &Shape) -> Vec<usize> {
-        let (k, n) = (s.dim(0) as usize, s.dim(1) as usize);
-        vec![k, n * k]
+        MATVEC.input_lens(s)
     }
     fn input_bytes(&self, s: &Shape, index: usize, values: &[f32]) -> Vec<u8> {
         let (k, n) = (s.dim(0) as usize, s.dim(1) as usize);
@@ -143,7 +128,7 @@ impl Kernel for QuantMatvec {
         }
     }
     fn output_len(&self, s: &Shape) -> usize {
-        s.dim(1) as usize
+        MATVEC.output_len(s)
     }
     fn params(&self, s: &Shape) -> Vec<u32> {
         self.params_of(s.dim(1), s.dim(0))
@@ -161,18 +146,17 @@ impl Kernel for QuantMatvec {
         Self::workgroups_of(s.dim(1))
     }
     fn reference(&self, s: &Shape, inputs: &[Vec<f32>]) -> Vec<f64> {
-        self.compute::<f64>(s, inputs)
+        MATVEC.reference(s, &self.dequantized(s, inputs))
     }
     fn cpu(&self, s: &Shape, inputs: &[Vec<f32>]) -> Vec<f32> {
-        self.compute::<f32>(s, inputs)
+        MATVEC.cpu(s, &self.dequantized(s, inputs))
     }
     fn tolerance(&self, s: &Shape) -> Tolerance {
-        // f32 accumulation over K terms of magnitude < 1, as matvec's: the reference multiplies the
-        // same dequantized weights, exact in f32.
-        Tolerance { abs: 2e-6 * s.dim(0) as f64, rel: 1e-5 }
+        // The reference multiplies the same dequantized weights, exact in f32: f32's accumulation.
+        MATVEC.tolerance(s)
     }
     fn flops(&self, s: &Shape) -> f64 {
-        2.0 * s.dim(0) as f64 * s.dim(1) as f64
+        MATVEC.flops(s)
     }
     fn bytes(&self, s: &Shape) -> f64 {
         let (k, n) = (s.dim(0) as usize, s.dim(1) as usize);
@@ -205,7 +189,7 @@ mod tests {
             assert_eq!(w.len(), 4 * scales as usize + 4 * (33 * 3usize).div_ceil(2));
             assert_eq!(k.input_bytes(&s, 0, &inputs[0]).len(), 4 * 77);
             // The reference multiplies the dequantized weights, not the f32 ones.
-            assert_ne!(k.reference(&s, &inputs), crate::catalog::matvec::MATVEC.reference(&s, &inputs));
+            assert_ne!(k.reference(&s, &inputs), MATVEC.reference(&s, &inputs));
         }
     }
 }
