@@ -28,6 +28,8 @@ pub enum Init {
         elems: u64,
         /// How they are stored.
         dtype: Dtype,
+        /// Values a row, which a quantized type is stored by.
+        row: u64,
     },
 }
 
@@ -37,7 +39,7 @@ impl Init {
         match self {
             Init::Bytes(b) => b.len() as u64,
             Init::Zeroed(n) => *n,
-            Init::Seeded { elems, dtype, .. } => dtype.size() as u64 * elems,
+            Init::Seeded { elems, dtype, row, .. } => dtype.storage_bytes(*elems as usize, *row as usize) as u64,
         }
     }
 
@@ -46,9 +48,11 @@ impl Init {
         match self {
             Init::Bytes(b) => Some(std::borrow::Cow::Borrowed(b)),
             Init::Zeroed(_) => None,
-            Init::Seeded { seed, stream, lo, hi, elems, dtype } => {
+            Init::Seeded { seed, stream, lo, hi, elems, dtype, row } => {
                 let values = crate::prng::Prng::new(*seed, *stream).fill(*elems as usize, *lo, *hi);
-                Some(std::borrow::Cow::Owned(dtype.encode(&values)))
+                // Seeded values are finite, so every row quantizes.
+                let bytes = dtype.encode_rows(&values, *row as usize).unwrap_or_else(|_| vec![0; self.len() as usize]);
+                Some(std::borrow::Cow::Owned(bytes))
             }
         }
     }

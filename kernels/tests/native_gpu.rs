@@ -176,6 +176,18 @@ fn every_matvec_variant_matches_the_reference_at_odd_shapes_natively() {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
+/// The quantized matvecs in every variant: K of whole blocks, K that pads its last block (1, 37,
+/// 77), K not a multiple of 4 (scalar loads of x), and more rows than a workgroup takes.
+#[test]
+fn every_quantized_matvec_variant_matches_the_dequantized_reference_natively() {
+    let Some(gpu) = gpu() else { return };
+    let shapes: [&[u32]; 7] = [&[1, 1], &[37, 1], &[32, 41], &[77, 33], &[64, 9], &[1031, 67], &[256, 64]];
+    for name in ["matvec_q8_0", "matvec_q4_0"] {
+        let failures = variants_of_failing_at(&gpu, name, &shapes);
+        assert!(failures.is_empty(), "{failures:#?}");
+    }
+}
+
 /// `(m, k, n, bias)` of the linear layers that [`models_linear_layers_match_f64_at_odd_shapes_natively`] runs.
 const LINEARS: [(u32, u32, u32, bool, bool); 21] = [
     // One row: matvec, scalar (K % 4 != 0) and vec4, with and without bias and a residual added at
@@ -193,11 +205,13 @@ const LINEARS: [(u32, u32, u32, bool, bool); 21] = [
 #[test]
 fn models_linear_layers_match_f64_at_odd_shapes_natively() {
     let Some(gpu) = gpu() else { return };
-    linear_layers_match_f64(&gpu, kernels::Dtype::F32);
-    if gpu.has("shader-f16") {
-        linear_layers_match_f64(&gpu, kernels::Dtype::F16);
-    } else {
-        eprintln!("SKIPPED f16 weights: this adapter has no shader-f16");
+    // Quantized weights: matvec and matmul dequantize as they read, any K (a padded last block).
+    for dtype in [kernels::Dtype::F32, kernels::Dtype::F16, kernels::Dtype::Q8_0, kernels::Dtype::Q4_0] {
+        if dtype.feature().is_some_and(|f| !gpu.has(f)) {
+            eprintln!("SKIPPED {dtype} weights: this adapter has no {}", dtype.feature().unwrap_or_default());
+            continue;
+        }
+        linear_layers_match_f64(&gpu, dtype);
     }
 }
 
@@ -208,7 +222,7 @@ fn linear_layers_match_f64(gpu: &Gpu, dtype: kernels::Dtype) {
     for (m, k, n, bias, add) in LINEARS {
         let x = g.seeded(format!("x {m}x{k}"), (m * k) as usize, -1.0, 1.0);
         let w = g.seeded(format!("w {n}x{k}"), (n * k) as usize, -1.0, 1.0);
-        let w = g.store_as(w, dtype);
+        let w = g.store_as(w, dtype, k as usize);
         let b = bias.then(|| g.seeded(format!("b {n}"), n as usize, -1.0, 1.0));
         let add = add.then(|| g.seeded(format!("r {m}x{n}"), (m * n) as usize, -1.0, 1.0));
         let y = g.tensor(format!("y {m}x{n}"), (m * n) as usize, Data::Computed);
@@ -312,7 +326,7 @@ fn model_swiglu_matches_f64_at_odd_shapes_natively() {
             let x = g.seeded(format!("x {m}x{k}"), (m * k) as usize, -1.0, 1.0);
             let gate = g.seeded(format!("gate {n}x{k}"), (n * k) as usize, -a, a);
             let up = g.seeded(format!("up {n}x{k}"), (n * k) as usize, -a, a);
-            let (gate, up) = (g.store_as(gate, dtype), g.store_as(up, dtype));
+            let (gate, up) = (g.store_as(gate, dtype, k as usize), g.store_as(up, dtype, k as usize));
             let y = g.computed(format!("y {m}x{n}"), (m * n) as usize);
             g.op("gate_up", Op::SwiGlu { x, gate, up, y, m, k, n });
             g.outputs.push(y);
@@ -328,8 +342,9 @@ fn model_swiglu_matches_f64_at_odd_shapes_natively() {
 /// What `fuse::plan` runs as one dispatch matches the f64 reference of the ops one by one: an
 /// RMSNorm folded into Q, K and V (segments of a multiple of the rows a workgroup takes, and not;
 /// vec4 and scalar loads; one token and three), into a SwiGLU, and the RoPE and cache writes
-/// folded into one token's attention; then whole decoders, decode and a short prefill, in f32 and
-/// f16. Each graph must lower to fewer dispatches than it has ops, or nothing was fused.
+/// folded into one token's attention; then whole decoders, decode and prefills short (matvecs) and
+/// long (matmuls), in every weight dtype. Each graph must lower to fewer dispatches than it has
+/// ops, or nothing was fused.
 #[test]
 fn fused_dispatches_match_the_unfused_f64_reference_natively() {
     use kernels::model::decoder::{DecoderCase, LlamaConfig, Phase};
@@ -364,15 +379,15 @@ fn fused_dispatches_match_the_unfused_f64_reference_natively() {
     assert!(failures.is_empty(), "{failures:#?}");
 
     let config = LlamaConfig { hidden: 64, heads: 8, kv_heads: 2, ffn: 96, layers: 2 };
-    for dtype in [kernels::Dtype::F32, kernels::Dtype::F16] {
+    for dtype in [kernels::Dtype::F32, kernels::Dtype::F16, kernels::Dtype::Q8_0, kernels::Dtype::Q4_0] {
         if dtype.feature().is_some_and(|f| !gpu.has(f)) {
             eprintln!("SKIPPED f16 weights: this adapter has no shader-f16");
             continue;
         }
-        for (phase, ctx) in [(Phase::Decode, 9), (Phase::Prefill, 3)] {
+        for (phase, ctx) in [(Phase::Decode, 9), (Phase::Prefill, 3), (Phase::Prefill, 300)] {
             let case = DecoderCase { model: "test".into(), config, phase: phase.clone(), ctx, dtype };
             let g = case.graph(5);
-            assert!(g.dispatches() < g.ops.len() as u32, "{phase:?}: nothing fused");
+            assert!(ctx > 256 || g.dispatches() < g.ops.len() as u32, "{phase:?}: nothing fused");
             let failures = failing_outputs(&gpu, &g, |_| kernels::Tolerance { abs: 2e-4, rel: 1e-4 });
             assert!(failures.is_empty(), "{phase:?} {dtype}: {failures:#?}");
         }

@@ -9,7 +9,8 @@
 // its f16 form, widened to Vec as it is loaded into the tiles: arithmetic is f32), lane(v, e) (its
 // e-th f32), vec_of(x) (a Vec from VEC f32)
 // and vdot(a, b) (the sum of a * b), and generates the B tile, its loads, the products and the
-// stores for B's layout. Tiles are zero-padded past the matrices' edges, so any M, K, N work.
+// stores for B's layout, and how B is read: b_element(i) and b_vec(i, row, col) (element i, and the
+// Vec at (row, col), of B as stored; a quantized B is dequantized there). Tiles are zero-padded past the matrices' edges, so any M, K, N work.
 struct Params { m: u32, k: u32, n: u32, pad: u32 }
 
 // Inputs are bound as arrays of Vec: harness pads every input buffer to a multiple of 16 bytes.
@@ -26,6 +27,7 @@ const BKV: u32 = BK / VEC;
 
 var<workgroup> ta: array<array<Vec, BKV>, BM>;
 {{tile_b}}
+{{b_reads}}
 
 // Element i of input 0 (A) or 1 (B). WGSL passes no pointers to storage into functions (without
 // an extension), so one function picks the buffer; `input` is constant where it is called.
@@ -33,7 +35,7 @@ fn element(input: u32, i: u32) -> f32 {
     if (input == 0u) {
         return lane(Vec(a[i / VEC]), i % VEC);
     }
-    return lane(Vec(b[i / VEC]), i % VEC);
+    return b_element(i);
 }
 
 // Elements (row, col .. col+VEC) of input 0 (A) or 1 (B), of `rows` x `cols`, zero past its
@@ -45,7 +47,7 @@ fn load(input: u32, rows: u32, cols: u32, row: u32, col: u32) -> Vec {
         if (input == 0u) {
             return Vec(a[i / VEC]);
         }
-        return Vec(b[i / VEC]);
+        return b_vec(i, row, col);
     }
     var x: array<f32, VEC>;
     for (var e = 0u; e < VEC; e++) {

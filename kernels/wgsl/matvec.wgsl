@@ -10,7 +10,8 @@
 //
 // MatvecParams::generate puts above this the constants WG, ROWS, VEC, the type Vec of VEC consecutive
 // f32 (f32 or vec4<f32>), the types XIn and WIn in which x and W are stored (Vec, or its f16 form,
-// widened to Vec on every load: arithmetic is f32), lane(v, e) (its e-th f32) and vdot(a, b) (the
+// widened to Vec on every load: arithmetic is f32; u32 words for a quantized W, which the loops
+// unpack), lane(v, e) (its e-th f32) and vdot(a, b) (the
 // sum of a * b), PARTS (ROWS, or 2 * ROWS for SwiGLU: its up rows follow the gate rows in
 // `partial`; one more for the squares of x where an RMSNorm is folded in), and generates the
 // accumulators, products, reduction and stores unrolled over the rows.
@@ -46,21 +47,7 @@ fn main(
     // not stored.
     let last = max(len, 1u) - 1u;
 {{declare}}
-    if (p.k % VEC == 0u) {
-        // Every row starts on a Vec: whole Vec loads.
-        let kv = p.k / VEC;
-        for (var i = t; i < kv; i += WG) {
-            {{load_vec}}
-{{multiply_vec}}
-        }
-    } else {
-        // Rows straddle Vecs: one f32 at a time.
-        for (var i = t; i < p.k; i += WG) {
-            let e = b * p.k + i;
-            {{load_scalar}}
-{{multiply_scalar}}
-        }
-    }
+{{loops}}
 {{reduce}}
     let scale = {{scale}};
     if (t < ROWS && r0 + t < len) {

@@ -7,7 +7,9 @@ use super::epilogue::Epilogue;
 use super::shapes;
 use crate::check::Tolerance;
 use crate::dtype::Dtype;
+use crate::quant::QuantFormat;
 use crate::kernel::{split_workgroups, Kernel};
+use crate::prng::Prng;
 use crate::real::Real;
 use crate::shape::Shape;
 use crate::suite::Suite;
@@ -18,6 +20,10 @@ use std::fmt;
 pub static MATVEC: Matvec = Matvec { params: MatvecParams::DEFAULT, dtype: Dtype::F32 };
 /// `matvec_f16`: x and W stored in f16 (half the bytes to stream), f32 arithmetic.
 pub static MATVEC_F16: Matvec = Matvec { params: MatvecParams::DEFAULT, dtype: Dtype::F16 };
+/// `matvec_q8_0`: W in GGUF's q8_0, dequantized in registers; x f32.
+pub static MATVEC_Q8_0: Matvec = Matvec { params: MatvecParams::DEFAULT, dtype: Dtype::Q8_0 };
+/// `matvec_q4_0`: W in GGUF's q4_0, dequantized in registers; x f32.
+pub static MATVEC_Q4_0: Matvec = Matvec { params: MatvecParams::DEFAULT, dtype: Dtype::Q4_0 };
 
 /// Largest workgroup: the invocations every WebGPU device allows.
 const MAX_WG: u32 = super::matmul::MAX_INVOCATIONS;
@@ -156,31 +162,9 @@ impl MatvecParams {
             let arms: Vec<String> = weights.iter().enumerate().map(|(s, ws)| format!("if (seg == {s}u) {{\n{}            }}", body(ws))).collect();
             format!("            {}", arms.join(" else "))
         };
-        let multiply_vec = branch(&|ws| {
-            let mut text = String::new();
-            for r in 0..rows {
-                for (w, acc) in ws {
-                    text += &format!("            {acc}_{r} += vdot(Vec({w}[row_{r} * kv + i]), xv);\n");
-                }
-            }
-            text
-        });
-        let multiply_scalar = branch(&|ws| {
-            let mut text = String::new();
-            for r in 0..rows {
-                for (w, acc) in ws {
-                    text += &format!("            {{ let e = row_{r} * p.k + i; {acc}_{r} += lane(Vec({w}[e / VEC]), e % VEC) * xv; }}\n");
-                }
-            }
-            text
-        });
-        let (load_vec, load_scalar) = if rms_norm {
-            (
-                "let xr = Vec(x[b * kv + i]);\n            squares += vdot(xr, xr);\n            let xv = xr * gain[i];",
-                "let xr = lane(Vec(x[e / VEC]), e % VEC);\n            squares += xr * xr;\n            let xv = xr * lane(gain[i / VEC], i % VEC);",
-            )
-        } else {
-            ("let xv = Vec(x[b * kv + i]);", "let xv = lane(Vec(x[e / VEC]), e % VEC);")
+        let (loops, functions) = match w.quant() {
+            None => float_loops(&branch, rows, rms_norm),
+            Some(q) => quant_loops(&branch, rows, rms_norm, q, vec),
         };
         let scale = if rms_norm { format!("inverseSqrt(partial[{}u][0] / f32(p.k) + p.eps)", rows * accs) } else { "1.0".into() };
         // x at 1, then the weights from 2 on, then the outputs.
@@ -218,14 +202,12 @@ impl MatvecParams {
         let body = include_str!("../../wgsl/matvec.wgsl")
             .replace("{{output}}", &(inputs + &bindings))
             .replace("{{declare}}", declare.trim_end())
-            .replace("{{load_vec}}", load_vec)
-            .replace("{{load_scalar}}", load_scalar)
-            .replace("{{multiply_vec}}", multiply_vec.trim_end())
-            .replace("{{multiply_scalar}}", multiply_scalar.trim_end())
+            .replace("{{loops}}", loops.trim_end())
             .replace("{{builtins}}", if sg { SUBGROUP_BUILTINS } else { "" })
             .replace("{{reduce}}", &reduction(&sums, sg))
             .replace("{{scale}}", &scale)
-            .replace("{{store}}", &store);
+            .replace("{{store}}", &store)
+            + &functions;
         let norm = if rms_norm { " rmsnorm" } else { "" };
         let constants = [("WG", wg), ("ROWS", rows), ("PARTS", rows * accs + rms_norm as u32)];
         let preamble = super::vector_preamble(&format!("{self}{label}{norm}, x {x}, W {w}"), &constants, vec, &[("XIn", x), ("WIn", w)]);
@@ -233,6 +215,146 @@ impl MatvecParams {
         // naga, which reads subgroup built-ins without it (Gpu::prepare).
         if sg { format!("{SUBGROUPS_ENABLE}{preamble}{body}") } else { preamble + &body }
     }
+}
+
+/// Generates the multiply-adds of every row of the weights of each segment (`body`), branched on
+/// the segment where there are several.
+type Branch<'a> = dyn Fn(&dyn Fn(&[(String, &str)]) -> String) -> String + 'a;
+
+/// The loops over K of a float W: whole `Vec` loads where K allows, else one f32 at a time;
+/// with `rms_norm`, x's squares are summed and x is scaled by the gain as it is read. Returns the
+/// loops and the functions they call (none).
+fn float_loops(branch: &Branch, rows: u32, rms_norm: bool) -> (String, String) {
+    let multiply = |w_index: &'static str| {
+        move |ws: &[(String, &str)]| -> String {
+            let mut text = String::new();
+            for r in 0..rows {
+                for (w, acc) in ws {
+                    text += &match w_index {
+                        "vec" => format!("            {acc}_{r} += vdot(Vec({w}[row_{r} * kv + i]), xv);\n"),
+                        _ => format!("            {{ let e = row_{r} * p.k + i; {acc}_{r} += lane(Vec({w}[e / VEC]), e % VEC) * xv; }}\n"),
+                    };
+                }
+            }
+            text
+        }
+    };
+    let (load_vec, load_scalar) = if rms_norm {
+        (
+            "let xr = Vec(x[b * kv + i]);\n            squares += vdot(xr, xr);\n            let xv = xr * gain[i];",
+            "let xr = lane(Vec(x[e / VEC]), e % VEC);\n            squares += xr * xr;\n            let xv = xr * lane(gain[i / VEC], i % VEC);",
+        )
+    } else {
+        ("let xv = Vec(x[b * kv + i]);", "let xv = lane(Vec(x[e / VEC]), e % VEC);")
+    };
+    let main = format!(
+        "    if (p.k % VEC == 0u) {{
+        // Every row starts on a Vec: whole Vec loads.
+        let kv = p.k / VEC;
+        for (var i = t; i < kv; i += WG) {{
+            {load_vec}
+{}
+        }}
+    }} else {{
+        // Rows straddle Vecs: one f32 at a time.
+        for (var i = t; i < p.k; i += WG) {{
+            let e = b * p.k + i;
+            {load_scalar}
+{}
+        }}
+    }}",
+        branch(&multiply("vec")).trim_end(),
+        branch(&multiply("scalar")).trim_end()
+    );
+    (main, String::new())
+}
+
+/// The loop over the u32 words of a W quantized as `format` ([`crate::quant::QuantMatrix::gpu_layout`]:
+/// every block's quants, a row's consecutive, then the blocks' f16 scales two to a word): invocation
+/// `t` reads words `t`, `t + WG`, … of each of its rows, the x values each multiplies (zero past K,
+/// which pads a row's last block), and its block's scale. With `rms_norm`, as [`float_loops`].
+/// Returns the loop and the functions it calls.
+fn quant_loops(branch: &Branch, rows: u32, rms_norm: bool, format: QuantFormat, vec: u32) -> (String, String) {
+    let multiply = |ws: &[(String, &str)]| -> String {
+        let mut text = String::new();
+        for r in 0..rows {
+            for (w, acc) in ws {
+                let scale = super::dequant::scale(w, "len", "words", "s");
+                text += &format!("            {{ let s = row_{r} * blocks + i / WORDS; {acc}_{r} += {scale} * word_dot({w}[row_{r} * words + i], xv); }}\n");
+            }
+        }
+        text
+    };
+    let load = if rms_norm {
+        "let xr = load_x(b, i);\n            squares += sum_sq(xr);\n            let xv = times(xr, load_gain(i));"
+    } else {
+        "let xv = load_x(b, i);"
+    };
+    let x4 = |name: &str, array: &str, row: &str| match vec {
+        4 => format!("fn {name}(b: u32, i: u32) -> vec4<f32> {{
+    let v = vec4<f32>({array}[{row} + min(i, max((p.k + 3u) / 4u, 1u) - 1u)]);
+    return select(vec4<f32>(0.0), v, vec4<u32>(4u * i) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+}}\n"),
+        _ => format!("fn {name}(b: u32, i: u32) -> vec4<f32> {{
+    var v = vec4<f32>(0.0);
+    for (var e = 0u; e < 4u; e++) {{
+        if (4u * i + e < p.k) {{ v[e] = f32({array}[b * p.k + 4u * i + e]); }}
+    }}
+    return v;
+}}\n"),
+    };
+    let row_start = if vec == 4 { "b * (p.k / 4u)" } else { "0u" };
+    let gain = if rms_norm { x4("gain4", "gain", "0u") } else { String::new() };
+    let main = format!(
+        "    // A row is `blocks` blocks of WORDS words; a segment's scales follow its `len` rows' quants.
+    let blocks = (p.k + BLOCK - 1u) / BLOCK;
+    let words = blocks * WORDS;
+    for (var i = t; i < words; i += WG) {{
+        {load}
+{}
+    }}",
+        branch(&multiply).trim_end()
+    );
+    (main, format!("{}{gain}{}", x4("x4", "x", row_start), format_wgsl(format, rms_norm)))
+}
+
+/// The WGSL that reads a word of a `format` matrix: the x values it multiplies (`Xs`), `load_x`,
+/// and `word_dot` (their dot product with its quants, before the block's scale); with `rms_norm`,
+/// `load_gain`, `sum_sq` and `times` for the folded norm.
+fn format_wgsl(format: QuantFormat, rms_norm: bool) -> String {
+    let (core, norm) = match format {
+        QuantFormat::Q8_0 => (
+            "// Word i of a row holds its weights 4i .. 4i + 4: a block's 32 int8 are 8 words in order.
+alias Xs = vec4<f32>;
+fn load_x(b: u32, i: u32) -> Xs { return x4(b, i); }
+fn word_dot(q: u32, xs: Xs) -> f32 { return dot(q8_0_values(q), xs); }
+",
+            "fn load_gain(i: u32) -> Xs { return gain4(0u, i); }
+fn sum_sq(xs: Xs) -> f32 { return dot(xs, xs); }
+fn times(a: Xs, b: Xs) -> Xs { return a * b; }
+",
+        ),
+        QuantFormat::Q4_0 => (
+            "// Word i of a row is bytes 4j .. 4j + 4 (j = i % 4) of block i / 4: the block's weights 4j .. 4j + 4
+// in their low nibbles, 16 + 4j .. 16 + 4j + 4 in their high ones.
+alias Xs = array<vec4<f32>, 2>;
+fn load_x(b: u32, i: u32) -> Xs {
+    let v = i / 4u * 8u + i % 4u;
+    return Xs(x4(b, v), x4(b, v + 4u));
+}
+fn word_dot(q: u32, xs: Xs) -> f32 { return dot(q4_0_low(q), xs[0]) + dot(q4_0_high(q), xs[1]); }
+",
+            "fn load_gain(i: u32) -> Xs {
+    let v = i / 4u * 8u + i % 4u;
+    return Xs(gain4(0u, v), gain4(0u, v + 4u));
+}
+fn sum_sq(xs: Xs) -> f32 { return dot(xs[0], xs[0]) + dot(xs[1], xs[1]); }
+fn times(a: Xs, b: Xs) -> Xs { return Xs(a[0] * b[0], a[1] * b[1]); }
+",
+        ),
+    };
+    let norm = if rms_norm { norm } else { "" };
+    format!("{}{core}{norm}", super::dequant::unpack(format))
 }
 
 /// Most weights one matvec dispatch streams as segments: Q, K and V of one attention layer. With
@@ -356,10 +478,16 @@ pub struct Matvec {
 }
 
 impl Matvec {
-    /// `matvec` (or `matvec_f16` for `dtype` f16) as the variant `params`, refused if they cannot run.
+    /// `matvec` (`matvec_f16`, `matvec_q8_0`, … for `dtype`) as the variant `params`, refused if
+    /// they cannot run.
     pub fn new(params: MatvecParams, dtype: Dtype) -> Result<Matvec, MatvecParamError> {
         params.validate()?;
         Ok(Matvec { params, dtype })
+    }
+
+    /// How x is stored: as W, but f32 beside a quantized W.
+    fn x_dtype(&self) -> Dtype {
+        if self.dtype.quant().is_some() { Dtype::F32 } else { self.dtype }
     }
 
     fn compute<T: Real>(&self, s: &Shape, inputs: &[Vec<f32>]) -> Vec<T> {
@@ -382,16 +510,39 @@ impl Kernel for Matvec {
         match self.dtype {
             Dtype::F32 => "matvec",
             Dtype::F16 => "matvec_f16",
+            Dtype::Q8_0 => "matvec_q8_0",
+            Dtype::Q4_0 => "matvec_q4_0",
         }
     }
     fn summary(&self) -> &'static str {
         match self.dtype {
             Dtype::F32 => "y = W·x, f32, W [N,K] row-major (one token through a linear layer): coalesced vec4 reads of W, a workgroup reduction per row, any K×N",
             Dtype::F16 => "y = W·x, x and W stored f16 (needs shader-f16), f32 arithmetic; the reference reads the same f16 values, so the tolerance is f32's",
+            Dtype::Q8_0 => "y = W·x, W [N,K] in GGUF's q8_0 (blocks of 32: an f16 scale, 32 int8; 8.5 bits a weight) dequantized in registers, f32 arithmetic; a row's last block zero-padded where K is no multiple of 32; the reference reads the dequantized weights",
+            Dtype::Q4_0 => "y = W·x, W [N,K] in GGUF's q4_0 (blocks of 32: an f16 scale, 32 nibbles; 4.5 bits a weight) dequantized in registers, f32 arithmetic; a row's last block zero-padded where K is no multiple of 32; the reference reads the dequantized weights",
         }
     }
     fn input_dtype(&self) -> Dtype {
         self.dtype
+    }
+    fn inputs(&self, s: &Shape, seed: u64) -> Vec<Vec<f32>> {
+        let mut inputs: Vec<Vec<f32>> = self.input_lens(s).into_iter().enumerate().map(|(i, len)| Prng::new(seed, i as u64).fill(len, -1.0, 1.0)).collect();
+        // x stays f32 beside a quantized W; W is rounded as its rows are stored. Finite values
+        // of whole rows always quantize.
+        let (x_dtype, k) = (self.x_dtype(), s.dim(0).max(1) as usize);
+        inputs[0].iter_mut().for_each(|v| *v = x_dtype.round(*v));
+        let _ = self.dtype.round_rows(&mut inputs[1], k);
+        inputs
+    }
+    fn input_bytes(&self, s: &Shape, index: usize, values: &[f32]) -> Vec<u8> {
+        match index {
+            0 => self.x_dtype().encode(values),
+            _ => self.dtype.encode_rows(values, s.dim(0).max(1) as usize).unwrap_or_default(),
+        }
+    }
+    fn bytes(&self, s: &Shape) -> f64 {
+        let (k, n) = (s.dim(0) as usize, s.dim(1) as usize);
+        (self.x_dtype().size() * k + self.dtype.storage_bytes(n * k, k) + 4 * n) as f64
     }
     fn features(&self) -> Vec<&'static str> {
         self.dtype.feature().into_iter().chain(self.params.sg.then_some("subgroups")).collect()
@@ -418,7 +569,7 @@ impl Kernel for Matvec {
         MatvecParams::uniform(s.dim(0), &[s.dim(1)], 0.0)
     }
     fn wgsl(&self) -> String {
-        self.params.wgsl(Epilogue::default(), self.dtype, self.dtype)
+        self.params.wgsl(Epilogue::default(), self.x_dtype(), self.dtype)
     }
     fn workgroups(&self, s: &Shape) -> [u32; 3] {
         self.params.workgroups(s.dim(1))

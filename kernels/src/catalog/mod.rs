@@ -1,6 +1,7 @@
 //! Every kernel harness knows. Adding one is a new file here and one line in [`all`].
 
 mod activation;
+pub(crate) mod dequant;
 mod elementwise;
 pub mod epilogue;
 pub mod linear;
@@ -63,11 +64,14 @@ pub const ROOFLINE_PROBES: [&dyn Kernel; 2] = [&roofline::STREAM_COPY, &roofline
 pub const ROOFLINE_RUN: [&dyn Kernel; 3] = [&roofline::STREAM_COPY, &roofline::FMA_CHAIN, &roofline::FMA_CHAIN_F16];
 
 /// Kernels with variants a tuner chooses from.
-pub const TUNABLE: &[&str] = &["matmul", "matvec", "matmul_f16", "matvec_f16"];
+pub const TUNABLE: &[&str] = &["matmul", "matvec", "matmul_f16", "matvec_f16", "matvec_q8_0", "matvec_q4_0"];
 
 /// A kernel's name without its dtype suffix, and the dtype: `matvec_f16` is `matvec` in f16.
 fn base_and_dtype(name: &str) -> (&str, Dtype) {
-    name.strip_suffix(Dtype::F16.suffix()).map_or((name, Dtype::F32), |base| (base, Dtype::F16))
+    [Dtype::F16, Dtype::Q8_0, Dtype::Q4_0]
+        .into_iter()
+        .find_map(|d| name.strip_suffix(d.suffix()).map(|base| (base, d)))
+        .unwrap_or((name, Dtype::F32))
 }
 
 /// Why a kernel cannot be built as a named variant.

@@ -115,7 +115,7 @@ impl FmaChain {
     /// The recurrence's `(A, B)` in this probe's arithmetic.
     fn ab(&self) -> (f32, f32) {
         match self.dtype {
-            Dtype::F32 => (A, B),
+            Dtype::F32 | Dtype::Q8_0 | Dtype::Q4_0 => (A, B),
             Dtype::F16 => (A16, B16),
         }
     }
@@ -155,13 +155,13 @@ impl FmaChain {
 impl Kernel for FmaChain {
     fn name(&self) -> &'static str {
         match self.dtype {
-            Dtype::F32 => "fma_chain",
+            Dtype::F32 | Dtype::Q8_0 | Dtype::Q4_0 => "fma_chain",
             Dtype::F16 => "fma_chain_f16",
         }
     }
     fn summary(&self) -> &'static str {
         match self.dtype {
-            Dtype::F32 => "8 independent chains c = fma(c, 0.999, 0.0005) per invocation, summed: the f32-throughput probe of --roofline",
+            Dtype::F32 | Dtype::Q8_0 | Dtype::Q4_0 => "8 independent chains c = fma(c, 0.999, 0.0005) per invocation, summed: the f32-throughput probe of --roofline",
             Dtype::F16 => "8 independent chains per invocation in f16 (needs shader-f16), 7 of c = fma(c, 0.875, 0.0625) and one counting c = fma(c, 1, 1) from an integer the input gives, summed in f32: the f16-throughput probe of --roofline",
         }
     }
@@ -178,8 +178,8 @@ impl Kernel for FmaChain {
         match (suite, self.dtype) {
             (Suite::Quick, _) => shapes(&[&[1024, 512]]),
             (Suite::Default, _) => shapes(&[&[1 << 17, 1024]]),
-            (Suite::Full, Dtype::F32) => shapes(&[&[1 << 20, 4096]]),
             (Suite::Full, Dtype::F16) => shapes(&[&[1 << 21, MAX_COUNTED_FMAS]]),
+            (Suite::Full, _) => shapes(&[&[1 << 20, 4096]]),
         }
     }
     fn input_lens(&self, s: &Shape) -> Vec<usize> {
@@ -225,7 +225,7 @@ impl Kernel for FmaChain {
         // by 2 ulp / (1 − A): f32 ≈ 1.2e-4 per chain, ≈ 1e-3 for the sum of eight; f16 (ulp 2^-10
         // near 1, 1 / (1 − A) = 8) ≈ 1.6e-2 per chain, plus the f16 additions of the sum.
         match self.dtype {
-            Dtype::F32 => Tolerance { abs: 2e-3, rel: 0.0 },
+            Dtype::F32 | Dtype::Q8_0 | Dtype::Q4_0 => Tolerance { abs: 2e-3, rel: 0.0 },
             Dtype::F16 => Tolerance { abs: 0.15, rel: 0.0 },
         }
     }

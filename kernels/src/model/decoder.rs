@@ -144,7 +144,7 @@ impl DecoderCase {
         let weight = |g: &mut Graph, name: String, out: u32, k: u32| {
             let a = 1.0 / (k as f32).sqrt();
             let w = g.seeded(name, (out * k) as usize, -a, a);
-            g.store_as(w, self.dtype)
+            g.store_as(w, self.dtype, k as usize)
         };
         let gain = |g: &mut Graph, name: String| g.seeded(name, h as usize, 0.8, 1.2);
         // `add`: the residual, added as the layer stores its output.

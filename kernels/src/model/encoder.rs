@@ -129,7 +129,7 @@ impl EncoderCase {
             // `add`: the residual, added as the layer stores its output (before the LayerNorm).
             let linear = |g: &mut Graph, name: &str, x: T, add: Option<T>, k: u32, out: u32, tag: &'static str| {
                 let wt = w(g, &format!("{name}.weight"), out * k);
-                let wt = g.store_as(wt, self.dtype);
+                let wt = g.store_as(wt, self.dtype, k as usize);
                 let b = w(g, &format!("{name}.bias"), out);
                 let y = g.computed(format!("{name}.out"), (rows * out) as usize);
                 g.op(tag, Op::Linear { x, w: wt, b: Some(b), add, y, m: rows, k, n: out });

@@ -42,9 +42,12 @@ pub struct Tensor {
     pub len: usize,
     /// Initial contents.
     pub data: Data,
-    /// How the GPU stores it: f16 for the linear weights of a model run in f16, else f32. The
-    /// reference reads the same rounded values.
+    /// How the GPU stores it: f16, q8_0 or q4_0 for the linear weights of a model run so, else
+    /// f32. The reference reads the same rounded (or quantized and dequantized) values.
     pub dtype: Dtype,
+    /// Values a row (a weight's K), which a quantized tensor is stored by: each row a whole
+    /// number of blocks.
+    pub row: usize,
 }
 
 /// Tensors, tagged ops, and which tensors are the output.
@@ -63,13 +66,15 @@ pub struct Graph {
 impl Graph {
     /// Adds a tensor and returns its index.
     pub fn tensor(&mut self, name: impl Into<String>, len: usize, data: Data) -> T {
-        self.tensors.push(Tensor { name: name.into(), len, data, dtype: Dtype::F32 });
+        self.tensors.push(Tensor { name: name.into(), len, data, dtype: Dtype::F32, row: len });
         self.tensors.len() - 1
     }
 
-    /// Stores tensor `t` as `dtype` on the GPU (its values rounded to it everywhere).
-    pub fn store_as(&mut self, t: T, dtype: Dtype) -> T {
+    /// Stores tensor `t`, rows of `row` values (a weight's K), as `dtype` on the GPU (its values
+    /// rounded to it everywhere).
+    pub fn store_as(&mut self, t: T, dtype: Dtype, row: usize) -> T {
         self.tensors[t].dtype = dtype;
+        self.tensors[t].row = row;
         t
     }
 
@@ -96,7 +101,7 @@ impl Graph {
 
     /// Bytes of every tensor as stored: what one run must at least touch.
     pub fn bytes(&self) -> f64 {
-        self.tensors.iter().map(|t| (t.dtype.size() * t.len) as f64).sum()
+        self.tensors.iter().map(|t| t.dtype.storage_bytes(t.len, t.row) as f64).sum()
     }
 
     /// The ops tagged `tag` alone (the first run of them), with the tensors they touch. Inputs
@@ -150,9 +155,7 @@ impl Graph {
             Data::Named(name) => weights.ok_or(ModelError::NoWeights)?.f32s(name, tensor.len)?,
             Data::Seeded { stream, lo, hi } => Prng::new(self.seed, *stream).fill(tensor.len, *lo, *hi),
         };
-        if tensor.dtype != Dtype::F32 {
-            values.iter_mut().for_each(|v| *v = tensor.dtype.round(*v));
-        }
+        tensor.dtype.round_rows(&mut values, tensor.row).map_err(|e| ModelError::BadTensor { name: tensor.name.clone(), problem: e.to_string() })?;
         Ok(values)
     }
 
@@ -166,10 +169,15 @@ impl Graph {
                 Data::Computed => Buffer::zeroed(label, tensor.len),
                 Data::U32(v) => Buffer::u32s(label, v),
                 &Data::Seeded { stream, lo, hi } => {
-                    let init = Init::Seeded { seed: self.seed, stream, lo, hi, elems: tensor.len as u64, dtype: tensor.dtype };
+                    let init = Init::Seeded { seed: self.seed, stream, lo, hi, elems: tensor.len as u64, dtype: tensor.dtype, row: tensor.row as u64 };
                     Buffer { label, uniform: false, init }
                 }
-                _ => Buffer::values(label, &self.values(t, weights)?, tensor.dtype),
+                // Values already rounded to the dtype: storing them again rounds nothing further
+                // (a dequantized row quantizes back to the same blocks).
+                _ => {
+                    let bytes = tensor.dtype.encode_rows(&self.values(t, weights)?, tensor.row);
+                    Buffer { label, uniform: false, init: Init::Bytes(bytes.map_err(|e| ModelError::BadTensor { name: tensor.name.clone(), problem: e.to_string() })?) }
+                }
             };
             p.buffer(buffer);
             p.require(tensor.dtype.feature());

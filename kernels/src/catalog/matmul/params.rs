@@ -156,6 +156,7 @@ impl MatmulParams {
         let body = include_str!("../../../wgsl/matmul.wgsl")
             .replace("{{output}}", &options.epilogue.bindings(3, "c"))
             .replace("{{tile_b}}", &generated.tile_b)
+            .replace("{{b_reads}}", &options.b_dtype.quant().map_or(crate::catalog::dequant::MATMUL_B_FLOAT_READS.into(), |q| crate::catalog::dequant::matmul_b_reads(q, vec)))
             .replace("{{load_b}}", &generated.load_b)
             .replace("{{declare}}", generated.declare.trim_end())
             .replace("{{multiply}}", generated.multiply.trim_end())
