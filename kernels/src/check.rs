@@ -120,18 +120,66 @@ pub struct Verdict {
     /// kernel's outputs are compared with native wgpu's, or with another platform's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<String>,
+    /// For a model run in a narrower dtype than f32: how far the output lands from the same
+    /// model's f32 reference. The check above compares with a reference computed from the same
+    /// rounded weights, so it catches kernel bugs; this is the error the dtype itself causes,
+    /// reported beside it and never deciding `passed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vs_f32: Option<Drift>,
 }
 
-/// Checks `got` against `expected` by `rule`.
-pub fn check(got: &[f64], expected: &[f64], rule: CheckRule) -> Verdict {
-    let (row, min, tol) = match rule {
-        CheckRule::Elementwise(tol) => return compare(got, expected, tol),
-        CheckRule::Cosine { row, min, tol } => (row.max(1), min, tol),
-    };
-    let rms: Vec<f64> = expected.chunks(row).map(|e| (e.iter().map(|x| x * x).sum::<f64>() / e.len() as f64).sqrt()).collect();
-    let mut v = compare_scaled(got, expected, tol, |i| rms[i / row]);
-    // A row that is NaN or all zeros has no cosine; it is the worst row, whatever the others are
-    // (a NaN must not vanish in a `min`, which returns its other argument).
+/// How far an output computed with rounded or quantized weights (f16, q8_0, q4_0) lands from the
+/// same model's output with f32 weights: the price of the dtype, not a failure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Drift {
+    /// The dtype whose error this is.
+    pub dtype: crate::dtype::Dtype,
+    /// The least cosine similarity of an output row to the f32 model's row; NaN (the string
+    /// `"NaN"` in JSON) where a row has no direction.
+    #[serde(with = "json_float")]
+    pub min_cosine: f64,
+    /// The row of `min_cosine`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worst_row: Option<usize>,
+    /// Largest `|got - f32|` over finite elements.
+    pub max_abs_err: f64,
+    /// Largest `|got - f32|` in units of the f32 row's RMS, the unit of the cosine rule's
+    /// per-element bound; rows whose RMS is zero are left out.
+    pub max_rms_err: f64,
+}
+
+/// The [`Drift`] of `got` (run in `dtype`) from `f32` (the f32 model's reference), by rows of
+/// `row` values; `None` when the lengths differ or there is nothing to compare.
+pub fn drift(dtype: crate::dtype::Dtype, got: &[f64], f32: &[f64], row: usize) -> Option<Drift> {
+    if got.len() != f32.len() || got.is_empty() {
+        return None;
+    }
+    let row = row.max(1);
+    let (worst_row, min_cosine) = least_similar_row(got, f32, row).map_or((None, 1.0), |(r, c)| (Some(r), c));
+    let (mut max_abs_err, mut max_rms_err) = (0.0f64, 0.0f64);
+    for (g, e) in got.chunks(row).zip(f32.chunks(row)) {
+        let rms = row_rms(e);
+        for (g, e) in g.iter().zip(e).filter(|(g, _)| g.is_finite()) {
+            let err = (g - e).abs();
+            max_abs_err = max_abs_err.max(err);
+            if rms > 0.0 {
+                max_rms_err = max_rms_err.max(err / rms);
+            }
+        }
+    }
+    Some(Drift { dtype, min_cosine, worst_row, max_abs_err, max_rms_err })
+}
+
+/// The root mean square of a row.
+fn row_rms(row: &[f64]) -> f64 {
+    (row.iter().map(|x| x * x).sum::<f64>() / row.len() as f64).sqrt()
+}
+
+/// The row that decides a cosine rule and its cosine: the first with no direction (NaN) where the
+/// reference's has one, else the least similar; `None` for no rows.
+fn least_similar_row(got: &[f64], expected: &[f64], row: usize) -> Option<(usize, f64)> {
+    // A NaN must not vanish in a `min`, which returns its other argument.
     let mut worst: Option<(usize, f64)> = None;
     for (r, (g, e)) in got.chunks(row).zip(expected.chunks(row)).enumerate() {
         let c = row_cosine(g, e);
@@ -140,7 +188,18 @@ pub fn check(got: &[f64], expected: &[f64], rule: CheckRule) -> Verdict {
             _ => worst = Some((r, c)),
         }
     }
-    let (worst_row, worst) = worst.map_or((None, 1.0), |(r, c)| (Some(r), c));
+    worst
+}
+
+/// Checks `got` against `expected` by `rule`.
+pub fn check(got: &[f64], expected: &[f64], rule: CheckRule) -> Verdict {
+    let (row, min, tol) = match rule {
+        CheckRule::Elementwise(tol) => return compare(got, expected, tol),
+        CheckRule::Cosine { row, min, tol } => (row.max(1), min, tol),
+    };
+    let rms: Vec<f64> = expected.chunks(row).map(row_rms).collect();
+    let mut v = compare_scaled(got, expected, tol, |i| rms[i / row]);
+    let (worst_row, worst) = least_similar_row(got, expected, row).map_or((None, 1.0), |(r, c)| (Some(r), c));
     v.min_cosine = Some(worst);
     v.cosine_threshold = Some(min);
     v.worst_row = worst_row;
@@ -188,6 +247,7 @@ fn compare_scaled<T: Copy + Into<f64>>(got: &[T], expected: &[f64], tol: Toleran
         cosine_threshold: None,
         worst_row: None,
         reference: None,
+        vs_f32: None,
     };
     for (index, (&g, &e)) in got.iter().zip(expected).enumerate() {
         let g: f64 = g.into();
@@ -303,6 +363,40 @@ mod tests {
         assert!(check(&[1.0001, -1.0, 0.01, -0.01], &expected, rule).passed);
         let v = check(&[1.0, -1.0, 0.0101, -0.01], &expected, rule);
         assert!(!v.passed && v.mismatches == 1 && v.first_mismatches[0].index == 2, "{v:?}");
+    }
+
+    #[test]
+    fn drift_measures_the_dtype_s_error_per_row_and_in_row_rms() {
+        use crate::dtype::Dtype;
+        let f32 = [3.0, 4.0, 0.3, 0.4];
+        let same = drift(Dtype::F16, &f32, &f32, 2).unwrap();
+        assert_eq!((same.min_cosine, same.max_abs_err, same.max_rms_err), (1.0, 0.0, 0.0));
+        // The same error of 0.01 is 0.01/3.54 of the first row's RMS and 0.01/0.354 of the second's.
+        let got = [3.01, 4.0, 0.31, 0.4];
+        let d = drift(Dtype::Q8_0, &got, &f32, 2).unwrap();
+        assert_eq!(d.dtype, Dtype::Q8_0);
+        assert!((d.max_abs_err - 0.01).abs() < 1e-12, "{d:?}");
+        assert!((d.max_rms_err - 0.01 / (0.125f64).sqrt()).abs() < 1e-9, "{d:?}");
+        assert_eq!(d.worst_row, Some(1));
+        assert!(d.min_cosine < 1.0 && d.min_cosine > 0.999, "{d:?}");
+        // A row with no direction is the worst and stays NaN through JSON; the rest still count.
+        let d = drift(Dtype::Q4_0, &[f64::NAN, 4.0, 0.3, 0.5], &f32, 2).unwrap();
+        assert!(d.min_cosine.is_nan() && d.worst_row == Some(0));
+        assert!((d.max_abs_err - 0.1).abs() < 1e-12);
+        let back: Drift = serde_json::from_str(&serde_json::to_string(&d).unwrap()).unwrap();
+        assert!(back.min_cosine.is_nan());
+        assert!(drift(Dtype::F16, &[1.0], &f32, 2).is_none());
+    }
+
+    #[test]
+    fn a_verdict_carries_its_drift_in_camel_case_and_omits_none() {
+        let mut v = compare(&[1.0f64], &[1.0], TOL);
+        assert!(!serde_json::to_string(&v).unwrap().contains("vsF32"));
+        v.vs_f32 = drift(crate::dtype::Dtype::F16, &[1.0, 2.0], &[1.0, 2.001], 2);
+        let json = serde_json::to_value(&v).unwrap();
+        assert_eq!(json["vsF32"]["dtype"], "f16");
+        assert!(json["vsF32"]["maxRmsErr"].as_f64().unwrap() > 0.0 && json["vsF32"]["minCosine"].as_f64().unwrap() < 1.0, "{json}");
+        assert_eq!(serde_json::from_value::<Verdict>(json).unwrap(), v);
     }
 
     #[test]

@@ -34,7 +34,7 @@ pub mod gpu;
 #[cfg(all(feature = "gpu", target_arch = "wasm32"))]
 pub mod api;
 
-pub use check::{compare, CheckRule, Tolerance, Verdict};
+pub use check::{compare, CheckRule, Drift, Tolerance, Verdict};
 pub use dtype::Dtype;
 pub use info::CaseInfo;
 pub use kernel::{Fault, Kernel};
