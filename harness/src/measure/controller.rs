@@ -631,8 +631,10 @@ async fn analyze(spec: CaseSpec, m: CaseMeasurement, references: Arc<References>
             Err(e) => return unmeasured(format!("no reference to check against: {e}")),
         };
         let rule = spec.check_rule().expect("plans only hold known cases");
-        let mut verdict = check(&spec.decode_output(&bytes), &reference.values, rule);
+        let got = spec.decode_output(&bytes);
+        let mut verdict = check(&got, &reference.values, rule);
         verdict.reference = reference.source.clone();
+        verdict.vs_f32 = references.vs_f32(&spec, &got, &m, &run);
         let Some(by) = &reference.measured_by else {
             return CaseReport::measured(&spec, &info, m, verdict);
         };

@@ -8,7 +8,7 @@
 use kernels::gpu::Gpu;
 use kernels::model::weights::Weights;
 use kernels::wire::CaseMeasurement;
-use kernels::{CaseSpec, Platform, RunPlan, Sampling, WarmupPolicy};
+use kernels::{CaseSpec, CheckRule, Drift, Platform, RunPlan, Sampling, WarmupPolicy};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -148,6 +148,20 @@ impl References {
         Ok(cache.entry(key).or_insert(reference).clone())
     }
 
+    /// For a model case run in another dtype than f32: how far its output `got` lands from the
+    /// f32 model's reference (computed and kept like any reference, as the f32 case's own), the
+    /// error the dtype causes. `None` for other cases; a reference that cannot be computed is
+    /// a warning, since this never decides the check.
+    pub fn vs_f32(&self, spec: &CaseSpec, got: &[f64], m: &CaseMeasurement, run: &str) -> Option<Drift> {
+        let (dtype, twin) = crate::plan::workload::f32_twin(spec)?;
+        let reference = self.get(&twin, m, run).map_err(|e| tracing::warn!("{}: no f32 reference to tell the error of {dtype} ({e})", spec.id)).ok()?;
+        let row = match spec.check_rule() {
+            Some(CheckRule::Cosine { row, .. }) => row,
+            _ => got.len(),
+        };
+        kernels::check::drift(dtype, got, &reference.values, row)
+    }
+
     fn compute(&self, spec: &CaseSpec, m: &CaseMeasurement, run: &str) -> Result<Reference, String> {
         use kernels::Workload;
         let own = |values| Ok(Reference { values, source: None, measured_by: None });
@@ -257,5 +271,27 @@ mod tests {
         let values = fresh.get(&spec, &nothing(), "chrome webgpu").unwrap().values.clone();
         assert_eq!(values.len(), 4);
         assert!(cache(dir.path(), "harness 3").load(&spec).is_none(), "under {:?} to compute: not worth a file", DiskCache::WORTH_KEEPING);
+    }
+
+    #[test]
+    fn a_narrower_dtype_is_measured_against_the_f32_model_and_f32_against_nothing() {
+        use crate::plan::workload::{WorkloadArgs, Workloads};
+        let args = |dtype| WorkloadArgs { model: vec!["llama:hidden=32,heads=4,kv_heads=2,ffn=48,layers=1".into()], dtype: vec![dtype], context: vec![3], ..WorkloadArgs::default() };
+        let decode = |dtype| Workloads::build(&args(dtype), 1).unwrap().cases.into_iter().find(|c| c.id.contains(".decode")).unwrap();
+        let references = References::new(HashMap::new(), None);
+        let f32_case = decode(kernels::Dtype::F32);
+        let f32_values = references.get(&f32_case, &nothing(), "native").unwrap().values.clone();
+        assert!(references.vs_f32(&f32_case, &f32_values, &nothing(), "native").is_none());
+        for dtype in [kernels::Dtype::F16, kernels::Dtype::Q8_0, kernels::Dtype::Q4_0] {
+            let case = decode(dtype);
+            // An output exactly the dtype's own reference: all its error from f32 is the dtype's.
+            let own = references.get(&case, &nothing(), "native").unwrap().values.clone();
+            let d = references.vs_f32(&case, &own, &nothing(), "native").unwrap();
+            assert_eq!(d.dtype, dtype);
+            assert!(d.min_cosine < 1.0 && d.min_cosine > 0.9 && d.max_abs_err > 0.0 && d.max_rms_err > 0.0, "{dtype}: {d:?}");
+            // The f32 output is the f32 model's own: no drift at all.
+            let none = references.vs_f32(&case, &f32_values, &nothing(), "native").unwrap();
+            assert_eq!((none.max_abs_err, none.max_rms_err), (0.0, 0.0), "{dtype}");
+        }
     }
 }

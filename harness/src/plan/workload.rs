@@ -159,6 +159,26 @@ fn model_label(name: &str, dtype: Dtype) -> String {
     }
 }
 
+/// A model case run in another dtype than f32 (`minilm-f16`, `tinyllama-q4_0.decode`), and the
+/// same case in f32 (`minilm`, `tinyllama.decode`): the same seeded or read weights, neither
+/// rounded nor quantized, whose output tells the error the dtype itself causes. `None` for an
+/// f32 case and anything that is not a model.
+pub fn f32_twin(spec: &CaseSpec) -> Option<(Dtype, CaseSpec)> {
+    let (model, dtype, workload) = match spec.workload.as_ref()? {
+        Workload::Encoder(e) => (&e.model, e.dtype, Workload::Encoder(EncoderCase { dtype: Dtype::F32, ..e.clone() })),
+        Workload::Decoder(d) => (&d.model, d.dtype, Workload::Decoder(DecoderCase { dtype: Dtype::F32, ..d.clone() })),
+        Workload::User(_) | Workload::Bench(_) => return None,
+    };
+    let name = model.strip_suffix(&format!("-{dtype}")).filter(|_| dtype != Dtype::F32)?;
+    let label = spec.kernel.strip_prefix(model.as_str()).map(|rest| format!("{name}{rest}"))?;
+    let workload = match workload {
+        Workload::Encoder(e) => Workload::Encoder(EncoderCase { model: name.into(), ..e }),
+        Workload::Decoder(d) => Workload::Decoder(DecoderCase { model: name.into(), ..d }),
+        other => other,
+    };
+    Some((dtype, CaseSpec::of_workload(&label, spec.shape.clone(), spec.seed, workload)))
+}
+
 /// `--model` values as model names: split at commas, except that a `key=value` piece belongs to
 /// the `llama:` shape before it (`llama:hidden=64,heads=8,…`).
 fn model_names(values: &[String]) -> Vec<String> {
@@ -314,6 +334,22 @@ mod tests {
     fn model_lists_keep_a_llama_shape_whole() {
         let given = vec!["minilm,llama:hidden=64,heads=8,kv_heads=2,ffn=96,layers=2,tinyllama".to_string(), "llama:hidden=8".into()];
         assert_eq!(model_names(&given), ["minilm", "llama:hidden=64,heads=8,kv_heads=2,ffn=96,layers=2", "tinyllama", "llama:hidden=8"]);
+    }
+
+    #[test]
+    fn a_narrower_dtype_s_f32_twin_is_the_f32_case_of_the_same_run() {
+        let args = |dtype| WorkloadArgs { model: vec!["llama:hidden=64,heads=8,kv_heads=2,ffn=96,layers=1".into()], dtype: vec![dtype], context: vec![4], ..WorkloadArgs::default() };
+        let f32_cases = Workloads::build(&args(Dtype::F32), 7).unwrap().cases;
+        for dtype in [Dtype::F16, Dtype::Q8_0, Dtype::Q4_0] {
+            let cases = Workloads::build(&args(dtype), 7).unwrap().cases;
+            assert_eq!(cases.len(), f32_cases.len());
+            for (case, f32_case) in cases.iter().zip(&f32_cases) {
+                let (got_dtype, twin) = f32_twin(case).unwrap_or_else(|| panic!("{} has no f32 twin", case.id));
+                assert_eq!(got_dtype, dtype);
+                assert_eq!(&twin, f32_case, "{}", case.id);
+            }
+        }
+        assert!(f32_cases.iter().all(|c| f32_twin(c).is_none()));
     }
 
     #[test]
