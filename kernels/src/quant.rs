@@ -19,6 +19,10 @@ use std::str::FromStr;
 /// Weights per block, in both formats (llama.cpp's `QK8_0` and `QK4_0`).
 pub const BLOCK: usize = 32;
 
+/// [`QuantMatrix::gpu_layout`] is a whole number of these bytes, so a shader may read it as
+/// `array<vec4<u32>>`.
+pub const GPU_ALIGN: usize = 16;
+
 /// A GGUF block format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum QuantFormat {
@@ -115,10 +119,10 @@ impl QuantFormat {
     }
 
     /// Bytes of an `[n, k]` matrix in [`QuantMatrix::gpu_layout`]: every block's quants, then
-    /// every block's f16 scale, padded to a whole u32 word. What a kernel streams.
+    /// every block's f16 scale, padded to 16 bytes. What a kernel streams.
     pub fn gpu_bytes(self, n: usize, k: usize) -> usize {
         let blocks = n * Self::blocks(k);
-        blocks * self.quant_bytes() + blocks.div_ceil(2) * 4
+        (blocks * self.block_bytes()).next_multiple_of(GPU_ALIGN)
     }
 
     /// A row of f32 weights in GGUF's layout, blocks of the f16 scale (little-endian) and the
@@ -285,15 +289,18 @@ impl QuantMatrix {
         self.format.dequantize_rows(&self.gguf, self.k)
     }
 
-    /// The bytes of the GPU's buffer, read by WGSL as `array<u32>` (little-endian words). With
-    /// `B = ceil(k / 32)` blocks a row, block `b` of row `r` is block `s = r·B + b`:
+    /// The bytes of the GPU's buffer, read by WGSL as `array<u32>` or `array<vec4<u32>>`
+    /// (little-endian words). With `B = ceil(k / 32)` blocks a row, block `b` of row `r` is block
+    /// `s = r·B + b`:
     ///
     /// - words `[s·W, (s+1)·W)`, `W` = [`block_words`](QuantFormat::block_words) (8 or 4), hold its
     ///   quants, GGUF's bytes unchanged: byte `j` of the block is bits `8·(j%4)..` of word `s·W + j/4`.
-    ///   A row is `B·W` consecutive words, so a workgroup reading a row reads consecutive words;
-    /// - after all `n·B` blocks' quants, from word `n·B·W`, the scales as f16 pairs: block `s`'s
-    ///   `d` is half `s % 2` (the low half first) of word `n·B·W + s/2`, which WGSL's core
-    ///   `unpack2x16float` reads, so no `shader-f16` is needed. An odd count is padded with a 0.
+    ///   A row is `B·W` consecutive words (whole 16-byte chunks), so a workgroup reading a row reads
+    ///   consecutive words;
+    /// - after all `n·B` blocks' quants, from word `n·B·W` (a multiple of 4), the scales as f16
+    ///   pairs: block `s`'s `d` is half `s % 2` (the low half first) of word `n·B·W + s/2`, which
+    ///   WGSL's core `unpack2x16float` reads, so no `shader-f16` is needed;
+    /// - zeros to a multiple of [`GPU_ALIGN`] bytes.
     pub fn gpu_layout(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.format.gpu_bytes(self.n, self.k));
         let blocks = || self.format.rows(&self.gguf, self.k).flatten();
@@ -303,7 +310,7 @@ impl QuantMatrix {
         for (d, _) in blocks() {
             out.extend(d.to_le_bytes());
         }
-        out.resize(out.len().next_multiple_of(4), 0);
+        out.resize(out.len().next_multiple_of(GPU_ALIGN), 0);
         out
     }
 
@@ -436,7 +443,7 @@ mod tests {
             let words: Vec<u32> = bytes.chunks(4).map(|b| u32::from_le_bytes(b.try_into().unwrap())).collect();
             let (blocks, w) = (QuantFormat::blocks(k), format.block_words());
             let scales = n * blocks * w;
-            assert_eq!(words.len(), scales + (n * blocks).div_ceil(2));
+            assert_eq!(words.len(), (scales + (n * blocks).div_ceil(2)).next_multiple_of(4));
             let weight = |r: usize, e: usize| {
                 let s = r * blocks + e / BLOCK;
                 let d = half::f16::from_bits((words[scales + s / 2] >> (16 * (s % 2))) as u16).to_f32();

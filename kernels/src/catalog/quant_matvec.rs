@@ -16,14 +16,14 @@ pub static MATVEC_Q8_0: QuantMatvec = QuantMatvec { format: QuantFormat::Q8_0 };
 pub static MATVEC_Q4_0: QuantMatvec = QuantMatvec { format: QuantFormat::Q4_0 };
 
 /// Invocations per workgroup.
-const WG: u32 = 128;
+const WG: u32 = 64;
 /// Outputs (rows of W) per workgroup.
 const ROWS: u32 = 2;
 
 /// `y = W·x` with W quantized in `format`, f32 arithmetic. The inputs are x (`K` f32) then W
 /// (`N·K` values, quantized as they are stored), as a linear layer binds them. Bindings: 0 the
 /// uniform `(K, N, blocks a row, the word where the scales start)`, 1 x as `array<vec4<f32>>`,
-/// 2 W as `array<u32>` in [`QuantMatrix::gpu_layout`], 3 y (`N` f32).
+/// 2 W as `array<vec4<u32>>` in [`QuantMatrix::gpu_layout`], 3 y (`N` f32).
 pub struct QuantMatvec {
     format: QuantFormat,
 }
@@ -58,34 +58,42 @@ impl QuantMatvec {
         [inputs[0].clone(), w]
     }
 
-    /// The WGSL the format reads its words with: the type `Xs` of the x values a word multiplies,
-    /// `load_x(i)` and `word_dot(q, xs)`, for the shader of `wgsl/quant_matvec.wgsl`.
+    /// The WGSL the format reads its weights with: the type `Xs` of the x values a 16-byte chunk
+    /// of quants multiplies, `load_x(i)` and `chunk_dot(q, xs)`, for `wgsl/quant_matvec.wgsl`.
     fn format_wgsl(&self) -> &'static str {
         match self.format {
             QuantFormat::Q8_0 => {
-                "// Word i of a row holds its weights 4i .. 4i + 4: a block's 32 int8 are 8 words in order.
-alias Xs = vec4<f32>;
-fn load_x(i: u32) -> Xs { return x4(i); }
-// The word's four int8, each shifted to the top and back (sign-extending).
-fn word_dot(q: u32, xs: Xs) -> f32 {
-    let qs = bitcast<vec4<i32>>(vec4<u32>(q) << vec4<u32>(24u, 16u, 8u, 0u)) >> vec4<u32>(24u);
-    return dot(vec4<f32>(qs), xs);
+                "// Chunk i of a row holds its weights 16i .. 16i + 16: a block's 32 int8 are 2 chunks in order.
+alias Xs = array<vec4<f32>, 4>;
+fn load_x(i: u32) -> Xs {
+    let v = 4u * i;
+    return Xs(x4(v), x4(v + 1u), x4(v + 2u), x4(v + 3u));
+}
+// A word's four int8, each shifted to the top and back (sign-extending).
+fn i8x4(q: u32) -> vec4<f32> {
+    return vec4<f32>(bitcast<vec4<i32>>(vec4<u32>(q) << vec4<u32>(24u, 16u, 8u, 0u)) >> vec4<u32>(24u));
+}
+fn chunk_dot(q: vec4<u32>, xs: Xs) -> f32 {
+    return dot(i8x4(q.x), xs[0]) + dot(i8x4(q.y), xs[1]) + dot(i8x4(q.z), xs[2]) + dot(i8x4(q.w), xs[3]);
 }
 "
             }
             QuantFormat::Q4_0 => {
-                "// Word i of a row is bytes 4j .. 4j + 4 (j = i % 4) of block i / 4: the block's weights 4j .. 4j + 4
-// in their low nibbles, 16 + 4j .. 16 + 4j + 4 in their high ones.
-alias Xs = array<vec4<f32>, 2>;
+                "// Chunk i of a row is block i's 16 bytes: its weights 0 .. 16 in their low nibbles, 16 .. 32 in
+// their high ones (byte j holds weights j and j + 16).
+alias Xs = array<vec4<f32>, 8>;
 fn load_x(i: u32) -> Xs {
-    let v = i / 4u * 8u + i % 4u;
-    return Xs(x4(v), x4(v + 4u));
+    let v = 8u * i;
+    return Xs(x4(v), x4(v + 1u), x4(v + 2u), x4(v + 3u), x4(v + 4u), x4(v + 5u), x4(v + 6u), x4(v + 7u));
 }
-fn word_dot(q: u32, xs: Xs) -> f32 {
-    let bytes = vec4<u32>(q) >> vec4<u32>(0u, 8u, 16u, 24u);
-    let lo = vec4<f32>(bytes & vec4<u32>(15u)) - 8.0;
-    let hi = vec4<f32>((bytes >> vec4<u32>(4u)) & vec4<u32>(15u)) - 8.0;
-    return dot(lo, xs[0]) + dot(hi, xs[1]);
+// The nibbles at bit `shift` of a word's four bytes, less 8.
+fn u4x4(q: u32, shift: u32) -> vec4<f32> {
+    return vec4<f32>((vec4<u32>(q) >> (vec4<u32>(0u, 8u, 16u, 24u) + shift)) & vec4<u32>(15u)) - 8.0;
+}
+fn chunk_dot(q: vec4<u32>, xs: Xs) -> f32 {
+    let lo = dot(u4x4(q.x, 0u), xs[0]) + dot(u4x4(q.y, 0u), xs[1]) + dot(u4x4(q.z, 0u), xs[2]) + dot(u4x4(q.w, 0u), xs[3]);
+    let hi = dot(u4x4(q.x, 4u), xs[4]) + dot(u4x4(q.y, 4u), xs[5]) + dot(u4x4(q.z, 4u), xs[6]) + dot(u4x4(q.w, 4u), xs[7]);
+    return lo + hi;
 }
 "
             }
@@ -135,9 +143,9 @@ impl Kernel for QuantMatvec {
     }
     fn wgsl(&self) -> String {
         let constants = format!(
-            "// Variant {format}, wg{WG}-r{ROWS}.\nconst WG: u32 = {WG}u;\nconst ROWS: u32 = {ROWS}u;\nconst WORDS: u32 = {words}u;\n",
+            "// Variant {format}, wg{WG}-r{ROWS}.\nconst WG: u32 = {WG}u;\nconst ROWS: u32 = {ROWS}u;\nconst CHUNKS: u32 = {chunks}u;\n",
             format = self.format,
-            words = self.format.block_words(),
+            chunks = self.format.block_words() / 4,
         );
         let body = include_str!("../../wgsl/quant_matvec.wgsl");
         format!("{constants}{}\n{body}", self.format_wgsl())
@@ -186,7 +194,7 @@ mod tests {
             assert_eq!(w, QuantMatrix::quantize(k.format, 33, 77, &inputs[1]).unwrap().gpu_layout());
             let [_, _, blocks, scales] = k.params(&s)[..] else { panic!() };
             assert_eq!((blocks, scales as usize), (3, 33 * 3 * k.format.block_words()));
-            assert_eq!(w.len(), 4 * scales as usize + 4 * (33 * 3usize).div_ceil(2));
+            assert_eq!(w.len(), (4 * scales as usize + 2 * 33 * 3).next_multiple_of(16));
             assert_eq!(k.input_bytes(&s, 0, &inputs[0]).len(), 4 * 77);
             // The reference multiplies the dequantized weights, not the f32 ones.
             assert_ne!(k.reference(&s, &inputs), MATVEC.reference(&s, &inputs));
