@@ -3,7 +3,7 @@
 //! places it.
 
 use crate::baseline::BaselineComparison;
-use crate::model::{format_ci as pct, format_ms, model_rows, CaseReport, ModelRow, PlatformRun, RunReport, Timer};
+use crate::model::{format_ci as pct, format_ms, model_rows, vs_f32_note, CaseReport, ModelRow, PlatformRun, RunReport, Timer};
 use crate::ReportError;
 use serde::Serialize;
 use stats::outliers::Severity;
@@ -36,6 +36,9 @@ struct ReportView<'a> {
     sampling: String,
     runs: Vec<RunView<'a>>,
     models: Vec<ModelRow<'a>>,
+    /// Some model row has an error against its f32 model: the Models table's *vs f32* column,
+    /// and what it means.
+    vs_f32_note: Option<&'static str>,
     comparison: Option<ComparisonView>,
     /// Browsers that ran on a software adapter on a machine with a hardware GPU: a banner.
     warnings: Vec<String>,
@@ -252,11 +255,13 @@ impl<'a> ReportView<'a> {
             s.warmup
         );
         let clock_flags = crate::probe::clock_flags(report);
+        let models = model_rows(report);
         ReportView {
             report,
             sampling,
             runs,
-            models: model_rows(report),
+            vs_f32_note: vs_f32_note(&models),
+            models,
             comparison: comparison(report, &clock_flags),
             warnings: crate::adapter::software_adapter_warnings(report),
             clock_flags,

@@ -307,6 +307,58 @@ mod roofline_rule {
 }
 
 #[cfg(test)]
+mod vs_f32_in_every_report {
+    use super::*;
+    use crate::testdata::*;
+    use serde_json::Value;
+
+    #[test]
+    fn a_model_s_error_against_f32_reaches_results_json_the_html_and_the_markdown_and_validates() {
+        let report = report_with(vec![("chrome", vec![model_case("llama.prefill", &[2.0]), f16_model_case("llama-f16.prefill", &[1.5])])]);
+        let dir = tempfile::tempdir().unwrap();
+        write_all(&report, dir.path()).unwrap();
+        assert_eq!(read_results(&dir.path().join(RESULTS_JSON)).unwrap(), report);
+        let json = serde_json::to_value(&report).unwrap();
+        assert!(json["runs"][0]["cases"][0]["correctness"].get("vsF32").is_none(), "f32 has none");
+        let vs = &json["runs"][0]["cases"][1]["correctness"]["vsF32"];
+        assert_eq!((&vs["dtype"], &vs["minCosine"], &vs["maxAbsErr"], &vs["maxRmsErr"], &vs["worstRow"]), (&"f16".into(), &0.9998765.into(), &0.031.into(), &0.0091.into(), &3.into()));
+        let schema: Value = serde_json::from_str(include_str!("../schema/results.schema.json")).unwrap();
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        assert!(validator.is_valid(&json), "{:?}", validator.iter_errors(&json).map(|e| e.to_string()).collect::<Vec<_>>());
+        for (pointer, bad) in [
+            ("/runs/0/cases/1/correctness/vsF32/dtype", Value::from("bf16")),
+            ("/runs/0/cases/1/correctness/vsF32/maxAbsErr", Value::from(-1.0)),
+            ("/runs/0/cases/1/correctness/vsF32/minCosine", Value::from("close")),
+        ] {
+            let mut broken = json.clone();
+            *broken.pointer_mut(pointer).unwrap() = bad;
+            assert!(!validator.is_valid(&broken), "{pointer} must be checked");
+        }
+
+        let shown = "cos 0.99987, max |Δ| 3.1e-2 (0.9% of row RMS)";
+        let page = html::render(&report).unwrap().replace("&#x2F;", "/");
+        let models = &page[page.find(r#"<section id="models">"#).unwrap()..];
+        let models = &models[..models.find("</section>").unwrap()];
+        assert!(models.contains(">vs f32</th>") && models.contains(&format!("<td class=\"left\">{shown}</td>")), "{models}");
+        assert!(models.contains("<td class=\"left\">–</td>"), "the f32 row has none: {models}");
+        assert!(models.contains("the error the dtype itself causes, shown for reading and never a failure"), "{models}");
+        let md = markdown::render(&report);
+        assert!(md.contains("| status | check | vs f32 |") && md.contains(&format!("| passed | cos ≥ 0.99987 | {shown} |")), "{md}");
+        assert!(md.contains("| passed | cos ≥ 0.99987 | – |") && md.contains(VS_F32_NOTE), "{md}");
+
+        let f32_only = report_with(vec![("chrome", vec![model_case("llama.prefill", &[2.0])])]);
+        assert!(!html::render(&f32_only).unwrap().contains("vs f32") && !markdown::render(&f32_only).contains("vs f32"), "no column without a narrower dtype");
+    }
+
+    #[test]
+    fn a_drift_reads_in_a_few_words_and_never_rounds_up_to_a_perfect_cosine() {
+        let d = |min_cosine| kernels::check::Drift { dtype: kernels::Dtype::Q4_0, min_cosine, worst_row: None, max_abs_err: 0.25, max_rms_err: 0.125 };
+        assert_eq!(format_drift(&d(0.999_999_9)), "cos 0.99999, max |Δ| 2.5e-1 (12.5% of row RMS)");
+        assert_eq!(format_drift(&d(f64::NAN)), "cos NaN, max |Δ| 2.5e-1 (12.5% of row RMS)");
+    }
+}
+
+#[cfg(test)]
 mod roofline_in_every_report {
     use super::*;
     use crate::testdata::*;

@@ -5,7 +5,7 @@ use crate::compare::{compare_runs, Comparison};
 use crate::probe::{case_clocks, enough_samples, judging_rule, ClockFlag, THROTTLE_THRESHOLD};
 use stats::Class;
 use crate::model::roofline::{any_roofline, format_roofline};
-use crate::model::{format_ms as ms, model_rows, RunReport, Timer};
+use crate::model::{format_ms as ms, model_rows, vs_f32_note, RunReport, Timer};
 use std::fmt::Write;
 
 /// Renders the summary of `report`.
@@ -141,15 +141,21 @@ fn models(s: &mut String, report: &RunReport) {
     if rows.is_empty() {
         return;
     }
+    let note = vs_f32_note(&rows);
+    let (head, rule) = if note.is_some() { (" vs f32 |", "---|") } else { ("", "") };
     let _ = writeln!(s, "\n## Models\n");
-    let _ = writeln!(s, "| case | run | median ms (timer, ±95% CI) | rate | per item | dispatches | status | check |");
-    let _ = writeln!(s, "|---|---|---:|---:|---:|---:|---|---|");
+    let _ = writeln!(s, "| case | run | median ms (timer, ±95% CI) | rate | per item | dispatches | status | check |{head}");
+    let _ = writeln!(s, "|---|---|---:|---:|---:|---:|---|---|{rule}");
     for m in rows {
+        let vs_f32 = note.map(|_| format!(" {} |", m.vs_f32.as_deref().unwrap_or("–"))).unwrap_or_default();
         let _ = writeln!(
             s,
-            "| `{}` | {} | {} ({}, {}) | {} | {} | {} | {} | {} |",
+            "| `{}` | {} | {} ({}, {}) | {} | {} | {} | {} | {} |{vs_f32}",
             m.case.id, m.run, m.median, m.timer, m.ci, m.rate, m.per_item, m.dispatches, m.case.status.as_str(), m.check
         );
+    }
+    if let Some(note) = note {
+        let _ = writeln!(s, "\n{note}");
     }
 }
 

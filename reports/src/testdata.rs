@@ -26,6 +26,14 @@ pub fn model_case(id: &str, times: &[f64]) -> CaseReport {
     measure(&spec, times, v, true)
 }
 
+/// [`model_case`] with its weights in f16: 0.91% of a row's RMS from its f32 model.
+pub fn f16_model_case(id: &str, times: &[f64]) -> CaseReport {
+    let mut c = model_case(id, times);
+    let drift = kernels::check::Drift { dtype: kernels::Dtype::F16, min_cosine: 0.999_876_5, worst_row: Some(3), max_abs_err: 0.031, max_rms_err: 0.0091 };
+    c.correctness.as_mut().expect("a model case is checked").vs_f32 = Some(drift);
+    c
+}
+
 /// A one-layer decoder case (hidden 8, 2 heads, 1 KV head, FFN 16) over 16 tokens.
 pub fn decoder_spec(phase: Phase) -> CaseSpec {
     let config = LlamaConfig { hidden: 8, heads: 2, kv_heads: 1, ffn: 16, layers: 1 };
@@ -85,6 +93,7 @@ fn verdict(passed: bool) -> Verdict {
         cosine_threshold: None,
         worst_row: None,
         reference: None,
+        vs_f32: None,
     }
 }
 

@@ -97,11 +97,14 @@ pub fn models(report: &RunReport) -> String {
     if rows.is_empty() {
         return String::new();
     }
+    let note = reports::vs_f32_note(&rows);
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
-    t.set_header(["case", "run", "median ms", "rate", "per item", "dispatches", "status"]);
+    let mut header = vec!["case", "run", "median ms", "rate", "per item", "dispatches", "status"];
+    header.extend(note.map(|_| "vs f32"));
+    t.set_header(header);
     for m in rows {
-        t.add_row(vec![
+        let mut row = vec![
             Cell::new(&m.case.id),
             Cell::new(&m.run),
             Cell::new(format!("{} ({})", m.median, m.timer)).set_alignment(CellAlignment::Right),
@@ -109,9 +112,12 @@ pub fn models(report: &RunReport) -> String {
             Cell::new(&m.per_item).set_alignment(CellAlignment::Right),
             Cell::new(&m.dispatches).set_alignment(CellAlignment::Right),
             Cell::new(m.case.status.as_str()),
-        ]);
+        ];
+        row.extend(note.map(|_| Cell::new(m.vs_f32.as_deref().unwrap_or("–"))));
+        t.add_row(row);
     }
-    format!("rates (models, and benches that declare elements)\n{t}\n")
+    let note = note.map(|n| format!("{n}\n")).unwrap_or_default();
+    format!("rates (models, and benches that declare elements)\n{t}\n{note}")
 }
 
 /// The comparison with a baseline as a table, then its counts and the regression gate's verdict.
@@ -242,6 +248,17 @@ pub fn tuning(rankings: &[crate::plan::tuning::Ranking]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_model_s_error_against_f32_gets_a_column_and_its_meaning_only_where_some_case_has_one() {
+        let mut report: RunReport = serde_json::from_str(include_str!("../../../docs/hardware/h100-native/minilm-results.json")).unwrap();
+        assert!(!models(&report).contains("vs f32"), "f32 models have none");
+        let drift = kernels::check::Drift { dtype: kernels::Dtype::Q8_0, min_cosine: 0.9995, worst_row: Some(0), max_abs_err: 0.004, max_rms_err: 0.02 };
+        report.runs[0].cases.iter_mut().find(|c| c.throughput.is_some()).unwrap().correctness.as_mut().unwrap().vs_f32 = Some(drift);
+        let text = models(&report);
+        assert!(text.contains("vs f32") && text.contains("cos 0.99950, max |Δ| 4.0e-3 (2.0% of row RMS)"), "{text}");
+        assert!(text.contains(reports::VS_F32_NOTE), "{text}");
+    }
 
     #[test]
     fn the_terminal_summary_warns_of_a_software_adapter_on_a_gpu_machine() {

@@ -11,7 +11,7 @@ pub use clock::{ClockStats, ProbeInfo, ProbeStatus};
 pub use roofline::{Bound, CaseRoofline, Peak, Peaks};
 
 use stats::{summarize, Summary};
-use kernels::check::Verdict;
+use kernels::check::{Drift, Verdict};
 use kernels::sampling::{Sample, StopReason};
 use kernels::wire::{AdapterReport, CaseMeasurement, CompletionLatency, PageError};
 use kernels::{CaseInfo, CaseSpec, SamplingMode, Shape, WarmupPolicy, WarmupStop};
@@ -662,6 +662,19 @@ pub fn format_check(v: &Verdict) -> String {
     }
 }
 
+/// A model's error against its f32 model in a few words, for tables (`cos 0.99987, max |Δ|
+/// 3.1e-2 (0.9% of row RMS)`); the cosine is rounded down, so an error never reads as 1.
+pub fn format_drift(d: &Drift) -> String {
+    let cos = if d.min_cosine.is_nan() { "NaN".to_string() } else { format!("{:.5}", (d.min_cosine * 1e5).floor() / 1e5) };
+    format!("cos {cos}, max |Δ| {:.1e} ({:.1}% of row RMS)", d.max_abs_err, d.max_rms_err * 100.0)
+}
+
+/// What the Models tables' *vs f32* column means, said under every table that shows it.
+pub const VS_F32_NOTE: &str = "vs f32: a model whose weights are stored in f16, q8_0 or q4_0, compared with the same model \
+    in f32: the least cosine similarity of an output row, the largest absolute difference, and that difference as a share \
+    of its row's RMS. It is the error the dtype itself causes, shown for reading and never a failure: the check beside it \
+    compares with a reference over the same rounded weights.";
+
 /// Each run's label, `browser/platform`, with the host's OS added where that alone is ambiguous
 /// (a CI matrix runs the same browser on several OSes).
 pub fn labels(report: &RunReport) -> Vec<String> {
@@ -700,6 +713,13 @@ pub struct ModelRow<'a> {
     pub dispatches: String,
     /// The check in brief ([`format_check`]), or `–` unchecked.
     pub check: String,
+    /// For a model in f16, q8_0 or q4_0: its error against the f32 model ([`format_drift`]).
+    pub vs_f32: Option<String>,
+}
+
+/// What the Models tables say under a *vs f32* column ([`VS_F32_NOTE`]), where some row has one.
+pub fn vs_f32_note(rows: &[ModelRow<'_>]) -> Option<&'static str> {
+    rows.iter().any(|r| r.vs_f32.is_some()).then_some(VS_F32_NOTE)
 }
 
 /// Every model case of every run, run by run: the rows of the Models tables. Empty when no case
@@ -721,6 +741,7 @@ pub fn model_rows(report: &RunReport) -> Vec<ModelRow<'_>> {
                 per_item: t.format_ms_per_item(),
                 dispatches: t.format_dispatches(),
                 check: case.correctness.as_ref().map(format_check).unwrap_or_else(|| "–".into()),
+                vs_f32: case.correctness.as_ref().and_then(|v| v.vs_f32.as_ref()).map(format_drift),
             });
         }
     }
