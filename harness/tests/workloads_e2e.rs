@@ -114,6 +114,15 @@ fn f16_models_pass_their_cosine_checks_where_the_adapter_has_shader_f16_and_are_
             if has_f16 || !needs_f16 {
                 assert_eq!(case["status"], "passed", "{label}: {case:#}");
                 assert!(case["correctness"]["minCosine"].as_f64().unwrap() >= 0.999, "{label}: {id}");
+                // The error f16 itself causes, against the f32 model: reported beside the check.
+                let vs = &case["correctness"]["vsF32"];
+                assert_eq!(vs["dtype"], "f16", "{label}: {case:#}");
+                let cos = vs["minCosine"].as_f64().unwrap_or(f64::NAN);
+                assert!(cos.is_finite() && cos > 0.9 && cos < 1.0 + 1e-9, "{label}: {id}: {vs}");
+                if !id.contains(".op.") {
+                    let (dtype_err, kernel_err) = (vs["maxAbsErr"].as_f64().unwrap(), case["correctness"]["maxAbsErr"].as_f64().unwrap());
+                    assert!(dtype_err > kernel_err, "{label}: {id}: f16's rounding ({dtype_err:e}) must show beyond the kernels' own error ({kernel_err:e})");
+                }
             } else {
                 assert_eq!(case["status"], "unsupported", "{label}: {case:#}");
                 assert!(case["message"].as_str().unwrap_or_default().contains("shader-f16"), "{label}: {case:#}");

@@ -335,7 +335,7 @@ mod vs_f32_in_every_report {
             assert!(!validator.is_valid(&broken), "{pointer} must be checked");
         }
 
-        let shown = "cos 0.99987, max |Δ| 3.1e-2 (0.9% of row RMS)";
+        let shown = "cos 0.99987, max Δ 3.1e-2 (0.91% of row RMS)";
         let page = html::render(&report).unwrap().replace("&#x2F;", "/");
         let models = &page[page.find(r#"<section id="models">"#).unwrap()..];
         let models = &models[..models.find("</section>").unwrap()];
@@ -352,9 +352,14 @@ mod vs_f32_in_every_report {
 
     #[test]
     fn a_drift_reads_in_a_few_words_and_never_rounds_up_to_a_perfect_cosine() {
-        let d = |min_cosine| kernels::check::Drift { dtype: kernels::Dtype::Q4_0, min_cosine, worst_row: None, max_abs_err: 0.25, max_rms_err: 0.125 };
-        assert_eq!(format_drift(&d(0.999_999_9)), "cos 0.99999, max |Δ| 2.5e-1 (12.5% of row RMS)");
-        assert_eq!(format_drift(&d(f64::NAN)), "cos NaN, max |Δ| 2.5e-1 (12.5% of row RMS)");
+        let d = |min_cosine, max_rms_err| kernels::check::Drift { dtype: kernels::Dtype::Q4_0, min_cosine, worst_row: None, max_abs_err: 0.25, max_rms_err };
+        assert_eq!(format_drift(&d(0.995, 0.125)), "cos 0.99500, max Δ 2.5e-1 (12.5% of row RMS)");
+        // f16's error is far below 1e-5: the digits go on until it shows.
+        assert_eq!(format_drift(&d(0.999_999_887_8, 0.0015)), "cos 0.99999988, max Δ 2.5e-1 (0.15% of row RMS)");
+        assert_eq!(format_drift(&d(0.999_999_994, 0.000_29)), "cos 0.9999999940, max Δ 2.5e-1 (0.029% of row RMS)");
+        assert_eq!(format_drift(&d(1.000_000_000_000_000_2, 0.0)), "cos 1, max Δ 2.5e-1 (0% of row RMS)");
+        assert_eq!(format_drift(&d(f64::NAN, 0.125)), "cos NaN, max Δ 2.5e-1 (12.5% of row RMS)");
+        assert!(!format_drift(&d(0.9, 0.1)).contains('|'), "a Markdown cell");
     }
 }
 

@@ -256,7 +256,7 @@ mod tests {
         let drift = kernels::check::Drift { dtype: kernels::Dtype::Q8_0, min_cosine: 0.9995, worst_row: Some(0), max_abs_err: 0.004, max_rms_err: 0.02 };
         report.runs[0].cases.iter_mut().find(|c| c.throughput.is_some()).unwrap().correctness.as_mut().unwrap().vs_f32 = Some(drift);
         let text = models(&report);
-        assert!(text.contains("vs f32") && text.contains("cos 0.99950, max |Δ| 4.0e-3 (2.0% of row RMS)"), "{text}");
+        assert!(text.contains("vs f32") && text.contains("cos 0.99950, max Δ 4.0e-3 (2.0% of row RMS)"), "{text}");
         assert!(text.contains(reports::VS_F32_NOTE), "{text}");
     }
 

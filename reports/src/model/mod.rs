@@ -662,11 +662,22 @@ pub fn format_check(v: &Verdict) -> String {
     }
 }
 
-/// A model's error against its f32 model in a few words, for tables (`cos 0.99987, max |Δ|
-/// 3.1e-2 (0.9% of row RMS)`); the cosine is rounded down, so an error never reads as 1.
+/// A model's error against its f32 model in a few words, for tables (`cos 0.99999988, max Δ
+/// 7.7e-5 (0.15% of row RMS)`; no `|`, which would split a Markdown cell). The cosine is rounded
+/// down, with digits enough to show how far from 1 it is, so an error never reads as none.
 pub fn format_drift(d: &Drift) -> String {
-    let cos = if d.min_cosine.is_nan() { "NaN".to_string() } else { format!("{:.5}", (d.min_cosine * 1e5).floor() / 1e5) };
-    format!("cos {cos}, max |Δ| {:.1e} ({:.1}% of row RMS)", d.max_abs_err, d.max_rms_err * 100.0)
+    let cos = match 1.0 - d.min_cosine {
+        gap if gap.is_nan() => "NaN".to_string(),
+        gap if gap <= 0.0 => "1".to_string(),
+        gap => {
+            let decimals = (1 - gap.log10().floor() as i32).clamp(5, 12);
+            let scale = 10f64.powi(decimals);
+            format!("{:.*}", decimals as usize, (d.min_cosine * scale).floor() / scale)
+        }
+    };
+    let share = 100.0 * d.max_rms_err;
+    let decimals = if share > 0.0 { (1 - share.log10().floor() as i32).clamp(1, 6) as usize } else { 0 };
+    format!("cos {cos}, max Δ {:.1e} ({share:.decimals$}% of row RMS)", d.max_abs_err)
 }
 
 /// What the Models tables' *vs f32* column means, said under every table that shows it.
