@@ -210,3 +210,16 @@ pub fn clocked(median: f64) -> ClockStats {
         throttle_reasons: vec!["gpu_idle".into()],
     }
 }
+
+/// Asserts that `json` validates against the results schema and that each of `broken` (a JSON
+/// pointer and a value put there) does not: the schema checks those fields, not merely allows them.
+pub fn assert_schema_checks(json: &serde_json::Value, broken: &[(&str, serde_json::Value)]) {
+    let schema: serde_json::Value = serde_json::from_str(include_str!("../schema/results.schema.json")).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    assert!(validator.is_valid(json), "{:?}", validator.iter_errors(json).map(|e| e.to_string()).collect::<Vec<_>>());
+    for (pointer, bad) in broken {
+        let mut broken = json.clone();
+        *broken.pointer_mut(pointer).unwrap() = bad.clone();
+        assert!(!validator.is_valid(&broken), "{pointer} must be checked");
+    }
+}
