@@ -267,3 +267,30 @@ fn a_wgsl_syntax_error_is_nagas_diagnostic_with_file_line_and_column() {
     let wgsl = GOOD_WGSL.replacen("array<f32>;", "array<f32>", 1);
     refused("wgsl-syntax", GOOD_TOML, &wgsl, &["field `wgsl` ({wgsl}) is not valid WGSL", "expected `;`", "{wgsl}:2:1", "2 │ @group(0) @binding(1)", "^ expected `;`"]);
 }
+
+/// Quantized weights: a small decoder in q8_0 and q4_0 runs in headless Chromium and Firefox, its
+/// fused matvecs and its matmuls dequantizing GGUF's blocks in WGSL that both browsers' compilers
+/// accept, and every case passes against the reference over the dequantized weights.
+#[test]
+fn quantized_decoders_pass_their_checks_in_chromium_and_firefox() {
+    let (code, results, stderr) = run_checked(
+        "quantized-models",
+        &[
+            "--model", "llama:hidden=64,heads=8,kv_heads=2,ffn=96,layers=2", "--dtype", "q8_0,q4_0", "--context", "4,257",
+            "--browser", "chrome,firefox", "--platform", "webgpu", "--sampling", "isolated", "--samples", "1", "--warmup", "0", "--timeout", "600",
+        ],
+    );
+    assert_eq!(code, Some(0), "stderr:\n{stderr}");
+    for run in results["runs"].as_array().unwrap() {
+        let label = run["browser"].as_str().unwrap();
+        let cases = run["cases"].as_array().unwrap();
+        // Per dtype: prefill and decode at both contexts, and the per-op cases once.
+        assert_eq!(cases.len(), 2 * (2 * 2 + kernels::model::decoder::OPS.len()), "{label}");
+        for case in cases {
+            assert_eq!(case["status"], "passed", "{label}: {case:#}");
+        }
+        for id in ["llama-q4_0.prefill/2x257/seed=1", "llama-q8_0.decode/2x4/seed=1"] {
+            assert!(cases.iter().any(|c| c["id"] == id), "{label} has no {id}");
+        }
+    }
+}

@@ -80,11 +80,10 @@ impl Dtype {
         }
     }
 
-    /// The WGSL type of `vec` consecutive values of this type: `f16`, `vec4<f32>`, …; `u32` for a
-    /// quantized type, whose words the kernel unpacks itself.
+    /// The WGSL type of `vec` consecutive values of this type: `f16`, `vec4<f32>`, …; of a
+    /// quantized type, `vec` consecutive u32 words, which the kernel unpacks itself.
     pub fn vector(self, vec: u32) -> String {
         match vec {
-            _ if self.quant().is_some() => self.wgsl().to_string(),
             1 => self.wgsl().to_string(),
             _ => format!("vec{vec}<{}>", self.wgsl()),
         }

@@ -42,10 +42,12 @@ pub struct WorkloadArgs {
     /// Encoder sequence lengths (tokens per sentence, padded), comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "16,128", value_parser = clap::value_parser!(u32).range(2..=512), conflicts_with = "replay")]
     pub seq: Vec<u32>,
-    /// How the models' linear-layer weights are stored, comma-separated: `f32`, or `f16` (half
-    /// the bytes, f32 arithmetic; needs the adapter's `shader-f16`). Each model runs once per
-    /// dtype; f16 cases are named `MODEL-f16` and checked against a reference that reads the
-    /// same f16-rounded weights.
+    /// How the models' linear-layer weights are stored, comma-separated: `f32`; `f16` (half the
+    /// bytes; needs the adapter's `shader-f16`); `q8_0` or `q4_0` (GGUF's blocks of 32 weights
+    /// and an f16 scale, 8.5 or 4.5 bits a weight, quantized by harness from the same weights and
+    /// dequantized in the kernels as they read). Arithmetic stays f32. Each model runs once per
+    /// dtype, as `MODEL-f16`, `MODEL-q4_0`, …, checked against a reference that reads the same
+    /// rounded or dequantized weights; the error against the f32 model is reported beside it.
     #[arg(long, value_delimiter = ',', default_value = "f32", conflicts_with = "replay")]
     pub dtype: Vec<Dtype>,
     /// A user kernel manifest (TOML; see README, "Your own kernel"); repeatable.

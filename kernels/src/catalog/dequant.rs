@@ -34,29 +34,37 @@ fn q4_0_high(q: u32) -> vec4<f32> {
     format!("const WORDS: u32 = {words}u;\nconst BLOCK: u32 = {BLOCK}u;\n{values}")
 }
 
-/// The WGSL expression of the scale of block `s` of a matrix of `rows` rows in array `w`, whose
-/// rows are `words` words of quants: the f16 scales follow every row's quants, two to a word.
-pub fn scale(w: &str, rows: &str, words: &str, s: &str) -> String {
-    format!("unpack2x16float({w}[{rows} * {words} + ({s}) / 2u])[({s}) % 2u]")
+/// The WGSL expression of the f16 scale of block `s` of a matrix in array `w` of `vec`-word
+/// elements (`u32` or `vec4<u32>`), whose scales start at word `first` (after every row's
+/// quants), two to a word.
+pub fn scale(w: &str, vec: u32, first: &str, s: &str) -> String {
+    let word = format!("{first} + ({s}) / 2u");
+    let read = if vec == 1 { format!("{w}[{word}]") } else { format!("{w}[({word}) / 4u][({word}) % 4u]") };
+    format!("unpack2x16float({read})[({s}) % 2u]")
 }
 
 /// The WGSL of `b_vec`, `b_element` and their helpers for `matmul` with B `[N,K]` quantized as
 /// `format`: the `vec` (1 or 4) weights at (row, col) of B, dequantized.
 pub fn matmul_b_reads(format: QuantFormat, vec: u32) -> String {
     let quads = match format {
-        QuantFormat::Q8_0 => "    return q8_0_values(b[row * words + col / 4u]);",
+        QuantFormat::Q8_0 => "    return q8_0_values(b_word(row * words + col / 4u));",
         QuantFormat::Q4_0 => {
             "    let j = col % BLOCK;
-    let q = b[row * words + col / BLOCK * WORDS + j % 16u / 4u];
+    let q = b_word(row * words + col / BLOCK * WORDS + j % 16u / 4u);
     if (j < 16u) {
         return q4_0_low(q);
     }
     return q4_0_high(q);"
         }
     };
+    // B is bound as `vec4<u32>`s where the tile loads vec4s, as u32 words otherwise.
+    let word = if vec == 4 { "b[i / 4u][i % 4u]" } else { "b[i]" };
     let b_vec = if vec == 4 { "b_scale(row, col) * b_quad(row, col)" } else { "b_one(row, col)" };
     format!(
         "{}
+fn b_word(i: u32) -> u32 {{
+    return {word};
+}}
 fn b_words() -> u32 {{
     return (p.k + BLOCK - 1u) / BLOCK * WORDS;
 }}
@@ -81,7 +89,7 @@ fn b_vec(i: u32, row: u32, col: u32) -> Vec {{
 }}
 ",
         unpack(format),
-        scale("b", "p.n", "words", "s")
+        scale("b", vec, "p.n * words", "s")
     )
 }
 

@@ -269,92 +269,111 @@ fn float_loops(branch: &Branch, rows: u32, rms_norm: bool) -> (String, String) {
     (main, String::new())
 }
 
-/// The loop over the u32 words of a W quantized as `format` ([`crate::quant::QuantMatrix::gpu_layout`]:
-/// every block's quants, a row's consecutive, then the blocks' f16 scales two to a word): invocation
-/// `t` reads words `t`, `t + WG`, … of each of its rows, the x values each multiplies (zero past K,
-/// which pads a row's last block), and its block's scale. With `rms_norm`, as [`float_loops`].
+/// The loop over a W quantized as `format` ([`crate::quant::QuantMatrix::gpu_layout`]: every
+/// block's quants, a row's consecutive, then the blocks' f16 scales two to a word), in units of
+/// `vec` words: one u32, or a 16-byte `vec4<u32>` chunk (where x is read as vec4s too). Invocation
+/// `t` reads units `t`, `t + WG`, … of each of its rows, the x values each multiplies (zero past
+/// K, which pads a row's last block) and its block's scale. With `rms_norm`, as [`float_loops`].
 /// Returns the loop and the functions it calls.
 fn quant_loops(branch: &Branch, rows: u32, rms_norm: bool, format: QuantFormat, vec: u32) -> (String, String) {
     let multiply = |ws: &[(String, &str)]| -> String {
         let mut text = String::new();
         for r in 0..rows {
             for (w, acc) in ws {
-                let scale = super::dequant::scale(w, "len", "words", "s");
-                text += &format!("            {{ let s = row_{r} * blocks + i / WORDS; {acc}_{r} += {scale} * word_dot({w}[row_{r} * words + i], xv); }}\n");
+                let scale = super::dequant::scale(w, vec, "len * words", "s");
+                text += &format!("            {{ let s = row_{r} * blocks + i / UNITS; {acc}_{r} += {scale} * unit_dot({w}[row_{r} * units + i], xv); }}\n");
             }
         }
         text
     };
     let load = if rms_norm {
-        "let xr = load_x(b, i);\n            squares += sum_sq(xr);\n            let xv = times(xr, load_gain(i));"
+        "let xr = load_x(b, i);\n            squares += sum_sq(xr);\n            let xv = times(xr, load_x(GAIN, i));"
     } else {
         "let xv = load_x(b, i);"
     };
-    let x4 = |name: &str, array: &str, row: &str| match vec {
-        4 => format!("fn {name}(b: u32, i: u32) -> vec4<f32> {{
-    let v = vec4<f32>({array}[{row} + min(i, max((p.k + 3u) / 4u, 1u) - 1u)]);
-    return select(vec4<f32>(0.0), v, vec4<u32>(4u * i) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
-}}\n"),
-        _ => format!("fn {name}(b: u32, i: u32) -> vec4<f32> {{
-    var v = vec4<f32>(0.0);
-    for (var e = 0u; e < 4u; e++) {{
-        if (4u * i + e < p.k) {{ v[e] = f32({array}[b * p.k + 4u * i + e]); }}
-    }}
-    return v;
-}}\n"),
-    };
-    let row_start = if vec == 4 { "b * (p.k / 4u)" } else { "0u" };
-    let gain = if rms_norm { x4("gain4", "gain", "0u") } else { String::new() };
     let main = format!(
-        "    // A row is `blocks` blocks of WORDS words; a segment's scales follow its `len` rows' quants.
+        "    // A row is `blocks` blocks of UNITS units of {vec} word(s); a segment's scales follow its
+    // `len` rows' quants.
     let blocks = (p.k + BLOCK - 1u) / BLOCK;
     let words = blocks * WORDS;
-    for (var i = t; i < words; i += WG) {{
+    let units = words / {vec}u;
+    for (var i = t; i < units; i += WG) {{
         {load}
 {}
     }}",
         branch(&multiply).trim_end()
     );
-    (main, format!("{}{gain}{}", x4("x4", "x", row_start), format_wgsl(format, rms_norm)))
+    (main, format_wgsl(format, vec, rms_norm))
 }
 
-/// The WGSL that reads a word of a `format` matrix: the x values it multiplies (`Xs`), `load_x`,
-/// and `word_dot` (their dot product with its quants, before the block's scale); with `rms_norm`,
-/// `load_gain`, `sum_sq` and `times` for the folded norm.
-fn format_wgsl(format: QuantFormat, rms_norm: bool) -> String {
-    let (core, norm) = match format {
-        QuantFormat::Q8_0 => (
-            "// Word i of a row holds its weights 4i .. 4i + 4: a block's 32 int8 are 8 words in order.
-alias Xs = vec4<f32>;
-fn load_x(b: u32, i: u32) -> Xs { return x4(b, i); }
-fn word_dot(q: u32, xs: Xs) -> f32 { return dot(q8_0_values(q), xs); }
-",
-            "fn load_gain(i: u32) -> Xs { return gain4(0u, i); }
-fn sum_sq(xs: Xs) -> f32 { return dot(xs, xs); }
-fn times(a: Xs, b: Xs) -> Xs { return a * b; }
-",
-        ),
-        QuantFormat::Q4_0 => (
-            "// Word i of a row is bytes 4j .. 4j + 4 (j = i % 4) of block i / 4: the block's weights 4j .. 4j + 4
-// in their low nibbles, 16 + 4j .. 16 + 4j + 4 in their high ones.
-alias Xs = array<vec4<f32>, 2>;
-fn load_x(b: u32, i: u32) -> Xs {
-    let v = i / 4u * 8u + i % 4u;
-    return Xs(x4(b, v), x4(b, v + 4u));
-}
-fn word_dot(q: u32, xs: Xs) -> f32 { return dot(q4_0_low(q), xs[0]) + dot(q4_0_high(q), xs[1]); }
-",
-            "fn load_gain(i: u32) -> Xs {
-    let v = i / 4u * 8u + i % 4u;
-    return Xs(gain4(0u, v), gain4(0u, v + 4u));
-}
-fn sum_sq(xs: Xs) -> f32 { return dot(xs[0], xs[0]) + dot(xs[1], xs[1]); }
-fn times(a: Xs, b: Xs) -> Xs { return Xs(a[0] * b[0], a[1] * b[1]); }
-",
+/// The WGSL that reads a unit of `vec` words of a `format` matrix: `Xs`, the x values it
+/// multiplies (XS vec4s, the `j`-th being vec4 `x_index(i, j)` of the row); `load_x(b, i)` (of row
+/// `b` of x, or of the norm's gain for `b = GAIN`); `unit_dot` (their dot product with its quants,
+/// before the block's scale); `sum_sq` and `times` for a folded norm.
+fn format_wgsl(format: QuantFormat, vec: u32, rms_norm: bool) -> String {
+    let (xs, x_index, dot) = match (format, vec) {
+        // Word i of a row holds weights 4i .. 4i + 4: a block's 32 int8 are 8 words in order.
+        (QuantFormat::Q8_0, 1) => (1, "i", "dot(q8_0_values(q), xs[0])"),
+        (QuantFormat::Q8_0, _) => (4, "4u * i + j", "dot(q8_0_values(q[0]), xs[0]) + dot(q8_0_values(q[1]), xs[1]) + dot(q8_0_values(q[2]), xs[2]) + dot(q8_0_values(q[3]), xs[3])"),
+        // Word i of a row is bytes 4j .. 4j + 4 (j = i % 4) of block i / 4: the block's weights
+        // 4j .. 4j + 4 in their low nibbles, 16 + 4j .. 16 + 4j + 4 in their high ones.
+        (QuantFormat::Q4_0, 1) => (2, "i / 4u * 8u + i % 4u + 4u * j", "dot(q4_0_low(q), xs[0]) + dot(q4_0_high(q), xs[1])"),
+        // Chunk i is block i: the low nibbles of its words are weights 0 .. 16, the high 16 .. 32.
+        (QuantFormat::Q4_0, _) => (
+            8,
+            "8u * i + j",
+            "dot(q4_0_low(q[0]), xs[0]) + dot(q4_0_low(q[1]), xs[1]) + dot(q4_0_low(q[2]), xs[2]) + dot(q4_0_low(q[3]), xs[3]) + dot(q4_0_high(q[0]), xs[4]) + dot(q4_0_high(q[1]), xs[5]) + dot(q4_0_high(q[2]), xs[6]) + dot(q4_0_high(q[3]), xs[7])",
         ),
     };
-    let norm = if rms_norm { norm } else { "" };
-    format!("{}{core}{norm}", super::dequant::unpack(format))
+    let unit = if vec == 1 { "u32" } else { "vec4<u32>" };
+    // x4(b, v): vec4 v of row b of x (of the gain for b = GAIN), zero past K.
+    let x4 = if vec == 4 {
+        "fn x4(b: u32, v: u32) -> vec4<f32> {
+    let last = max((p.k + 3u) / 4u, 1u) - 1u;
+    var x4 = vec4<f32>(0.0);
+    if (b == GAIN) { GAIN_READ } else { x4 = vec4<f32>(x[b * (p.k / 4u) + min(v, last)]); }
+    return select(vec4<f32>(0.0), x4, vec4<u32>(4u * v) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+}
+"
+        .replace("GAIN_READ", if rms_norm { "x4 = gain[min(v, last)];" } else { "" })
+    } else {
+        "fn x4(b: u32, v: u32) -> vec4<f32> {
+    var x4 = vec4<f32>(0.0);
+    for (var e = 0u; e < 4u; e++) {
+        let c = 4u * v + e;
+        if (c < p.k) {
+            if (b == GAIN) { GAIN_READ } else { x4[e] = f32(x[b * p.k + c]); }
+        }
+    }
+    return x4;
+}
+"
+        .replace("GAIN_READ", if rms_norm { "x4[e] = lane(gain[c / VEC], c % VEC);" } else { "" })
+    };
+    format!(
+        "{}const UNITS: u32 = WORDS / {vec}u;
+const GAIN: u32 = 0xffffffffu;
+const XS: u32 = {xs}u;
+alias Xs = array<vec4<f32>, XS>;
+{x4}fn load_x(b: u32, i: u32) -> Xs {{
+    var xs: Xs;
+    for (var j = 0u; j < XS; j++) {{ xs[j] = x4(b, {x_index}); }}
+    return xs;
+}}
+fn unit_dot(q: {unit}, xs: Xs) -> f32 {{ return {dot}; }}
+fn sum_sq(xs: Xs) -> f32 {{
+    var s = 0.0;
+    for (var j = 0u; j < XS; j++) {{ s += dot(xs[j], xs[j]); }}
+    return s;
+}}
+fn times(a: Xs, g: Xs) -> Xs {{
+    var y = a;
+    for (var j = 0u; j < XS; j++) {{ y[j] *= g[j]; }}
+    return y;
+}}
+",
+        super::dequant::unpack(format)
+    )
 }
 
 /// Most weights one matvec dispatch streams as segments: Q, K and V of one attention layer. With
@@ -666,5 +685,17 @@ mod tests {
         let s = Shape(vec![2048, 5632]);
         assert_eq!(MATVEC.flops(&s), 2.0 * 2048.0 * 5632.0);
         assert_eq!(MATVEC.bytes(&s), 4.0 * (2048.0 + 2048.0 * 5632.0 + 5632.0));
+        // Quantized: the blocks' quants and f16 scales (34 and 18 bytes a block of 32).
+        let blocks = 5632.0 * 64.0;
+        assert_eq!(MATVEC_Q8_0.bytes(&s), 4.0 * 2048.0 + blocks * 34.0 + 4.0 * 5632.0);
+        assert_eq!(MATVEC_Q4_0.bytes(&s), 4.0 * 2048.0 + blocks * 18.0 + 4.0 * 5632.0);
+        assert_eq!(MATVEC_Q4_0.flops(&s), MATVEC.flops(&s));
+        // The weights' buffer is their GPU layout, and the reference multiplies the dequantized
+        // weights, not the f32 ones.
+        let odd = Shape(vec![77, 33]);
+        let inputs = MATVEC_Q4_0.inputs(&odd, 1);
+        let layout = crate::quant::QuantMatrix::quantize(crate::quant::QuantFormat::Q4_0, 33, 77, &inputs[1]).unwrap().gpu_layout();
+        assert_eq!(MATVEC_Q4_0.input_bytes(&odd, 1, &inputs[1]), layout);
+        assert_ne!(MATVEC_Q4_0.reference(&odd, &inputs), MATVEC.reference(&odd, &MATVEC.inputs(&odd, 1)));
     }
 }

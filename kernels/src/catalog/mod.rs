@@ -8,7 +8,6 @@ pub mod linear;
 pub mod matmul;
 pub mod matvec;
 pub(crate) mod norm;
-pub mod quant_matvec;
 mod roofline;
 mod rope;
 mod selftest;
@@ -26,8 +25,8 @@ pub fn all() -> Vec<&'static dyn Kernel> {
         &matmul::BLOCKED_F16,
         &matvec::MATVEC,
         &matvec::MATVEC_F16,
-        &quant_matvec::MATVEC_Q8_0,
-        &quant_matvec::MATVEC_Q4_0,
+        &matvec::MATVEC_Q8_0,
+        &matvec::MATVEC_Q4_0,
         &elementwise::ADD,
         &elementwise::SUB,
         &elementwise::MUL,
