@@ -48,9 +48,20 @@ impl Linear {
     ///   workgroups along z), which gives every row N / ROWS workgroups and reads W from cache after
     ///   the first row.
     pub fn choose(m: u32, k: u32, n: u32, subgroups: bool) -> Linear {
+        Linear::choose_for(m, k, n, subgroups, Dtype::F32)
+    }
+
+    /// [`choose`](Linear::choose) for a weight stored as `w`: a quantized matvec reads 4 or 8
+    /// weights a word, so fewer invocations cover a row with the same four loads each.
+    pub fn choose_for(m: u32, k: u32, n: u32, subgroups: bool, w: Dtype) -> Linear {
         let vec = if k % 4 == 0 { 4 } else { 1 };
+        let per_load = vec * match w {
+            Dtype::F32 | Dtype::F16 => 1,
+            Dtype::Q8_0 => 4,
+            Dtype::Q4_0 => 8,
+        };
         let matvec = || {
-            let wg = (k / vec / 4).clamp(32, 256);
+            let wg = (k / per_load / 4).clamp(32, 256);
             let wg = if wg.is_power_of_two() { wg } else { wg.next_power_of_two() / 2 };
             let rows = [4, 2].into_iter().find(|r| n.div_ceil(*r) >= MATVEC_FILL).unwrap_or(1);
             Linear::Matvec(MatvecParams { wg, rows, vec, sg: subgroups && vec == 4 })
@@ -131,6 +142,17 @@ mod tests {
         assert_eq!(mv(1536, 384), "wg64-r1-v4");
         assert_eq!(mv(77, 33), "wg32-r1-v1");
         assert_eq!(mv(1, 1), "wg32-r1-v1");
+    }
+
+    #[test]
+    fn a_quantized_row_takes_fewer_invocations_for_its_fewer_loads() {
+        let mv = |k, n, w| match Linear::choose_for(1, k, n, false, w) {
+            Linear::Matvec(p) => p.to_string(),
+            other => panic!("{k}×{n}: {other:?}"),
+        };
+        assert_eq!(mv(5632, 2048, Dtype::F16), "wg256-r2-v4");
+        assert_eq!(mv(5632, 2048, Dtype::Q8_0), "wg64-r2-v4");
+        assert_eq!(mv(5632, 2048, Dtype::Q4_0), "wg32-r2-v4");
     }
 
     #[test]

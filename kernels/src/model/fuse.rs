@@ -107,7 +107,7 @@ fn matvecs(g: &Graph, i: usize, subgroups: bool, internal: &dyn Fn(T, u32) -> bo
 /// Whether `ops` (linear layers of one input, or one SwiGLU) run as one matvec.
 fn is_matvec(g: &Graph, ops: &[usize], subgroups: bool) -> bool {
     let ops: Vec<&Op> = ops.iter().map(|&j| &g.ops[j].1).collect();
-    super::wgsl::matvec_for(&ops, subgroups).is_some()
+    super::wgsl::matvec_for(&ops, subgroups, &|t| g.tensors[t].dtype).is_some()
 }
 
 /// The decode attention starting at op `i`: RoPE of q, RoPE of k, cache writes of the rotated k

@@ -203,7 +203,7 @@ impl Graph {
                     let ops: Vec<&Op> = indices.iter().map(|&i| &self.ops[i].1).collect();
                     let tag = self.ops[norm.unwrap_or(indices[0])].0;
                     // fuse::plan fuses only what runs as one matvec.
-                    if let Some(mv) = wgsl::matvec_for(&ops, subgroups) {
+                    if let Some(mv) = wgsl::matvec_for(&ops, subgroups, &dtype_of) {
                         wgsl::matvecs(p, tag, mv, norm.map(|n| &self.ops[n].1), &ops, &dtype_of);
                     }
                 }

@@ -354,7 +354,7 @@ fn reduce(t: u32, v: f32, is_max: bool) -> f32 {
 /// [`Linear::choose`]).
 pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: &dyn Fn(T) -> Dtype, subgroups: bool) {
     let f = |v: f32| v.to_bits();
-    if let Some(mv) = matvec_for(&[op], subgroups) {
+    if let Some(mv) = matvec_for(&[op], subgroups, dtype_of) {
         return matvecs(p, tag, mv, None, &[op], dtype_of);
     }
     let (name, src, words, tensors, groups): (&str, &str, Vec<u32>, Vec<usize>, [u32; 3]) = match *op {
@@ -416,18 +416,20 @@ fn attention_words(op: &Op, base: f32) -> Vec<u32> {
 /// other, or one SwiGLU), if they run as one: where [`Linear::choose`] picks a matvec for their
 /// rows together. Segments of a multiple of its rows per workgroup keep it; others take one row a
 /// workgroup, so no workgroup straddles two weights.
-pub fn matvec_for(ops: &[&Op], subgroups: bool) -> Option<MatvecParams> {
+pub fn matvec_for(ops: &[&Op], subgroups: bool, dtype_of: &dyn Fn(T) -> Dtype) -> Option<MatvecParams> {
     let mut shape = None;
     let mut rows = Vec::new();
+    let mut weights = Dtype::F32;
     for op in ops {
-        let (Op::Linear { m, k, n, .. } | Op::SwiGlu { m, k, n, .. }) = **op else { return None };
+        let (Op::Linear { m, k, n, w: weight, .. } | Op::SwiGlu { m, k, n, gate: weight, .. }) = **op else { return None };
+        weights = dtype_of(weight);
         if shape.replace((m, k)).is_some_and(|s| s != (m, k)) {
             return None;
         }
         rows.push(n);
     }
     let (m, k) = shape?;
-    let Linear::Matvec(mut mv) = Linear::choose(m, k, rows.iter().sum(), subgroups) else { return None };
+    let Linear::Matvec(mut mv) = Linear::choose_for(m, k, rows.iter().sum(), subgroups, weights) else { return None };
     if rows.len() > 1 && rows.iter().any(|n| n % mv.rows != 0) {
         mv.rows = 1;
     }
