@@ -36,6 +36,10 @@ pub struct WorkloadArgs {
     /// token after that many cached ones; the per-op cases use the longest.
     #[arg(long, value_delimiter = ',', default_value = "16,128", value_parser = clap::value_parser!(u32).range(1..MAX_CONTEXT), conflicts_with = "replay")]
     pub context: Vec<u32>,
+    /// Also time each op of one layer of the prefill at the longest context alone
+    /// (`MODEL.prefill_op.OP`), beside the decode step's (`MODEL.op.OP`): where a prompt's time goes.
+    #[arg(long, conflicts_with = "replay")]
+    pub prefill_ops: bool,
     /// Encoder batch sizes (sentences per run), comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1,8", value_parser = clap::value_parser!(u32).range(1..=64), conflicts_with = "replay")]
     pub batch: Vec<u32>,
@@ -117,7 +121,7 @@ impl Workloads {
                     w.weights.insert(MINILM.into(), dir.join("model.safetensors"));
                 } else {
                     let (name, config) = decoder_config(model, args.layers)?;
-                    w.cases.extend(decoder_cases(&name, config, &args.context, seed, dtype));
+                    w.cases.extend(decoder_cases(&name, config, &args.context, seed, dtype, args.prefill_ops));
                 }
             }
         }
@@ -295,8 +299,9 @@ fn decoder_config(model: &str, layers: Option<u32>) -> Result<(String, LlamaConf
     Ok((name, config))
 }
 
-/// Prefill and decode at each context length, then each op of one layer at the longest.
-fn decoder_cases(name: &str, config: LlamaConfig, contexts: &[u32], seed: u64, dtype: Dtype) -> Vec<CaseSpec> {
+/// Prefill and decode at each context length, then each op of one layer of the decode step at the
+/// longest (and of the prefill, with `prefill_ops`).
+fn decoder_cases(name: &str, config: LlamaConfig, contexts: &[u32], seed: u64, dtype: Dtype, prefill_ops: bool) -> Vec<CaseSpec> {
     let name = &model_label(name, dtype);
     let case = |phase: Phase, ctx: u32, label: String| {
         let d = DecoderCase { model: name.to_string(), config, phase, ctx, dtype };
@@ -309,9 +314,12 @@ fn decoder_cases(name: &str, config: LlamaConfig, contexts: &[u32], seed: u64, d
     }
     if let Some(&ctx) = contexts.iter().max() {
         let one_layer = LlamaConfig { layers: 1, ..config };
-        for op in OPS {
-            let d = DecoderCase { model: name.to_string(), config: one_layer, phase: Phase::Op(op.into()), ctx, dtype };
-            cases.push(CaseSpec::of_workload(&format!("{name}.op.{op}"), Shape(vec![1, ctx]), seed, Workload::Decoder(d)));
+        let phases: [(&str, fn(String) -> Phase); 2] = [("op", Phase::Op), ("prefill_op", Phase::PrefillOp)];
+        for (kind, phase) in phases.into_iter().take(1 + prefill_ops as usize) {
+            for op in OPS {
+                let d = DecoderCase { model: name.to_string(), config: one_layer, phase: phase(op.into()), ctx, dtype };
+                cases.push(CaseSpec::of_workload(&format!("{name}.{kind}.{op}"), Shape(vec![1, ctx]), seed, Workload::Decoder(d)));
+            }
         }
     }
     cases
@@ -365,11 +373,16 @@ mod tests {
 
     #[test]
     fn decoder_cases_cover_prefill_decode_and_every_op() {
-        let cases = decoder_cases("tinyllama", TINYLLAMA, &[16, 128], 1, Dtype::F32);
+        let cases = decoder_cases("tinyllama", TINYLLAMA, &[16, 128], 1, Dtype::F32, false);
         assert_eq!(cases.len(), 4 + OPS.len());
         assert_eq!(cases[0].id, "tinyllama.prefill/22x16/seed=1");
         assert!(cases.iter().any(|c| c.id == "tinyllama.op.attention/1x128/seed=1"));
         assert!(cases.iter().all(|c| c.info().is_some()));
+        // --prefill-ops: the prefill's ops too, at the longest context.
+        let cases = decoder_cases("tinyllama", TINYLLAMA, &[16, 128], 1, Dtype::F32, true);
+        assert_eq!(cases.len(), 4 + 2 * OPS.len());
+        let qkv = cases.iter().find(|c| c.id == "tinyllama.prefill_op.qkv/1x128/seed=1").expect("the prefill's qkv alone");
+        assert!(qkv.info().unwrap().summary.contains("prefill of 128 tokens"));
     }
 
     /// MiniLM's cases: the pass at every batch and length, then each op alone at the smallest,

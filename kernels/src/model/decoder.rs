@@ -5,7 +5,8 @@
 //!
 //! Three phases: `prefill` runs a whole prompt of `ctx` tokens; `decode` runs one new token
 //! against a KV cache already holding `ctx` tokens (seeded, as if a prompt had filled it); `op`
-//! runs one op of layer 0 of the decode step alone, for the time per op.
+//! (and `prefillOp`) runs one op of layer 0 of the decode step (of the prefill) alone, for the
+//! time per op.
 
 use super::graph::{Data, Graph};
 use super::op::{Op, T};
@@ -68,6 +69,8 @@ pub enum Phase {
     Decode,
     /// One op of layer 0 of the decode step, by its tag (see [`OPS`]).
     Op(String),
+    /// One op of layer 0 of the prefill, by its tag: where a prompt's time goes.
+    PrefillOp(String),
 }
 
 /// The op tags of one decoder layer, in order: the per-op cases.
@@ -96,7 +99,7 @@ impl DecoderCase {
     /// Tokens one run processes.
     fn tokens(&self) -> u32 {
         match self.phase {
-            Phase::Prefill => self.ctx,
+            Phase::Prefill | Phase::PrefillOp(_) => self.ctx,
             _ => 1,
         }
     }
@@ -105,7 +108,7 @@ impl DecoderCase {
     /// is a bare rotation by WGSL's loosely bounded `sin` and `cos`.
     pub fn tolerance(&self) -> crate::check::Tolerance {
         match &self.phase {
-            Phase::Op(op) if op == "rope" => super::ROTATION_TOLERANCE,
+            Phase::Op(op) | Phase::PrefillOp(op) if op == "rope" => super::ROTATION_TOLERANCE,
             _ => super::tolerance(self.dtype),
         }
     }
@@ -113,7 +116,7 @@ impl DecoderCase {
     /// Values per output row: a hidden state.
     pub fn row_len(&self) -> usize {
         match &self.phase {
-            Phase::Op(_) => {
+            Phase::Op(_) | Phase::PrefillOp(_) => {
                 let g = self.graph(0);
                 g.outputs.first().map_or(1, |&o| g.tensors[o].len / self.tokens() as usize).max(1)
             }
@@ -125,7 +128,7 @@ impl DecoderCase {
     pub fn graph(&self, seed: u64) -> Graph {
         let full = self.full_graph(seed);
         match &self.phase {
-            Phase::Op(tag) => full.only(tag),
+            Phase::Op(tag) | Phase::PrefillOp(tag) => full.only(tag),
             _ => full,
         }
     }
@@ -136,7 +139,7 @@ impl DecoderCase {
         let kvdim = c.kv_heads * hd;
         let t = self.tokens();
         let (pos0, cache_len) = match self.phase {
-            Phase::Prefill => (0, self.ctx),
+            Phase::Prefill | Phase::PrefillOp(_) => (0, self.ctx),
             _ => (self.ctx, self.ctx + 1),
         };
         let mut g = Graph { seed, ..Graph::default() };
@@ -173,7 +176,7 @@ impl DecoderCase {
             g.op("rope", Op::Rope { x: q, y: qr, tokens: t, heads: c.heads, hd, pos0, base: ROPE_BASE });
             g.op("rope", Op::Rope { x: k, y: kr, tokens: t, heads: c.kv_heads, hd, pos0, base: ROPE_BASE });
             let cache = |g: &mut Graph, name: String| match self.phase {
-                Phase::Prefill => g.computed(name, (cache_len * kvdim) as usize),
+                Phase::Prefill | Phase::PrefillOp(_) => g.computed(name, (cache_len * kvdim) as usize),
                 _ => g.seeded(name, (cache_len * kvdim) as usize, -1.0, 1.0),
             };
             let (kc, vc) = (cache(&mut g, p("k_cache")), cache(&mut g, p("v_cache")));
@@ -208,6 +211,7 @@ impl DecoderCase {
             Phase::Prefill => (format!("{} prefill of {} tokens through {} layers ({shape})", self.model, self.ctx, c.layers), true),
             Phase::Decode => (format!("{} decode of 1 token after {} cached, {} layers ({shape})", self.model, self.ctx, c.layers), true),
             Phase::Op(op) => (format!("{} layer op `{op}` of a decode step after {} cached tokens ({shape})", self.model, self.ctx), false),
+            Phase::PrefillOp(op) => (format!("{} layer op `{op}` of a prefill of {} tokens ({shape})", self.model, self.ctx), false),
         };
         CaseInfo {
             summary,
@@ -247,11 +251,18 @@ mod tests {
     #[test]
     fn every_op_tag_slices_to_a_runnable_graph() {
         for op in OPS {
-            let g = tiny(Phase::Op(op.into()), 4).graph(1);
-            assert!(!g.ops.is_empty(), "{op}");
-            let out = g.evaluate(None).unwrap();
-            assert!(!out.is_empty() && out.iter().all(|v| v.is_finite()), "{op}");
+            for phase in [Phase::Op(op.into()), Phase::PrefillOp(op.into())] {
+                let g = tiny(phase.clone(), 4).graph(1);
+                assert!(!g.ops.is_empty(), "{phase:?}");
+                let out = g.evaluate(None).unwrap();
+                assert!(!out.is_empty() && out.iter().all(|v| v.is_finite()), "{phase:?}");
+            }
         }
+        // A prefill op runs every token of the prompt.
+        assert_eq!(tiny(Phase::PrefillOp("qkv".into()), 4).graph(1).outputs.len(), 1);
+        let q = |phase: Phase| tiny(phase, 4).graph(1).tensors.iter().find(|t| t.name == "l0.q").map(|t| t.len);
+        assert_eq!(q(Phase::PrefillOp("qkv".into())), Some(4 * 64));
+        assert_eq!(q(Phase::Op("qkv".into())), Some(64));
     }
 
     #[test]
