@@ -33,7 +33,7 @@ fn phase_name(phase: &Phase) -> &'static str {
     match phase {
         Phase::Prefill => "prefill",
         Phase::Decode => "decode",
-        Phase::Op(_) => unreachable!("the fixture has whole-model cases only"),
+        Phase::Op(_) | Phase::PrefillOp(_) => unreachable!("the fixture has whole-model cases only"),
     }
 }
 

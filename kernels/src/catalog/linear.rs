@@ -17,6 +17,10 @@ pub const MATMUL_FILL: u32 = 256;
 /// workgroups of 128 invocations are about half its resident threads).
 pub const MATVEC_FILL: u32 = 1024;
 
+/// Workgroups a quantized `matvec` leaves at least when it gives each several rows: it streams a
+/// quarter or an eighth of the bytes, so fewer workgroups keep them in flight.
+pub const QUANT_MATVEC_FILL: u32 = 512;
+
 /// Most rows a linear layer runs as one `matvec` per row rather than a `matmul` that cannot fill
 /// the GPU: past this, W's rereads outweigh the idle SMs.
 pub const BATCHED_MATVEC_ROWS: u32 = 256;
@@ -51,17 +55,18 @@ impl Linear {
         Linear::choose_for(m, k, n, subgroups, Dtype::F32)
     }
 
-    /// [`choose`](Linear::choose) for a weight stored as `w`: a quantized matvec reads 4 or 8
-    /// weights a word, so fewer invocations cover a row with the same four loads each.
+    /// [`choose`](Linear::choose) for a weight stored as `w`: a quantized matvec, which reads 4 or
+    /// 8 weights a word and unpacks them, takes its own shape of workgroup.
     pub fn choose_for(m: u32, k: u32, n: u32, subgroups: bool, w: Dtype) -> Linear {
         let vec = if k % 4 == 0 { 4 } else { 1 };
-        let per_load = vec * match w {
-            Dtype::F32 | Dtype::F16 => 1,
-            Dtype::Q8_0 => 4,
-            Dtype::Q4_0 => 8,
-        };
         let matvec = || {
-            let wg = (k / per_load / 4).clamp(32, 256);
+            if w.quant().is_some() {
+                // The H100's winners at every shape of TinyLlama and MiniLM (docs/hardware/h100-decode.md):
+                // 128 invocations, and 4 rows where that leaves QUANT_MATVEC_FILL workgroups.
+                let rows = [4, 2].into_iter().find(|r| n.div_ceil(*r) >= QUANT_MATVEC_FILL).unwrap_or(1);
+                return Linear::Matvec(MatvecParams { wg: 128, rows, vec, sg: subgroups && vec == 4 });
+            }
+            let wg = (k / vec / 4).clamp(32, 256);
             let wg = if wg.is_power_of_two() { wg } else { wg.next_power_of_two() / 2 };
             let rows = [4, 2].into_iter().find(|r| n.div_ceil(*r) >= MATVEC_FILL).unwrap_or(1);
             Linear::Matvec(MatvecParams { wg, rows, vec, sg: subgroups && vec == 4 })
@@ -145,14 +150,16 @@ mod tests {
     }
 
     #[test]
-    fn a_quantized_row_takes_fewer_invocations_for_its_fewer_loads() {
+    fn a_quantized_matvec_takes_the_h100s_winners() {
         let mv = |k, n, w| match Linear::choose_for(1, k, n, false, w) {
             Linear::Matvec(p) => p.to_string(),
             other => panic!("{k}×{n}: {other:?}"),
         };
         assert_eq!(mv(5632, 2048, Dtype::F16), "wg256-r2-v4");
-        assert_eq!(mv(5632, 2048, Dtype::Q8_0), "wg64-r2-v4");
-        assert_eq!(mv(5632, 2048, Dtype::Q4_0), "wg32-r2-v4");
+        assert_eq!(mv(5632, 2048, Dtype::Q8_0), "wg128-r4-v4");
+        assert_eq!(mv(2048, 5632, Dtype::Q4_0), "wg128-r4-v4");
+        assert_eq!(mv(384, 1536, Dtype::Q4_0), "wg128-r2-v4");
+        assert_eq!(mv(1536, 384, Dtype::Q8_0), "wg128-r1-v4");
     }
 
     #[test]

@@ -329,12 +329,17 @@ fn format_wgsl(format: QuantFormat, vec: u32, rms_norm: bool) -> String {
     // x4(b, v): vec4 v of row b of x (of the gain for b = GAIN), zero past K.
     let x4 = if vec == 4 {
         "fn x4(b: u32, v: u32) -> vec4<f32> {
+    // Rows of whole blocks have no padding to mask: a plain load (p.k is uniform, so is the branch).
+    if (p.k % BLOCK == 0u) {
+        if (b == GAIN) { GAIN_READ_V } else { return vec4<f32>(x[b * (p.k / 4u) + v]); }
+    }
     let last = max((p.k + 3u) / 4u, 1u) - 1u;
     var x4 = vec4<f32>(0.0);
     if (b == GAIN) { GAIN_READ } else { x4 = vec4<f32>(x[b * (p.k / 4u) + min(v, last)]); }
     return select(vec4<f32>(0.0), x4, vec4<u32>(4u * v) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
 }
 "
+        .replace("GAIN_READ_V", if rms_norm { "return gain[v];" } else { "" })
         .replace("GAIN_READ", if rms_norm { "x4 = gain[min(v, last)];" } else { "" })
     } else {
         "fn x4(b: u32, v: u32) -> vec4<f32> {
@@ -350,27 +355,19 @@ fn format_wgsl(format: QuantFormat, vec: u32, rms_norm: bool) -> String {
 "
         .replace("GAIN_READ", if rms_norm { "x4[e] = lane(gain[c / VEC], c % VEC);" } else { "" })
     };
+    // Every Xs is built and read at constant indices, so it stays in registers.
+    let each = |f: &dyn Fn(u32) -> String, sep: &str| (0..xs).map(f).collect::<Vec<_>>().join(sep);
+    let load = each(&|j| format!("x4(b, {})", x_index.replace('j', &format!("{j}u"))), ", ");
+    let sum_sq = each(&|j| format!("dot(xs[{j}], xs[{j}])"), " + ");
+    let times = each(&|j| format!("a[{j}] * g[{j}]"), ", ");
     format!(
         "{}const UNITS: u32 = WORDS / {vec}u;
 const GAIN: u32 = 0xffffffffu;
-const XS: u32 = {xs}u;
-alias Xs = array<vec4<f32>, XS>;
-{x4}fn load_x(b: u32, i: u32) -> Xs {{
-    var xs: Xs;
-    for (var j = 0u; j < XS; j++) {{ xs[j] = x4(b, {x_index}); }}
-    return xs;
-}}
+alias Xs = array<vec4<f32>, {xs}u>;
+{x4}fn load_x(b: u32, i: u32) -> Xs {{ return Xs({load}); }}
 fn unit_dot(q: {unit}, xs: Xs) -> f32 {{ return {dot}; }}
-fn sum_sq(xs: Xs) -> f32 {{
-    var s = 0.0;
-    for (var j = 0u; j < XS; j++) {{ s += dot(xs[j], xs[j]); }}
-    return s;
-}}
-fn times(a: Xs, g: Xs) -> Xs {{
-    var y = a;
-    for (var j = 0u; j < XS; j++) {{ y[j] *= g[j]; }}
-    return y;
-}}
+fn sum_sq(xs: Xs) -> f32 {{ return {sum_sq}; }}
+fn times(a: Xs, g: Xs) -> Xs {{ return Xs({times}); }}
 ",
         super::dequant::unpack(format)
     )
