@@ -39,6 +39,10 @@
 #   suite with each browser's winners).
 #   MiniLM's floor (issue 26): after step 1 and MiniLM's two parts (stash-model), `minilm-ops` (natively);
 #   after Chromium's parts too, `gpu-minilm` (Chrome, Firefox and native).
+#   Decode in few dispatches, quantized weights (issue 26, h100-decode.md): after step 2, `decode-dtypes f32,f16`
+#   and `decode-dtypes q8_0,q4_0` (TinyLlama in Firefox and natively, with the roofline probes), then
+#   `decode-profile` (natively: each op of a layer of prefill and decode alone) and `tune-quant` (the quantized
+#   matvecs' variants, natively).
 #   Chromium (an attempt; see h100-firefox.md): here `bash docs/hardware/h100-firefox.sh pack-chromium`,
 #   there `stash-chromium` once per part carried (chromium.tar.xz.aa, .ab, …), then `chromium`, and
 #   `chrome` for the suites in Chromium with the flags that got the GPU.
@@ -109,7 +113,7 @@ stash-model)
   fi
   exit 0
   ;;
-gpu-out-of-the-box | gpu-hidden-icd | gpu-minilm | gpu-tune | gpu-matmul | gpu-models | minilm-ops | suite | models | chromium | chrome | bench | bench-chrome | tune-native | tune-firefox | tune-matvec | decoder-native | matmul | kernels | decoder | tfjs | minilm | survive | checks | wall) ;;
+decode-dtypes | decode-profile | tune-quant | gpu-out-of-the-box | gpu-hidden-icd | gpu-minilm | gpu-tune | gpu-matmul | gpu-models | minilm-ops | suite | models | chromium | chrome | bench | bench-chrome | tune-native | tune-firefox | tune-matvec | decoder-native | matmul | kernels | decoder | tfjs | minilm | survive | checks | wall) ;;
 *) sed -n 2,23p "$0"; exit 2 ;;
 esac
 
@@ -324,6 +328,19 @@ wall)
   run default harness run "${ff[@]}" --platform webgpu,native --suite default --out "$dir/default"
   run decoder harness run "${ff[@]}" --platform webgpu,native --model tinyllama --context 128 --timeout 300 \
     --out "$dir/decoder"
+  ;;
+decode-dtypes)
+  run "models-${2//,/-}" harness run "${ff[@]}" --platform webgpu,native --roofline --suite full --model tinyllama \
+    --dtype "$2" --context 128 --samples 10 --max-time 2 --timeout 300 --out "$dir/models-${2//,/-}"
+  ;;
+decode-profile)
+  run profile harness run --platform native --model tinyllama --dtype f32,q4_0 --context 128 --prefill-ops \
+    --samples 5 --max-time 1 --timeout 300 --out "$dir/profile"
+  ;;
+tune-quant)
+  run tune-quant harness run --tune --platform native --filter matvec_q8_0,matvec_q4_0 --suite full --samples 10 \
+    --warmup 5 --max-time 3 --timeout 120 --tune-cache /tmp/gpu/tune-quant.json --out "$dir/tune-quant"
+  cp /tmp/gpu/tune-quant.json "$dir/tune-quant.json"
   ;;
 minilm-ops)
   # Issue 26: MiniLM's floor. The pass at batch 1 and 8 × 16 and 128 tokens, then each op of its first

@@ -270,13 +270,14 @@ fn a_wgsl_syntax_error_is_nagas_diagnostic_with_file_line_and_column() {
 
 /// Quantized weights: a small decoder in q8_0 and q4_0 runs in headless Chromium and Firefox, its
 /// fused matvecs and its matmuls dequantizing GGUF's blocks in WGSL that both browsers' compilers
-/// accept, and every case passes against the reference over the dequantized weights.
+/// accept, and every case passes against the reference over the dequantized weights. The FFN's
+/// 1024-deep down projection of the 257-token prefill splits K (a matmul per chunk, then their sum).
 #[test]
 fn quantized_decoders_pass_their_checks_in_chromium_and_firefox() {
     let (code, results, stderr) = run_checked(
         "quantized-models",
         &[
-            "--model", "llama:hidden=64,heads=8,kv_heads=2,ffn=96,layers=2", "--dtype", "q8_0,q4_0", "--context", "4,257",
+            "--model", "llama:hidden=64,heads=8,kv_heads=2,ffn=1024,layers=2", "--dtype", "q8_0,q4_0", "--context", "4,257",
             "--browser", "chrome,firefox", "--platform", "webgpu", "--sampling", "isolated", "--samples", "1", "--warmup", "0", "--timeout", "600",
         ],
     );

@@ -189,7 +189,7 @@ fn every_quantized_matvec_variant_matches_the_dequantized_reference_natively() {
 }
 
 /// `(m, k, n, bias)` of the linear layers that [`models_linear_layers_match_f64_at_odd_shapes_natively`] runs.
-const LINEARS: [(u32, u32, u32, bool, bool); 21] = [
+const LINEARS: [(u32, u32, u32, bool, bool); 23] = [
     // One row: matvec, scalar (K % 4 != 0) and vec4, with and without bias and a residual added at
     // the store; 300000 outputs need more workgroups than one dispatch dimension holds.
     (1, 1, 1, true, false), (1, 77, 33, false, false), (1, 77, 33, true, false), (1, 64, 70, true, false), (1, 2048, 5, false, false),
@@ -200,6 +200,8 @@ const LINEARS: [(u32, u32, u32, bool, bool); 21] = [
     (3, 7, 5, false, true), (65, 67, 129, true, true), (33, 64, 70, false, true),
     // A few rows run as a matvec per row (Linear::choose): past 65535 workgroups a row, with both terms.
     (2, 4, 300_000, true, true),
+    // A deep K split in chunks, summed after with both terms: a last chunk shorter than the others.
+    (300, 1100, 70, true, true), (300, 2048, 256, false, false),
 ];
 
 #[test]

@@ -11,7 +11,9 @@
 // and vdot(a, b) (the sum of a * b), and generates the B tile, its loads, the products and the
 // stores for B's layout, and how B is read: b_element(i) and b_vec(i, row, col) (element i, and the
 // Vec at (row, col), of B as stored; a quantized B is dequantized there). Tiles are zero-padded past the matrices' edges, so any M, K, N work.
-struct Params { m: u32, k: u32, n: u32, pad: u32 }
+// With `kchunk` > 0 (a multiple of BK), workgroup z takes K's chunk z alone and stores its partial
+// C at z * M * N (split-K: a block too few to fill the GPU walks a shorter K), for a sum after.
+struct Params { m: u32, k: u32, n: u32, kchunk: u32 }
 
 // Inputs are bound as arrays of Vec: harness pads every input buffer to a multiple of 16 bytes.
 @group(0) @binding(0) var<uniform> p: Params;
@@ -70,10 +72,16 @@ fn main(
     // (MatmulParams::wgsl): as plain variables, not arrays indexed in loops, they stay in
     // registers whatever the driver's unroller does.
 {{declare}}
-    let steps = (p.k + BK - 1u) / BK;
+    let kbeg = wg.z * p.kchunk;
+    var kend = p.k;
+    if (p.kchunk != 0u) {
+        kend = min(p.k, kbeg + p.kchunk);
+    }
+    let c0 = wg.z * p.m * p.n;
+    let steps = (kend - min(kbeg, kend) + BK - 1u) / BK;
     // No early return: every invocation must reach the barriers (uniform control flow).
     for (var s = 0u; s < steps; s++) {
-        let k0 = s * BK;
+        let k0 = kbeg + s * BK;
         // Every invocation loads a share of both tiles, consecutive ones consecutive Vecs of a row.
         for (var v = local_index; v < BM * BKV; v += INVOCATIONS) {
             ta[v / BKV][v % BKV] = load(0u, p.m, p.k, m0 + v / BKV, k0 + (v % BKV) * VEC);

@@ -17,6 +17,25 @@ pub const MATMUL_FILL: u32 = 256;
 /// workgroups of 128 invocations are about half its resident threads).
 pub const MATVEC_FILL: u32 = 1024;
 
+/// Least K a split-K chunk walks: shorter, the partial sums cost more than the walk saves.
+pub const MIN_K_CHUNK: u32 = 256;
+
+/// Least K that splits: a prefill's projections (K 2048 and 5632 for 128 tokens) and MiniLM's
+/// FFN down (1536), not its 384-wide ones.
+pub const MIN_SPLIT_K: u32 = 1024;
+
+/// Chunks of K for `matmul` block `p` at `m`×`k`×`n`: where its blocks are fewer than
+/// [`MATMUL_FILL`] and K is at least [`MIN_SPLIT_K`], enough chunks to fill the GPU (each at
+/// least [`MIN_K_CHUNK`] long, at most 16), each summed after (a prefill of 128 tokens through a
+/// 5632-deep projection has 64 blocks of 64×64 for 132 SMs, each walking all of K); else 1.
+fn split_k(p: &MatmulParams, m: u32, k: u32, n: u32) -> u32 {
+    let blocks = p.workgroups(m, n).iter().product::<u32>();
+    if blocks >= MATMUL_FILL || k < MIN_SPLIT_K {
+        return 1;
+    }
+    MATMUL_FILL.div_ceil(blocks).min(k / MIN_K_CHUNK).clamp(1, 16)
+}
+
 /// Workgroups a quantized `matvec` leaves at least when it gives each several rows: it streams a
 /// quarter or an eighth of the bytes, so fewer workgroups keep them in flight.
 pub const QUANT_MATVEC_FILL: u32 = 512;
@@ -45,7 +64,8 @@ impl Linear {
     ///   the device has `subgroups`, its reduction goes through them: on the H100 that variant was
     ///   3–26% faster at every shape of TinyLlama and MiniLM (docs/hardware/h100-kernels.md).
     /// - `m > 1`: `matmul`'s default 64×64 blocks where they make [`MATMUL_FILL`] workgroups,
-    ///   else 32×32 blocks, else 16×16 blocks.
+    ///   else 32×32 blocks, else 16×16 blocks; but 64×64 blocks with K split where K is deep
+    ///   ([`Linear::k_split`]).
     /// - Where not even 16×16 blocks fill the GPU (a few short sentences: MiniLM at 1×16 had 24
     ///   blocks for 132 SMs, each walking all of K, so a layer cost K-proportional latency, 35–130
     ///   µs on the H100), and for at most [`BATCHED_MATVEC_ROWS`] rows: `matvec` once per row (its
@@ -81,9 +101,24 @@ impl Linear {
         ];
         let fills = |p: &MatmulParams| p.workgroups(m, n).iter().product::<u32>() >= MATMUL_FILL;
         match ladder.into_iter().find(fills) {
+            // A deep K splits instead: the largest block, each workgroup on a chunk of K.
+            Some(_) if split_k(&ladder[0], m, k, n) > 1 => Linear::Matmul(ladder[0]),
             Some(block) => Linear::Matmul(block),
             None if m <= BATCHED_MATVEC_ROWS => matvec(),
+            None if split_k(&ladder[0], m, k, n) > 1 => Linear::Matmul(ladder[0]),
             None => Linear::Matmul(ladder[2]),
+        }
+    }
+
+    /// Chunks K is split into (1: none), and the chunk, for an `m`×`k` by `[n,k]` layer: see
+    /// [`split_k`].
+    pub fn k_split(&self, m: u32, k: u32, n: u32) -> (u32, u32) {
+        match self {
+            Linear::Matvec(_) => (1, 0),
+            Linear::Matmul(p) => match split_k(p, m, k, n) {
+                1 => (1, 0),
+                splits => (splits, k.div_ceil(splits).next_multiple_of(p.bk)),
+            },
         }
     }
 
@@ -113,7 +148,7 @@ impl Linear {
         }
     }
 
-    /// Workgroups for an `m`-row, `n`-column output.
+    /// Workgroups for an `m`-row, `n`-column output (one layer of them per chunk of a split K).
     pub fn workgroups(&self, m: u32, n: u32) -> [u32; 3] {
         match self {
             Linear::Matvec(p) => p.batched_workgroups(m, n),
@@ -165,8 +200,19 @@ mod tests {
     #[test]
     fn several_rows_take_the_largest_block_that_fills_the_gpu() {
         assert_eq!(matmul(2048, 2048, 2048), MatmulParams::DEFAULT);
-        // Prefill of 128 tokens through TinyLlama's projections, MiniLM at 8 × 128.
-        assert_eq!((matmul(128, 2048, 2048).bm, matmul(128, 2048, 5632).bm), (32, 32));
+        // Prefill of 128 tokens through TinyLlama's projections: 64×64 blocks with K split in
+        // chunks; MiniLM at 8 × 128, whose K of 384 does not split.
+        assert_eq!((matmul(128, 2048, 2048).bm, matmul(128, 2048, 5632).bm), (64, 64));
+        let split = |m, k, n| Linear::choose(m, k, n, false).k_split(m, k, n);
+        assert_eq!(split(128, 2048, 2048), (4, 512));
+        assert_eq!(split(128, 5632, 2048), (4, 1408));
+        assert_eq!(split(128, 2048, 5632), (2, 1024));
+        assert_eq!(split(300, 2048, 256), (8, 256));
+        assert_eq!(split(300, 1100, 70), (4, 288));
+        // A few rows that no block fills stay a matvec per row.
+        assert_eq!(split(65, 1100, 70), (1, 0));
+        assert_eq!(split(1024, 384, 1536), (1, 0));
+        assert_eq!(split(4096, 4096, 4096), (1, 0));
         assert_eq!((matmul(1024, 384, 384).bm, matmul(1024, 384, 1536).bm), (32, 64));
         assert_eq!(matmul(600, 37, 500).vec, 1);
         for (m, k, n) in [(600, 37, 500), (128, 2048, 5632), (1024, 1536, 384)] {

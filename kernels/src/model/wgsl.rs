@@ -496,18 +496,52 @@ pub fn decode_attention(p: &mut Program, tag: &str, [rope_q, rope_k, write_v, at
     dispatch(p, tag, shader, attention_words(attention, base), [q, k, v, lens, y, k_new, v_new], [rows, heads, 1]);
 }
 
-/// Appends the dispatch of a linear layer `y = x·wᵀ (+ b) (+ add)` of `[m, k, n]` as `matmul`, `w` stored as `wd`.
+/// Appends the dispatch of a linear layer `y = x·wᵀ (+ b) (+ add)` of `[m, k, n]` as `matmul`, `w`
+/// stored as `wd`; where K splits ([`Linear::k_split`]), the chunks' partial products into a
+/// buffer of their own, then [`SPLIT_SUM`] adds them up with the bias and the addend.
 #[allow(clippy::too_many_arguments)]
 fn matmul(p: &mut Program, tag: &str, [x, w, y]: [usize; 3], b: Option<usize>, add: Option<usize>, [m, k, n]: [u32; 3], wd: Dtype) {
     let kernel = match Linear::choose(m, k, n, false) {
         Linear::Matvec(_) => Linear::Matmul(MatmulParams::DEFAULT),
         matmul => matmul,
     };
-    let epilogue = Epilogue { bias: b.is_some(), add: add.is_some() };
+    let (splits, chunk) = kernel.k_split(m, k, n);
+    let epilogue = if splits > 1 { Epilogue::default() } else { Epilogue { bias: b.is_some(), add: add.is_some() } };
     let shader = p.shader(&kernel.label(epilogue, wd), || kernel.wgsl(epilogue, wd));
-    let tensors = [x, w].into_iter().chain(b).chain(add).chain([y]);
-    dispatch(p, tag, shader, kernel.params(m, k, n), tensors, kernel.workgroups(m, n));
+    let [gx, gy, _] = kernel.workgroups(m, n);
+    let words = [kernel.params(m, k, n), vec![chunk]].concat();
+    if splits == 1 {
+        let tensors = [x, w].into_iter().chain(b).chain(add).chain([y]);
+        return dispatch(p, tag, shader, words, tensors, [gx, gy, 1]);
+    }
+    let partials = p.buffer(Buffer::zeroed(format!("{tag} partials"), (splits * m * n) as usize));
+    dispatch(p, tag, shader, words, [x, w, partials], [gx, gy, splits]);
+    let sum = p.shader("split sum", || SPLIT_SUM.to_string());
+    let mode = b.is_some() as u32 | (add.is_some() as u32) << 1;
+    let tensors = [partials, b.unwrap_or(partials), add.unwrap_or(partials), y];
+    dispatch(p, tag, sum, vec![m * n, splits, n, mode], tensors, elementwise(m * n));
 }
+
+/// The sum of a split-K matmul's `splits` partial products (each `n` values), plus the bias
+/// (`mode` bit 0, per column of `cols`) and the addend (bit 1) that its store would have added.
+const SPLIT_SUM: &str = r#"
+struct P { n: u32, splits: u32, cols: u32, mode: u32 }
+@group(0) @binding(0) var<uniform> p: P;
+@group(0) @binding(1) var<storage, read> parts: array<f32>;
+@group(0) @binding(2) var<storage, read> bias: array<f32>;
+@group(0) @binding(3) var<storage, read> addend: array<f32>;
+@group(0) @binding(4) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let i = gid.x + gid.y * nwg.x * 256u;
+  if (i >= p.n) { return; }
+  var v = 0.0;
+  for (var z = 0u; z < p.splits; z++) { v += parts[z * p.n + i]; }
+  if ((p.mode & 1u) != 0u) { v += bias[i % p.cols]; }
+  if ((p.mode & 2u) != 0u) { v += addend[i]; }
+  y[i] = v;
+}
+"#;
 
 /// Appends a dispatch of `shader` over a uniform of `words` (binding 0) and `tensors` (1…n).
 fn dispatch(p: &mut Program, tag: &str, shader: usize, words: Vec<u32>, tensors: impl IntoIterator<Item = usize>, groups: [u32; 3]) {

@@ -240,7 +240,7 @@ impl MatmulParams {
 /// The store of one output: row `lid.y + i·WY` of the block, column `col` of it, `{terms}` left for
 /// [`MatmulParams::wgsl_with`] to fill.
 fn store(i: u32, col: &str, value: &str) -> String {
-    format!("    {{ let row = m0 + lid.y + {i}u * WY; let col = n0 + {col}; if (row < p.m && col < p.n) {{ c[row * p.n + col] = {value}{{terms}}; }} }}\n")
+    format!("    {{ let row = m0 + lid.y + {i}u * WY; let col = n0 + {col}; if (row < p.m && col < p.n) {{ c[c0 + row * p.n + col] = {value}{{terms}}; }} }}\n")
 }
 
 /// The parts of the shader that depend on B's layout.
