@@ -322,3 +322,62 @@ mod tests {
         assert!(three[..64].iter().zip(&one).all(|(a, b)| (a - b).abs() < 1e-9));
     }
 }
+
+#[cfg(test)]
+mod fusion_tests {
+    use super::*;
+    use crate::model::fuse::Dispatch;
+    use crate::model::op::Op;
+
+    fn decode(config: LlamaConfig) -> Graph {
+        DecoderCase { model: "test".into(), config, phase: Phase::Decode, ctx: 3, dtype: crate::Dtype::F32 }.graph(1)
+    }
+
+    #[test]
+    fn a_decode_layer_plans_as_norm_qkv_attention_o_proj_norm_gate_up_down() {
+        let config = LlamaConfig { hidden: 64, heads: 8, kv_heads: 2, ffn: 96, layers: 1 };
+        let g = decode(config);
+        let plan = g.plan(false);
+        let kinds: Vec<&str> = plan
+            .iter()
+            .map(|d| match d {
+                Dispatch::Op(i) => g.ops[*i].0,
+                Dispatch::Matvecs { norm: Some(_), ops } if ops.len() == 3 => "norm+qkv",
+                Dispatch::Matvecs { norm: Some(_), .. } => "norm+gate_up",
+                Dispatch::Matvecs { .. } => "matvecs",
+                Dispatch::DecodeAttention { .. } => "rope+kv_write+attention",
+            })
+            .collect();
+        assert_eq!(kinds, ["norm+qkv", "rope+kv_write+attention", "o_proj", "norm+gate_up", "down", "final_norm"]);
+    }
+
+    #[test]
+    fn what_another_op_reads_or_the_run_returns_is_not_fused_away() {
+        let config = LlamaConfig { hidden: 64, heads: 8, kv_heads: 2, ffn: 96, layers: 1 };
+        // The attention norm's output is also a result: the norm must store it.
+        let mut g = decode(config);
+        let hn = g.ops.iter().find_map(|(tag, op)| match op {
+            Op::Norm { y, .. } if *tag == "attn_norm" => Some(*y),
+            _ => None,
+        });
+        g.outputs.push(hn.unwrap());
+        assert!(matches!(g.plan(false)[0], Dispatch::Op(0)), "{:?}", g.plan(false));
+        assert!(matches!(g.plan(false)[1], Dispatch::Matvecs { norm: None, .. }));
+        // A head dimension of 6 is no whole number of vec4s: RoPE, writes and attention stay apart.
+        let odd = decode(LlamaConfig { hidden: 48, heads: 8, kv_heads: 2, ffn: 96, layers: 1 });
+        assert!(!odd.plan(false).iter().any(|d| matches!(d, Dispatch::DecodeAttention { .. })));
+        // Every op is in exactly one dispatch, fused or not.
+        for g in [&g, &odd] {
+            let mut seen: Vec<usize> = g.plan(false)
+                .into_iter()
+                .flat_map(|d| match d {
+                    Dispatch::Op(i) => vec![i],
+                    Dispatch::Matvecs { norm, ops } => norm.into_iter().chain(ops).collect(),
+                    Dispatch::DecodeAttention { ropes, writes, attention } => [ropes.to_vec(), writes.to_vec(), vec![attention]].concat(),
+                })
+                .collect();
+            seen.sort();
+            assert_eq!(seen, (0..g.ops.len()).collect::<Vec<_>>());
+        }
+    }
+}

@@ -11,8 +11,8 @@
 //! - **Decode attention**: the RoPE of one token's query and key and its two KV-cache writes are
 //!   done by the attention dispatch that reads them.
 
-use super::graph::{Data, Graph};
 use super::op::{Op, T};
+use crate::dtype::Dtype;
 use crate::catalog::matvec::MAX_SEGMENTS;
 
 /// One dispatch of the lowered graph, by the indices of the ops it carries out.
@@ -40,17 +40,28 @@ pub enum Dispatch {
     },
 }
 
+/// The ops of a graph, as [`plan`] sees them.
+pub struct Ops<'a> {
+    /// `(tag, op)` in order.
+    pub ops: &'a [(&'static str, Op)],
+    /// How each tensor is stored.
+    pub dtype_of: &'a dyn Fn(T) -> Dtype,
+    /// Whether a tensor is computed by an op and not a result: a fused dispatch may skip storing
+    /// it where nothing else reads it.
+    pub scratch: &'a dyn Fn(T) -> bool,
+}
+
 /// The dispatches of `g`, in order, every op in exactly one. `subgroups`: whether the device has
 /// them, as the linear layers' choice of kernel depends on it.
-pub fn plan(g: &Graph, subgroups: bool) -> Vec<Dispatch> {
-    let mut readers = vec![0u32; g.tensors.len()];
-    for (_, op) in &g.ops {
+pub fn plan(g: &Ops, subgroups: bool) -> Vec<Dispatch> {
+    let mut readers: std::collections::HashMap<T, u32> = std::collections::HashMap::new();
+    for (_, op) in g.ops {
         for t in op.io().0 {
-            readers[t] += 1;
+            *readers.entry(t).or_default() += 1;
         }
     }
     // A tensor only `n` ops read, which no one sees afterwards: a fused dispatch may skip storing it.
-    let internal = |t: T, n: u32| g.tensors[t].data == Data::Computed && !g.outputs.contains(&t) && readers[t] == n;
+    let internal = |t: T, n: u32| (g.scratch)(t) && readers.get(&t).copied().unwrap_or(0) == n;
     let mut out = Vec::new();
     let mut i = 0;
     while i < g.ops.len() {
@@ -68,7 +79,7 @@ pub fn plan(g: &Graph, subgroups: bool) -> Vec<Dispatch> {
 
 /// The matvec ops starting at op `i` (after an RMSNorm there, folded), if more than one op runs
 /// as one dispatch.
-fn matvecs(g: &Graph, i: usize, subgroups: bool, internal: &dyn Fn(T, u32) -> bool) -> Option<Dispatch> {
+fn matvecs(g: &Ops, i: usize, subgroups: bool, internal: &dyn Fn(T, u32) -> bool) -> Option<Dispatch> {
     let (norm, first) = match g.ops[i].1 {
         Op::Norm { b: None, y, .. } => (Some((i, y)), i + 1),
         _ => (None, i),
@@ -84,7 +95,7 @@ fn matvecs(g: &Graph, i: usize, subgroups: bool, internal: &dyn Fn(T, u32) -> bo
     };
     let same_input = |j: &usize| match (&g.ops[first].1, g.ops.get(*j).map(|o| &o.1)) {
         (Op::Linear { m, k, w, .. }, Some(Op::Linear { x: x2, b: None, add: None, m: m2, k: k2, w: w2, .. })) => {
-            *x2 == x && m2 == m && k2 == k && g.tensors[*w2].dtype == g.tensors[*w].dtype
+            *x2 == x && m2 == m && k2 == k && (g.dtype_of)(*w2) == (g.dtype_of)(*w)
         }
         _ => false,
     };
@@ -105,14 +116,14 @@ fn matvecs(g: &Graph, i: usize, subgroups: bool, internal: &dyn Fn(T, u32) -> bo
 }
 
 /// Whether `ops` (linear layers of one input, or one SwiGLU) run as one matvec.
-fn is_matvec(g: &Graph, ops: &[usize], subgroups: bool) -> bool {
+fn is_matvec(g: &Ops, ops: &[usize], subgroups: bool) -> bool {
     let ops: Vec<&Op> = ops.iter().map(|&j| &g.ops[j].1).collect();
-    super::wgsl::matvec_for(&ops, subgroups, &|t| g.tensors[t].dtype).is_some()
+    super::wgsl::matvec_for(&ops, subgroups, g.dtype_of).is_some()
 }
 
 /// The decode attention starting at op `i`: RoPE of q, RoPE of k, cache writes of the rotated k
 /// and of v, then attention over those caches for one token, whose rotated q and k nothing else reads.
-fn decode_attention(g: &Graph, i: usize, internal: &dyn Fn(T, u32) -> bool) -> Option<Dispatch> {
+fn decode_attention(g: &Ops, i: usize, internal: &dyn Fn(T, u32) -> bool) -> Option<Dispatch> {
     let ops: Vec<&Op> = g.ops.get(i..i + 5)?.iter().map(|(_, op)| op).collect();
     let [
         Op::Rope { y: qr, tokens: 1, pos0, .. },
@@ -127,62 +138,4 @@ fn decode_attention(g: &Graph, i: usize, internal: &dyn Fn(T, u32) -> bool) -> O
     let fits = hd % 4 == 0 && *hd <= super::wgsl::MAX_FUSED_HEAD_DIM;
     (wired && at_one_position && fits && internal(*qr, 1) && internal(*kr, 1))
         .then_some(Dispatch::DecodeAttention { ropes: [i, i + 1], writes: [i + 2, i + 3], attention: i + 4 })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::decoder::{DecoderCase, LlamaConfig, Phase};
-
-    fn decode(config: LlamaConfig) -> Graph {
-        DecoderCase { model: "test".into(), config, phase: Phase::Decode, ctx: 3, dtype: crate::Dtype::F32 }.graph(1)
-    }
-
-    #[test]
-    fn a_decode_layer_plans_as_norm_qkv_attention_o_proj_norm_gate_up_down() {
-        let config = LlamaConfig { hidden: 64, heads: 8, kv_heads: 2, ffn: 96, layers: 1 };
-        let g = decode(config);
-        let plan = plan(&g, false);
-        let kinds: Vec<&str> = plan
-            .iter()
-            .map(|d| match d {
-                Dispatch::Op(i) => g.ops[*i].0,
-                Dispatch::Matvecs { norm: Some(_), ops } if ops.len() == 3 => "norm+qkv",
-                Dispatch::Matvecs { norm: Some(_), .. } => "norm+gate_up",
-                Dispatch::Matvecs { .. } => "matvecs",
-                Dispatch::DecodeAttention { .. } => "rope+kv_write+attention",
-            })
-            .collect();
-        assert_eq!(kinds, ["norm+qkv", "rope+kv_write+attention", "o_proj", "norm+gate_up", "down", "final_norm"]);
-    }
-
-    #[test]
-    fn what_another_op_reads_or_the_run_returns_is_not_fused_away() {
-        let config = LlamaConfig { hidden: 64, heads: 8, kv_heads: 2, ffn: 96, layers: 1 };
-        // The attention norm's output is also a result: the norm must store it.
-        let mut g = decode(config);
-        let hn = g.ops.iter().find_map(|(tag, op)| match op {
-            Op::Norm { y, .. } if *tag == "attn_norm" => Some(*y),
-            _ => None,
-        });
-        g.outputs.push(hn.unwrap());
-        assert!(matches!(plan(&g, false)[0], Dispatch::Op(0)), "{:?}", plan(&g, false));
-        assert!(matches!(plan(&g, false)[1], Dispatch::Matvecs { norm: None, .. }));
-        // A head dimension of 6 is no whole number of vec4s: RoPE, writes and attention stay apart.
-        let odd = decode(LlamaConfig { hidden: 48, heads: 8, kv_heads: 2, ffn: 96, layers: 1 });
-        assert!(!plan(&odd, false).iter().any(|d| matches!(d, Dispatch::DecodeAttention { .. })));
-        // Every op is in exactly one dispatch, fused or not.
-        for g in [&g, &odd] {
-            let mut seen: Vec<usize> = plan(g, false)
-                .into_iter()
-                .flat_map(|d| match d {
-                    Dispatch::Op(i) => vec![i],
-                    Dispatch::Matvecs { norm, ops } => norm.into_iter().chain(ops).collect(),
-                    Dispatch::DecodeAttention { ropes, writes, attention } => [ropes.to_vec(), writes.to_vec(), vec![attention]].concat(),
-                })
-                .collect();
-            seen.sort();
-            assert_eq!(seen, (0..g.ops.len()).collect::<Vec<_>>());
-        }
-    }
 }

@@ -193,7 +193,7 @@ impl Graph {
     /// [`fuse::plan`] runs several as one.
     fn lower_ops(&self, p: &mut Program, dummy: usize, subgroups: bool) {
         let dtype_of = |t: T| self.tensors[t].dtype;
-        for dispatch in fuse::plan(self, subgroups) {
+        for dispatch in self.plan(subgroups) {
             match dispatch {
                 Dispatch::Op(i) => {
                     let (tag, op) = &self.ops[i];
@@ -213,6 +213,13 @@ impl Graph {
                 }
             }
         }
+    }
+
+    /// Which ops share a dispatch ([`fuse::plan`]); `subgroups`, whether the device has them.
+    pub fn plan(&self, subgroups: bool) -> Vec<Dispatch> {
+        let dtype_of = |t: T| self.tensors[t].dtype;
+        let scratch = |t: T| self.tensors[t].data == Data::Computed && !self.outputs.contains(&t);
+        fuse::plan(&fuse::Ops { ops: &self.ops, dtype_of: &dtype_of, scratch: &scratch }, subgroups)
     }
 
     /// The dispatches one run of [`lower`](Graph::lower)'s program issues, counted without
