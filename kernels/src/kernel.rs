@@ -92,15 +92,22 @@ pub trait Kernel: Send + Sync {
         (self.input_dtype().size() * inputs + 4 * self.output_len(shape)) as f64
     }
 
-    /// Seeded inputs; by default uniform in `[-1, 1)`, rounded to the
-    /// [`input_dtype`](Kernel::input_dtype) so the reference sees exactly what the GPU reads.
+    /// Seeded inputs; by default uniform in `[-1, 1)`, each rounded by
+    /// [`round_input`](Kernel::round_input) so the reference sees exactly what the GPU reads.
     fn inputs(&self, shape: &Shape, seed: u64) -> Vec<Vec<f32>> {
+        let mut inputs: Vec<Vec<f32>> = self.input_lens(shape).into_iter().enumerate().map(|(i, len)| Prng::new(seed, i as u64).fill(len, -1.0, 1.0)).collect();
+        for (i, values) in inputs.iter_mut().enumerate() {
+            self.round_input(shape, i, values);
+        }
+        inputs
+    }
+
+    /// Input `index`'s `values` rounded to what its buffer holds ([`input_bytes`](Kernel::input_bytes)
+    /// stores them without further loss): by default each value to the
+    /// [`input_dtype`](Kernel::input_dtype).
+    fn round_input(&self, _shape: &Shape, _index: usize, values: &mut [f32]) {
         let dtype = self.input_dtype();
-        self.input_lens(shape)
-            .into_iter()
-            .enumerate()
-            .map(|(i, len)| Prng::new(seed, i as u64).fill(len, -1.0, 1.0).into_iter().map(|v| dtype.round(v)).collect())
-            .collect()
+        values.iter_mut().for_each(|v| *v = dtype.round(*v));
     }
 
     /// A fault this kernel injects; only self-test kernels have one.

@@ -637,6 +637,26 @@ mod schema {
         assert!(html.contains("class=\"banner failed\"") && html.contains("harness doctor"), "the HTML report's banner");
     }
 
+    /// The committed H100 evidence of docs/hardware/h100-decode.md validates, every case passed,
+    /// and the decoder's runs hold every dtype with the dispatches the fused plan says (111 a
+    /// decode step of 22 layers: 5 a layer and the final norm), each quantized case with its
+    /// error against the f32 model.
+    #[test]
+    fn the_h100_decode_evidence_validates_and_every_dtype_reports_its_dispatches_and_drift() {
+        let files = ["models-results.json", "profile-results.json", "profile-before-split-results.json", "quant-before-registers-results.json", "minilm-results.json"];
+        let dir = evidence("h100-decode", &files);
+        let report = read_results(&dir.join(files[0])).unwrap();
+        assert_eq!(report.runs.len(), 2, "Firefox and native in one run");
+        for run in &report.runs {
+            for dtype in ["", "-f16", "-q8_0", "-q4_0"] {
+                let decode = run.cases.iter().find(|c| c.id.starts_with(&format!("tinyllama{dtype}.decode/"))).expect("every dtype's decode");
+                assert_eq!(decode.throughput.as_ref().and_then(|t| t.dispatches_per_run), Some(111), "{}", decode.id);
+                let drift = decode.correctness.as_ref().and_then(|c| c.vs_f32.as_ref());
+                assert_eq!(drift.is_some(), !dtype.is_empty(), "{}: only a narrower dtype has an error against f32", decode.id);
+            }
+        }
+    }
+
     /// The committed H100 evidence of docs/hardware/h100-minilm.md validates, every case passed, and
     /// the profile it rests on holds: each op of MiniLM's first layer is there before and after.
     #[test]

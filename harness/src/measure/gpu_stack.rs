@@ -235,13 +235,7 @@ impl GpuStack {
     /// The makers of its GPUs, each once, in the order found: a machine of eight H100s has one
     /// Vulkan driver to find, not eight.
     fn vendors(&self) -> Vec<Vendor> {
-        let mut vendors: Vec<Vendor> = Vec::new();
-        for g in &self.gpus {
-            if !vendors.contains(&g.vendor) {
-                vendors.push(g.vendor);
-            }
-        }
-        vendors
+        unique(self.gpus.iter().map(|g| g.vendor))
     }
 
     /// The ICD files of `vendor`'s GPUs.
@@ -253,13 +247,7 @@ impl GpuStack {
     /// in a driver's folder: the ICDs' own libraries and libGLdispatch.
     pub fn library_copies(&self) -> Vec<&str> {
         let icds = self.vendors().into_iter().flat_map(|v| self.icds_of(v)).filter_map(|i| i.library_copy.as_deref());
-        let mut copies: Vec<&str> = Vec::new();
-        for copy in icds.chain(self.gldispatch.as_ref().and_then(|g| g.copy.as_deref())) {
-            if !copies.contains(&copy) {
-                copies.push(copy);
-            }
-        }
-        copies
+        unique(icds.chain(self.gldispatch.as_ref().and_then(|g| g.copy.as_deref())))
     }
 
     /// What harness sets for the driver and browser it starts (and itself) so the Vulkan loader
@@ -486,6 +474,17 @@ fn loader_icd_dirs(m: &dyn Machine) -> Vec<String> {
 fn icd_library(text: &str) -> Option<String> {
     let json: serde_json::Value = serde_json::from_str(text).ok()?;
     json["ICD"]["library_path"].as_str().map(str::to_string)
+}
+
+/// `items` each once, in the order first met (several GPUs of one maker share one driver).
+fn unique<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
+    let mut out = Vec::new();
+    for item in items {
+        if !out.contains(&item) {
+            out.push(item);
+        }
+    }
+    out
 }
 
 /// This machine's stack and the fixes harness applied to itself, read once.

@@ -170,19 +170,20 @@ fn model_label(name: &str, dtype: Dtype) -> String {
 /// rounded nor quantized, whose output tells the error the dtype itself causes. `None` for an
 /// f32 case and anything that is not a model.
 pub fn f32_twin(spec: &CaseSpec) -> Option<(Dtype, CaseSpec)> {
-    let (model, dtype, workload) = match spec.workload.as_ref()? {
-        Workload::Encoder(e) => (&e.model, e.dtype, Workload::Encoder(EncoderCase { dtype: Dtype::F32, ..e.clone() })),
-        Workload::Decoder(d) => (&d.model, d.dtype, Workload::Decoder(DecoderCase { dtype: Dtype::F32, ..d.clone() })),
+    let workload = spec.workload.as_ref()?;
+    let (model, dtype) = match workload {
+        Workload::Encoder(e) => (&e.model, e.dtype),
+        Workload::Decoder(d) => (&d.model, d.dtype),
         Workload::User(_) | Workload::Bench(_) => return None,
     };
-    let name = model.strip_suffix(&format!("-{dtype}")).filter(|_| dtype != Dtype::F32)?;
+    let name = model.strip_suffix(&format!("-{dtype}")).filter(|_| dtype != Dtype::F32)?.to_string();
     let label = spec.kernel.strip_prefix(model.as_str()).map(|rest| format!("{name}{rest}"))?;
-    let workload = match workload {
-        Workload::Encoder(e) => Workload::Encoder(EncoderCase { model: name.into(), ..e }),
-        Workload::Decoder(d) => Workload::Decoder(DecoderCase { model: name.into(), ..d }),
-        other => other,
+    let twin = match workload {
+        Workload::Encoder(e) => Workload::Encoder(EncoderCase { model: name, dtype: Dtype::F32, ..e.clone() }),
+        Workload::Decoder(d) => Workload::Decoder(DecoderCase { model: name, dtype: Dtype::F32, ..d.clone() }),
+        Workload::User(_) | Workload::Bench(_) => return None,
     };
-    Some((dtype, CaseSpec::of_workload(&label, spec.shape.clone(), spec.seed, workload)))
+    Some((dtype, CaseSpec::of_workload(&label, spec.shape.clone(), spec.seed, twin)))
 }
 
 /// `--model` values as model names: split at commas, except that a `key=value` piece belongs to

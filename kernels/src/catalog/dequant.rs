@@ -8,8 +8,7 @@ use crate::quant::{QuantFormat, BLOCK};
 /// For `format`: the constant `WORDS` (u32 words of one block's quants) and the functions that turn
 /// a word into weights before their block's scale: `q8_0_values(q)` (its four int8), or
 /// `q4_0_low(q)` and `q4_0_high(q)` (its four bytes' low and high nibbles, less 8: GGUF's q4_0
-/// keeps weights j and j + 16 of a block in byte j). Then `block_scale(w_scales, s)`'s body in
-/// [`scale`].
+/// keeps weights j and j + 16 of a block in byte j). The block's scale is [`scale`]'s expression.
 pub fn unpack(format: QuantFormat) -> String {
     let words = format.block_words();
     let values = match format {

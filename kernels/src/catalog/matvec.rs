@@ -9,7 +9,6 @@ use crate::check::Tolerance;
 use crate::dtype::Dtype;
 use crate::quant::QuantFormat;
 use crate::kernel::{split_workgroups, Kernel};
-use crate::prng::Prng;
 use crate::real::Real;
 use crate::shape::Shape;
 use crate::suite::Suite;
@@ -541,14 +540,15 @@ impl Kernel for Matvec {
     fn input_dtype(&self) -> Dtype {
         self.dtype
     }
-    fn inputs(&self, s: &Shape, seed: u64) -> Vec<Vec<f32>> {
-        let mut inputs: Vec<Vec<f32>> = self.input_lens(s).into_iter().enumerate().map(|(i, len)| Prng::new(seed, i as u64).fill(len, -1.0, 1.0)).collect();
+    fn round_input(&self, s: &Shape, index: usize, values: &mut [f32]) {
         // x stays f32 beside a quantized W; W is rounded as its rows are stored. Finite values
         // of whole rows always quantize.
-        let (x_dtype, k) = (self.x_dtype(), s.dim(0).max(1) as usize);
-        inputs[0].iter_mut().for_each(|v| *v = x_dtype.round(*v));
-        let _ = self.dtype.round_rows(&mut inputs[1], k);
-        inputs
+        match index {
+            0 => values.iter_mut().for_each(|v| *v = self.x_dtype().round(*v)),
+            _ => {
+                let _ = self.dtype.round_rows(values, s.dim(0).max(1) as usize);
+            }
+        }
     }
     fn input_bytes(&self, s: &Shape, index: usize, values: &[f32]) -> Vec<u8> {
         match index {

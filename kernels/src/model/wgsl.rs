@@ -382,9 +382,9 @@ pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: &dyn F
         Op::KvWrite { src, cache, tokens, dim, pos0 } => (
             "kv_write", KV_WRITE, vec![tokens * dim, pos0 * dim], vec![src, cache], elementwise(tokens * dim),
         ),
-        Op::Attention { q, k, v, lens, y, rows, heads, .. } => {
+        Op::Attention { q, k, v, lens, y, rows, heads, hd, .. } => {
             // vec4 loads where every row of q, k, v and y starts on a vec4.
-            let vec = if op_head_dim(op) % 4 == 0 { 4 } else { 1 };
+            let vec = if hd % 4 == 0 { 4 } else { 1 };
             let shader = p.shader(&format!("attention v{vec}"), || attention_wgsl(vec, false));
             return dispatch(p, tag, shader, attention_words(op, 0.0), [q, k, v, lens, y], [rows, heads, 1]);
         }
@@ -396,14 +396,6 @@ pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: &dyn F
     let reduces = matches!(op, Op::Pool { .. });
     let shader = p.shader(name, || if reduces { format!("{src}{REDUCE}") } else { src.to_string() });
     dispatch(p, tag, shader, words, tensors, groups);
-}
-
-/// The head dimension of an attention op (0 for any other op).
-fn op_head_dim(op: &Op) -> u32 {
-    match *op {
-        Op::Attention { hd, .. } => hd,
-        _ => 0,
-    }
 }
 
 /// The uniform of [`ATTENTION`] for `op`, with the RoPE base `base` (0 where it rotates nothing).
