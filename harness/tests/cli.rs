@@ -110,3 +110,16 @@ fn malformed_browser_args_and_prefs_are_clear_errors_before_any_browser_starts()
     let (_, help, _) = harness(&["verify", "--help"]);
     assert!(help.contains("--browser-arg") && help.contains("--browser-pref"), "{help}");
 }
+
+#[test]
+fn a_gguf_file_of_another_shape_names_the_tensor_before_any_browser_starts() {
+    use kernels::model::decoder::{DecoderCase, LlamaConfig, Phase};
+    let dir = tempfile::tempdir().unwrap();
+    let small = DecoderCase { model: "small".into(), config: LlamaConfig { hidden: 64, heads: 8, kv_heads: 2, ffn: 96, layers: 1 }, phase: Phase::Decode, ctx: 1, dtype: Default::default(), weights: None };
+    let path = dir.path().join("small.gguf");
+    std::fs::write(&path, small.to_gguf(1, kernels::model::gguf::TensorType::F32).unwrap()).unwrap();
+    let (code, _, err) = harness(&["run", "--model", "tinyllama", "--weights", path.to_str().unwrap(), "--browser", "chrome"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("small.gguf") && err.contains("`blk.0.attn_norm.weight`") && err.contains("[64]") && err.contains("[2048]"), "{err}");
+    assert!(!err.contains("panicked") && !err.contains("chromedriver"), "{err}");
+}

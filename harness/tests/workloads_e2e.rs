@@ -268,22 +268,33 @@ fn a_wgsl_syntax_error_is_nagas_diagnostic_with_file_line_and_column() {
     refused("wgsl-syntax", GOOD_TOML, &wgsl, &["field `wgsl` ({wgsl}) is not valid WGSL", "expected `;`", "{wgsl}:2:1", "2 │ @group(0) @binding(1)", "^ expected `;`"]);
 }
 
-/// Quantized weights: a small decoder in q4_0 runs in headless Chromium and Firefox, its fused
+/// Quantized weights from a GGUF file (`--weights`): a small decoder in q4_0 runs in headless
+/// Chromium and Firefox, the page parsing the file the server hands it and running its blocks as
+/// they are (the reference dequantizes the same blocks). Its fused
 /// matvecs and its matmuls dequantizing GGUF's blocks in WGSL that both browsers' compilers accept,
 /// and every case passes against the reference over the dequantized weights. The FFN's 1024-deep
 /// down projection of the 257-token prefill splits K (a matmul per chunk, then their sum). q8_0's
 /// unpacking shares all but its word's dot product, which the quick suite's `matvec_q8_0` runs in
 /// both browsers (`quick_suite_passes_every_check_in_chromium_and_firefox_…`).
 #[test]
-fn quantized_decoders_pass_their_checks_in_chromium_and_firefox() {
+fn a_quantized_gguf_decoder_passes_its_checks_in_chromium_and_firefox() {
+    use kernels::model::decoder::{DecoderCase, LlamaConfig, Phase};
+    // llama.cpp's layout of a seeded llama, in q4_0 (Q and K interleaved, the norms f32), read
+    // back by the page; a 1024-deep FFN goes through split-K in the prefill.
+    let config = LlamaConfig { hidden: 64, heads: 8, kv_heads: 2, ffn: 1024, layers: 1 };
+    let model = DecoderCase { model: "llama".into(), config, phase: Phase::Decode, ctx: 1, dtype: Default::default(), weights: None };
+    let dir = tempfile::tempdir().unwrap();
+    let gguf = dir.path().join("llama-q4_0.gguf");
+    std::fs::write(&gguf, model.to_gguf(1, kernels::model::gguf::TensorType::Quant(kernels::quant::QuantFormat::Q4_0)).unwrap()).unwrap();
     let (code, results, stderr) = run_checked(
         "quantized-models",
         &[
-            "--model", "llama:hidden=64,heads=8,kv_heads=2,ffn=1024,layers=1", "--dtype", "q4_0", "--context", "257",
+            "--model", "llama", "--weights", gguf.to_str().unwrap(), "--dtype", "q4_0", "--context", "257",
             "--browser", "chrome,firefox", "--platform", "webgpu", "--sampling", "isolated", "--samples", "1", "--warmup", "0", "--timeout", "600",
         ],
     );
     assert_eq!(code, Some(0), "stderr:\n{stderr}");
+    assert_eq!(results["settings"]["gguf"], gguf.to_str().unwrap());
     for run in results["runs"].as_array().unwrap() {
         let label = run["browser"].as_str().unwrap();
         let cases = run["cases"].as_array().unwrap();
@@ -296,4 +307,6 @@ fn quantized_decoders_pass_their_checks_in_chromium_and_firefox() {
             assert!(cases.iter().any(|c| c["id"] == id), "{label} has no {id}");
         }
     }
+    let decode = results["settings"]["cases"].as_array().unwrap().iter().find(|c| c["workload"]["phase"] == "decode").unwrap();
+    assert_eq!(decode["workload"]["weights"], "gguf", "{decode:#}");
 }

@@ -40,12 +40,12 @@ impl Workload {
         }
     }
 
-    /// The GPU program. `weights` are the encoder's safetensors; other workloads take none.
+    /// The GPU program. `weights`: the file [`weights_key`](Workload::weights_key) names, if any.
     /// `subgroups`: whether the device has them (see [`Graph::lower`](crate::model::graph::Graph::lower)).
     pub fn program(&self, seed: u64, weights: Option<&Weights>, subgroups: bool) -> Result<Program, ModelError> {
         match self {
             Workload::Encoder(e) => e.graph().lower(weights, subgroups),
-            Workload::Decoder(d) => d.graph(seed).lower(None, subgroups),
+            Workload::Decoder(d) => d.graph(seed).lower(weights, subgroups),
             Workload::User(u) => Ok(u.program(seed)),
             Workload::Bench(b) => Err(ModelError::UnknownKernel(format!("{} (a bench runs in its own crate's code, not as a program of harness's)", b.label()))),
         }
@@ -67,6 +67,7 @@ impl Workload {
     pub fn weights_key(&self) -> Option<&str> {
         match self {
             Workload::Encoder(e) => Some(&e.weights),
+            Workload::Decoder(d) => d.weights.as_deref(),
             _ => None,
         }
     }
@@ -83,7 +84,7 @@ mod tests {
         // Its cosine is above 0.9999999, so only the per-element bound can catch it.
         let config = LlamaConfig { hidden: 64, heads: 8, kv_heads: 2, ffn: 96, layers: 2 };
         for (phase, ctx) in [(Phase::Decode, 4), (Phase::Prefill, 5), (Phase::Op("gate_up".into()), 4)] {
-            let f32_case = DecoderCase { model: "test".into(), config, phase, ctx, dtype: Dtype::F32 };
+            let f32_case = DecoderCase { model: "test".into(), config, phase, ctx, dtype: Dtype::F32, weights: None };
             let rounded = DecoderCase { dtype: Dtype::F16, ..f32_case.clone() }.graph(3).evaluate(None).unwrap();
             let rule = Workload::Decoder(f32_case.clone()).check();
             let v = crate::check::check(&rounded, &f32_case.graph(3).evaluate(None).unwrap(), rule);

@@ -25,7 +25,7 @@ const OUT_VAR: &str = "DECODER_TENSORS_OUT";
 fn cases() -> Vec<DecoderCase> {
     [(Phase::Prefill, 5), (Phase::Decode, 4)]
         .into_iter()
-        .map(|(phase, ctx)| DecoderCase { model: "fixture".into(), config: CONFIG, phase, ctx, dtype: Dtype::F32 })
+        .map(|(phase, ctx)| DecoderCase { model: "fixture".into(), config: CONFIG, phase, ctx, dtype: Dtype::F32, weights: None })
         .collect()
 }
 

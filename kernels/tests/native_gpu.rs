@@ -387,7 +387,7 @@ fn fused_dispatches_match_the_unfused_f64_reference_natively() {
             continue;
         }
         for (phase, ctx) in [(Phase::Decode, 9), (Phase::Prefill, 3), (Phase::Prefill, 300)] {
-            let case = DecoderCase { model: "test".into(), config, phase: phase.clone(), ctx, dtype };
+            let case = DecoderCase { model: "test".into(), config, phase: phase.clone(), ctx, dtype, weights: None };
             let g = case.graph(5);
             assert!(ctx > 256 || g.dispatches() < g.ops.len() as u32, "{phase:?}: nothing fused");
             let failures = failing_outputs(&gpu, &g, |_| kernels::Tolerance { abs: 2e-4, rel: 1e-4 });
@@ -536,7 +536,7 @@ fn a_decode_step_dispatches_what_its_report_says() {
     use kernels::model::decoder::{DecoderCase, LlamaConfig, Phase};
     let Some(gpu) = gpu() else { return };
     let config = LlamaConfig { hidden: 64, heads: 8, kv_heads: 2, ffn: 96, layers: 3 };
-    let case = DecoderCase { model: "test".into(), config, phase: Phase::Decode, ctx: 7, dtype: kernels::Dtype::F32 };
+    let case = DecoderCase { model: "test".into(), config, phase: Phase::Decode, ctx: 7, dtype: kernels::Dtype::F32, weights: None };
     let said = case.info().dispatches.expect("a model says its dispatches");
     let program = case.graph(1).lower(None, false).unwrap();
     let prepared = pollster::block_on(gpu.prepare("decode", &program)).unwrap();

@@ -37,7 +37,7 @@ pub fn f16_model_case(id: &str, times: &[f64]) -> CaseReport {
 /// A one-layer decoder case (hidden 8, 2 heads, 1 KV head, FFN 16) over 16 tokens.
 pub fn decoder_spec(phase: Phase) -> CaseSpec {
     let config = LlamaConfig { hidden: 8, heads: 2, kv_heads: 1, ffn: 16, layers: 1 };
-    let d = DecoderCase { model: "tinyllama".into(), config, phase, ctx: 16, dtype: Default::default() };
+    let d = DecoderCase { model: "tinyllama".into(), config, phase, ctx: 16, dtype: Default::default(), weights: None };
     CaseSpec::of_workload("tinyllama.prefill", Shape(vec![1, 16]), 1, Workload::Decoder(d))
 }
 
@@ -143,6 +143,7 @@ pub fn report_with(runs: Vec<(&str, Vec<CaseReport>)>) -> RunReport {
             webnn_device: None,
             headless: true,
             weights: None,
+            gguf: None,
             browser_args: vec![],
             browser_prefs: vec![],
         },

@@ -60,8 +60,8 @@ pub fn apply_report(args: &mut RunArgs, report: &RunReport, shown: &str) -> Resu
     if let Some(device) = s.webnn_device {
         args.webnn_device = WebnnDeviceArg::from_str(device.as_str(), false).map_err(|_| unknown("webnnDevice", device.as_str()))?;
     }
-    if args.workloads.weights.is_none() {
-        args.workloads.weights = s.weights.as_ref().map(Into::into);
+    if args.workloads.weights.is_empty() {
+        args.workloads.weights = s.weights.iter().chain(&s.gguf).map(Into::into).collect();
     }
     for case in &s.cases {
         if case.info().is_none() {

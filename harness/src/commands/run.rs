@@ -70,7 +70,7 @@ fn plan(args: &RunArgs, replayed: Vec<CaseSpec>) -> Result<Planned> {
             (cases, workloads.weights)
         }
         false => {
-            let weights = workload::Workloads::weights_for(&replayed, args.workloads.weights.as_deref())?;
+            let weights = workload::Workloads::weights_for(&replayed, &args.workloads.weights)?;
             (replayed, weights)
         }
     };

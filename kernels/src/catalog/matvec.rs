@@ -154,7 +154,7 @@ impl MatvecParams {
             declare += "    var squares = 0.0;\n";
             sums.push((rows * accs, "squares".into()));
         }
-        let branch = |body: &dyn Fn(&[(String, &str)]) -> String| -> String {
+        let branch = |body: &SegmentBody| -> String {
             if segments == 1 {
                 return body(&weights[0]);
             }
@@ -218,7 +218,10 @@ impl MatvecParams {
 
 /// Generates the multiply-adds of every row of the weights of each segment (`body`), branched on
 /// the segment where there are several.
-type Branch<'a> = dyn Fn(&dyn Fn(&[(String, &str)]) -> String) -> String + 'a;
+type Branch<'a> = dyn Fn(&SegmentBody) -> String + 'a;
+
+/// Writes the loop over one weight segment, given its (buffer, name) pairs.
+type SegmentBody<'a> = dyn Fn(&[(String, &str)]) -> String + 'a;
 
 /// The loops over K of a float W: whole `Vec` loads where K allows, else one f32 at a time;
 /// with `rms_norm`, x's squares are summed and x is scaled by the gain as it is read. Returns the

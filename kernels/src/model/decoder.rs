@@ -1,6 +1,6 @@
-//! A Llama-style decoder with seeded weights: pre-norm layers of RMSNorm, grouped-query
-//! attention with rotary position embeddings and a KV cache, and a SwiGLU feed-forward. The
-//! input is seeded token vectors (the embedding lookup and the vocabulary projection are left
+//! A Llama-style decoder: pre-norm layers of RMSNorm, grouped-query attention with rotary
+//! position embeddings and a KV cache, and a SwiGLU feed-forward. Its weights are seeded, or a
+//! GGUF file's (llama.cpp's tensor names, the same for both). The input is seeded token vectors (the embedding lookup and the vocabulary projection are left
 //! out: they are one gather and one matrix-vector product, and would need a vocabulary).
 //!
 //! Three phases: `prefill` runs a whole prompt of `ctx` tokens; `decode` runs one new token
@@ -8,8 +8,11 @@
 //! (and `prefillOp`) runs one op of layer 0 of the decode step (of the prefill) alone, for the
 //! time per op.
 
+use super::gguf::{Gguf, TensorType};
 use super::graph::{Data, Graph};
 use super::op::{Op, T};
+use super::weights::Weights;
+use super::ModelError;
 use crate::dtype::Dtype;
 use crate::info::{CaseInfo, Rate};
 use serde::{Deserialize, Serialize};
@@ -57,6 +60,41 @@ impl LlamaConfig {
     fn head_dim(&self) -> u32 {
         self.hidden / self.heads
     }
+
+    /// The shape a llama GGUF file's metadata gives (all its layers), refused where the decoder
+    /// here would compute something else than the file's model (another architecture, RoPE base
+    /// or norm epsilon).
+    pub fn from_gguf(g: &Gguf) -> Result<LlamaConfig, ModelError> {
+        let bad = |key: &str, problem: String| ModelError::Metadata { key: key.to_string(), problem };
+        let arch = g.str("general.architecture").unwrap_or("(none)");
+        if arch != "llama" {
+            return Err(bad("general.architecture", format!("`{arch}`; the decoder runs llama-architecture files (TinyLlama, Llama 2, Mistral)")));
+        }
+        let number = |key: &str| {
+            let key = format!("llama.{key}");
+            g.uint(&key).and_then(|v| u32::try_from(v).ok()).ok_or_else(|| bad(&key, "missing or not a whole number".into()))
+        };
+        let heads = number("attention.head_count")?;
+        let config = LlamaConfig {
+            hidden: number("embedding_length")?,
+            heads,
+            kv_heads: number("attention.head_count_kv").unwrap_or(heads),
+            ffn: number("feed_forward_length")?,
+            layers: number("block_count")?,
+        };
+        let base = g.float("llama.rope.freq_base").unwrap_or(ROPE_BASE.into());
+        if base != f64::from(ROPE_BASE) {
+            return Err(bad("llama.rope.freq_base", format!("{base}; the decoder's RoPE uses base {ROPE_BASE}")));
+        }
+        let eps = g.float("llama.attention.layer_norm_rms_epsilon").unwrap_or(EPS.into());
+        if (eps - f64::from(EPS)).abs() > 1e-9 {
+            return Err(bad("llama.attention.layer_norm_rms_epsilon", format!("{eps}; the decoder's RMSNorm uses {EPS}")));
+        }
+        if let Some(problem) = config.problem() {
+            return Err(bad("llama.attention.head_count", problem));
+        }
+        Ok(config)
+    }
 }
 
 /// What a decoder case runs.
@@ -93,9 +131,31 @@ pub struct DecoderCase {
     /// How the linear layers' weights are stored (activations stay f32).
     #[serde(default)]
     pub dtype: Dtype,
+    /// The key a GGUF file's weights are served under; `None`: seeded weights.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weights: Option<String>,
 }
 
 impl DecoderCase {
+    /// Checks that the GGUF file `w` holds this decoder: every tensor it reads in the right shape
+    /// (the first misfit named), then what the shapes cannot tell (heads, RoPE base, epsilon).
+    pub fn check_weights(&self, w: &Weights) -> Result<(), ModelError> {
+        self.graph(0).check_weights(w)?;
+        let g = w.gguf().ok_or_else(|| ModelError::BadWeights { format: "GGUF", problem: "a decoder's weights are a GGUF file".into() })?;
+        let file = LlamaConfig::from_gguf(g)?;
+        let c = self.config;
+        let differs = |key: &str, file: u32, here: u32| ModelError::Metadata { key: format!("llama.{key}"), problem: format!("{file} in the file; {} runs {here}", self.model) };
+        for (key, f, h) in [("attention.head_count", file.heads, c.heads), ("attention.head_count_kv", file.kv_heads, c.kv_heads)] {
+            if f != h {
+                return Err(differs(key, f, h));
+            }
+        }
+        if c.layers > file.layers {
+            return Err(differs("block_count", file.layers, c.layers));
+        }
+        Ok(())
+    }
+
     /// Tokens one run processes.
     fn tokens(&self) -> u32 {
         match self.phase {
@@ -143,13 +203,18 @@ impl DecoderCase {
             _ => (self.ctx, self.ctx + 1),
         };
         let mut g = Graph { seed, ..Graph::default() };
+        // A weight of the file, or seeded in [lo, hi).
+        let param = |g: &mut Graph, name: String, len: u32, lo: f32, hi: f32| match self.weights {
+            Some(_) => g.tensor(name.clone(), len as usize, Data::Named(name)),
+            None => g.seeded(name, len as usize, lo, hi),
+        };
         // Weights uniform in ±1/√fan_in keep activations near unit scale, as trained ones are.
         let weight = |g: &mut Graph, name: String, out: u32, k: u32| {
             let a = 1.0 / (k as f32).sqrt();
-            let w = g.seeded(name, (out * k) as usize, -a, a);
+            let w = param(g, name, out * k, -a, a);
             g.store_as(w, self.dtype, k as usize)
         };
-        let gain = |g: &mut Graph, name: String| g.seeded(name, h as usize, 0.8, 1.2);
+        let gain = |g: &mut Graph, name: String| param(g, name, h, 0.8, 1.2);
         // `add`: the residual, added as the layer stores its output.
         let linear = |g: &mut Graph, tag: &'static str, x: T, w: T, add: Option<T>, k: u32, n: u32, name: String| {
             let y = g.computed(name, (t * n) as usize);
@@ -160,7 +225,7 @@ impl DecoderCase {
         let mut x = g.seeded("tokens", n as usize, -1.0, 1.0);
         let lens = g.tensor("lens", 1, Data::U32(vec![cache_len]));
         for l in 0..c.layers {
-            let p = |s: &str| format!("l{l}.{s}");
+            let p = |s: &str| format!("blk.{l}.{s}");
             let norm = |g: &mut Graph, tag: &'static str, x: T, name: String| {
                 let gw = gain(g, format!("{name}.weight"));
                 let y = g.computed(name, n as usize);
@@ -168,7 +233,7 @@ impl DecoderCase {
                 y
             };
             let hn = norm(&mut g, "attn_norm", x, p("attn_norm"));
-            let (wq, wk, wv) = (weight(&mut g, p("wq"), h, h), weight(&mut g, p("wk"), kvdim, h), weight(&mut g, p("wv"), kvdim, h));
+            let (wq, wk, wv) = (weight(&mut g, p("attn_q.weight"), h, h), weight(&mut g, p("attn_k.weight"), kvdim, h), weight(&mut g, p("attn_v.weight"), kvdim, h));
             let q = linear(&mut g, "qkv", hn, wq, None, h, h, p("q"));
             let k = linear(&mut g, "qkv", hn, wk, None, h, kvdim, p("k"));
             let v = linear(&mut g, "qkv", hn, wv, None, h, kvdim, p("v"));
@@ -186,16 +251,16 @@ impl DecoderCase {
             g.op("attention", Op::Attention {
                 q: qr, k: kc, v: vc, lens, y: a, rows: t, seq: t, heads: c.heads, kv_heads: c.kv_heads, hd, kv_len: cache_len, causal: true, pos0,
             });
-            let wo = weight(&mut g, p("wo"), h, h);
+            let wo = weight(&mut g, p("attn_output.weight"), h, h);
             let x2 = linear(&mut g, "o_proj", a, wo, Some(x), h, h, p("residual1"));
             let h2 = norm(&mut g, "ffn_norm", x2, p("ffn_norm"));
-            let (wg, wu) = (weight(&mut g, p("w_gate"), c.ffn, h), weight(&mut g, p("w_up"), c.ffn, h));
+            let (wg, wu) = (weight(&mut g, p("ffn_gate.weight"), c.ffn, h), weight(&mut g, p("ffn_up.weight"), c.ffn, h));
             let sw = g.computed(p("swiglu"), (t * c.ffn) as usize);
             g.op("gate_up", Op::SwiGlu { x: h2, gate: wg, up: wu, y: sw, m: t, k: h, n: c.ffn });
-            let wd = weight(&mut g, p("w_down"), h, c.ffn);
+            let wd = weight(&mut g, p("ffn_down.weight"), h, c.ffn);
             x = linear(&mut g, "down", sw, wd, Some(x2), c.ffn, h, p("residual2"));
         }
-        let fw = gain(&mut g, "final_norm.weight".into());
+        let fw = gain(&mut g, "output_norm.weight".into());
         let out = g.computed("hidden", n as usize);
         g.op("final_norm", Op::Norm { x, g: fw, b: None, y: out, rows: t, cols: h, eps: EPS });
         g.outputs = vec![out];
@@ -206,7 +271,8 @@ impl DecoderCase {
     pub fn info(&self) -> CaseInfo {
         let c = self.config;
         let g = self.graph(0);
-        let shape = format!("hidden {}, {} heads, {} KV heads, FFN {}, {} weights", c.hidden, c.heads, c.kv_heads, c.ffn, self.dtype);
+        let source = if self.weights.is_some() { "a GGUF file's" } else { "seeded" };
+        let shape = format!("hidden {}, {} heads, {} KV heads, FFN {}, {source} weights in {}", c.hidden, c.heads, c.kv_heads, c.ffn, self.dtype);
         let (summary, rate) = match &self.phase {
             Phase::Prefill => (format!("{} prefill of {} tokens through {} layers ({shape})", self.model, self.ctx, c.layers), true),
             Phase::Decode => (format!("{} decode of 1 token after {} cached, {} layers ({shape})", self.model, self.ctx, c.layers), true),
@@ -224,13 +290,57 @@ impl DecoderCase {
     }
 }
 
+impl DecoderCase {
+    /// The seeded weights of this decoder (all its layers) as a llama GGUF file, the matrices in
+    /// `ty` and the norms in F32, with Q and K interleaved as llama.cpp's converter writes them:
+    /// the same model for llama.cpp, and a file of known content for tests.
+    pub fn to_gguf(&self, seed: u64, ty: TensorType) -> Result<Vec<u8>, ModelError> {
+        use super::gguf::Value;
+        let c = self.config;
+        let seeded = DecoderCase { dtype: Dtype::F32, weights: None, phase: Phase::Decode, ..self.clone() }.graph(seed);
+        let meta = [
+            ("general.architecture", Value::String("llama".into())),
+            ("general.name", Value::String(self.model.clone())),
+            ("llama.embedding_length", Value::Uint(c.hidden.into())),
+            ("llama.feed_forward_length", Value::Uint(c.ffn.into())),
+            ("llama.block_count", Value::Uint(c.layers.into())),
+            ("llama.attention.head_count", Value::Uint(c.heads.into())),
+            ("llama.attention.head_count_kv", Value::Uint(c.kv_heads.into())),
+            ("llama.rope.freq_base", Value::Float(ROPE_BASE.into())),
+            ("llama.attention.layer_norm_rms_epsilon", Value::Float(EPS.into())),
+        ];
+        let mut tensors = Vec::new();
+        for (t, tensor) in seeded.tensors.iter().enumerate().filter(|(_, t)| t.name.ends_with(".weight")) {
+            let mut values = seeded.values(t, None)?;
+            let (k, rows) = (tensor.row, tensor.len / tensor.row);
+            let heads = match &tensor.name {
+                n if n.ends_with(".attn_q.weight") => c.heads,
+                n if n.ends_with(".attn_k.weight") => c.kv_heads,
+                _ => 0,
+            } as usize;
+            if heads > 0 {
+                values = super::weights::permute(&values, heads, k);
+            }
+            let bad = |e: crate::quant::QuantError| ModelError::BadTensor { name: tensor.name.clone(), problem: e.to_string() };
+            let (ty, dims, bytes) = match ty {
+                _ if rows == 1 => (TensorType::F32, vec![k as u64], crate::wire::f32s_to_le_bytes(&values)),
+                TensorType::Quant(f) => (ty, vec![k as u64, rows as u64], values.chunks(k).map(|r| f.quantize_row(r)).collect::<Result<Vec<_>, _>>().map_err(bad)?.concat()),
+                TensorType::F16 => (ty, vec![k as u64, rows as u64], values.iter().flat_map(|&v| half::f16::from_f32(v).to_le_bytes()).collect()),
+                _ => (TensorType::F32, vec![k as u64, rows as u64], crate::wire::f32s_to_le_bytes(&values)),
+            };
+            tensors.push((tensor.name.as_str(), dims, ty, bytes));
+        }
+        Ok(super::gguf::write(&meta, &tensors))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn tiny(phase: Phase, ctx: u32) -> DecoderCase {
         let config = LlamaConfig { hidden: 64, heads: 8, kv_heads: 2, ffn: 96, layers: 2 };
-        DecoderCase { model: "test".into(), config, phase, ctx, dtype: Dtype::F32 }
+        DecoderCase { model: "test".into(), config, phase, ctx, dtype: Dtype::F32, weights: None }
     }
 
     #[test]
@@ -260,7 +370,7 @@ mod tests {
         }
         // A prefill op runs every token of the prompt.
         assert_eq!(tiny(Phase::PrefillOp("qkv".into()), 4).graph(1).outputs.len(), 1);
-        let q = |phase: Phase| tiny(phase, 4).graph(1).tensors.iter().find(|t| t.name == "l0.q").map(|t| t.len);
+        let q = |phase: Phase| tiny(phase, 4).graph(1).tensors.iter().find(|t| t.name == "blk.0.q").map(|t| t.len);
         assert_eq!(q(Phase::PrefillOp("qkv".into())), Some(4 * 64));
         assert_eq!(q(Phase::Op("qkv".into())), Some(64));
     }
@@ -272,7 +382,7 @@ mod tests {
         assert_eq!(tiny(Phase::Decode, 4).graph(1).lower(None, false).unwrap().steps.len(), 2 * 5 + 1);
         // What the report says is what the program dispatches.
         assert_eq!(tiny(Phase::Decode, 4).info().dispatches, Some(2 * 5 + 1));
-        let tinyllama = DecoderCase { model: "tinyllama".into(), config: TINYLLAMA, phase: Phase::Decode, ctx: 128, dtype: Dtype::F32 };
+        let tinyllama = DecoderCase { model: "tinyllama".into(), config: TINYLLAMA, phase: Phase::Decode, ctx: 128, dtype: Dtype::F32, weights: None };
         assert_eq!(tinyllama.info().dispatches, Some(22 * 5 + 1), "TinyLlama's decode: 5 a layer and the final norm");
         // A few rows are too few for matmul's blocks and run as matvecs, fused as in decode, but
         // the RoPE, KV writes and attention of several tokens stay four dispatches; rows enough to
@@ -330,7 +440,7 @@ mod fusion_tests {
     use crate::model::op::Op;
 
     fn decode(config: LlamaConfig) -> Graph {
-        DecoderCase { model: "test".into(), config, phase: Phase::Decode, ctx: 3, dtype: crate::Dtype::F32 }.graph(1)
+        DecoderCase { model: "test".into(), config, phase: Phase::Decode, ctx: 3, dtype: crate::Dtype::F32, weights: None }.graph(1)
     }
 
     #[test]
@@ -379,5 +489,52 @@ mod fusion_tests {
             seen.sort();
             assert_eq!(seen, (0..g.ops.len()).collect::<Vec<_>>());
         }
+    }
+}
+
+#[cfg(test)]
+mod gguf_tests {
+    use super::*;
+    use crate::quant::QuantFormat;
+
+    fn case(dtype: Dtype) -> DecoderCase {
+        let config = LlamaConfig { hidden: 64, heads: 4, kv_heads: 2, ffn: 96, layers: 2 };
+        DecoderCase { model: "test".into(), config, phase: Phase::Decode, ctx: 3, dtype, weights: None }
+    }
+
+    /// The weight buffers of `case`'s program, by label, as the GPU gets them.
+    fn weight_bytes(case: &DecoderCase, w: Option<&Weights>) -> Vec<(String, Vec<u8>)> {
+        let p = case.graph(7).lower(w, false).unwrap();
+        p.buffers.iter().filter(|b| b.label.ends_with(".weight")).map(|b| (b.label.clone(), b.init.bytes().unwrap().into_owned())).collect()
+    }
+
+    #[test]
+    fn a_gguf_of_the_seeded_weights_runs_the_same_decoder_down_to_the_blocks() {
+        for (dtype, ty) in [(Dtype::F32, TensorType::F32), (Dtype::Q8_0, TensorType::Quant(QuantFormat::Q8_0)), (Dtype::Q4_0, TensorType::Quant(QuantFormat::Q4_0))] {
+            let seeded = case(dtype);
+            let w = Weights::parse(seeded.to_gguf(7, ty).unwrap()).unwrap();
+            let from_file = DecoderCase { weights: Some("gguf".into()), ..seeded.clone() };
+            from_file.check_weights(&w).unwrap();
+            // Q and K come back in the order the RoPE expects, and quantized blocks quantize back
+            // to themselves: the same program and the same reference.
+            assert_eq!(weight_bytes(&from_file, Some(&w)), weight_bytes(&seeded, None), "{dtype}");
+            assert_eq!(from_file.graph(7).evaluate(Some(&w)).unwrap(), seeded.graph(7).evaluate(None).unwrap(), "{dtype}");
+            assert!(from_file.info().summary.contains("a GGUF file's weights in"), "{}", from_file.info().summary);
+            assert_eq!(LlamaConfig::from_gguf(w.gguf().unwrap()).unwrap(), seeded.config);
+        }
+    }
+
+    #[test]
+    fn a_gguf_of_another_shape_is_refused_naming_the_tensor_or_key() {
+        let file = Weights::parse(case(Dtype::F32).to_gguf(7, TensorType::F32).unwrap()).unwrap();
+        let check = |config: LlamaConfig| DecoderCase { config, weights: Some("gguf".into()), ..case(Dtype::F32) }.check_weights(&file).unwrap_err().to_string();
+        let c = case(Dtype::F32).config;
+        let err = check(LlamaConfig { ffn: 128, ..c });
+        assert!(err.contains("`blk.0.ffn_gate.weight`") && err.contains("[64, 96]") && err.contains("[64, 128]"), "{err}");
+        let err = check(LlamaConfig { heads: 8, kv_heads: 4, ..c });
+        assert!(err.contains("`llama.attention.head_count`") && err.contains("4 in the file"), "{err}");
+        let err = check(LlamaConfig { layers: 3, ..c });
+        assert!(err.contains("`blk.2.attn_norm.weight`"), "{err}");
+        assert_eq!(DecoderCase { config: LlamaConfig { layers: 1, ..c }, weights: Some("gguf".into()), ..case(Dtype::F32) }.check_weights(&file), Ok(()), "a model's first layers run alone");
     }
 }

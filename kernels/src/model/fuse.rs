@@ -110,7 +110,7 @@ fn matvecs(g: &Ops, i: usize, subgroups: bool, internal: &dyn Fn(T, u32) -> bool
     match norm {
         // A norm that cannot fold stays a dispatch of its own; the matvecs after it are looked at
         // again from their own index.
-        Some((n, y)) => (x == y && internal(y, ops.len() as u32)).then(|| Dispatch::Matvecs { norm: Some(n), ops }),
+        Some((n, y)) => (x == y && internal(y, ops.len() as u32)).then_some(Dispatch::Matvecs { norm: Some(n), ops }),
         None => (ops.len() > 1).then_some(Dispatch::Matvecs { norm: None, ops }),
     }
 }

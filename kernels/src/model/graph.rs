@@ -36,7 +36,7 @@ pub enum Data {
 /// One tensor (a flat f32 or u32 buffer).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tensor {
-    /// Name, unique within the graph (`l0.wq`).
+    /// Name, unique within the graph (`blk.0.attn_q.weight`).
     pub name: String,
     /// Elements.
     pub len: usize,
@@ -146,17 +146,26 @@ impl Graph {
     }
 
     /// Tensor `t`'s initial values, rounded to its dtype.
-    fn values(&self, t: T, weights: Option<&Weights>) -> Result<Vec<f32>, ModelError> {
+    pub(crate) fn values(&self, t: T, weights: Option<&Weights>) -> Result<Vec<f32>, ModelError> {
         let tensor = &self.tensors[t];
         let mut values = match &tensor.data {
             Data::Computed => vec![0.0; tensor.len],
             Data::F32(v) => v.clone(),
             Data::U32(v) => return Ok(v.iter().map(|&x| f32::from_bits(x)).collect()),
-            Data::Named(name) => weights.ok_or(ModelError::NoWeights)?.f32s(name, tensor.len)?,
+            Data::Named(name) => weights.ok_or(ModelError::NoWeights)?.f32s(name, tensor.len, tensor.row)?,
             Data::Seeded { stream, lo, hi } => Prng::new(self.seed, *stream).fill(tensor.len, *lo, *hi),
         };
         tensor.dtype.round_rows(&mut values, tensor.row).map_err(|e| ModelError::BadTensor { name: tensor.name.clone(), problem: e.to_string() })?;
         Ok(values)
+    }
+
+    /// Checks that `weights` hold every tensor the graph reads from them, in the shape it needs
+    /// and a type harness reads, without reading them: the first misfit, by name.
+    pub fn check_weights(&self, weights: &Weights) -> Result<(), ModelError> {
+        self.tensors.iter().try_for_each(|t| match &t.data {
+            Data::Named(name) => weights.check(name, t.len, t.row),
+            _ => Ok(()),
+        })
     }
 
     /// The GPU program: one buffer per tensor, one dispatch per op; `subgroups` where the device

@@ -1,12 +1,13 @@
 //! Transformer models as GPU programs: a model is a [`graph::Graph`] of [`op::Op`]s over named
 //! tensors, lowered to WGSL dispatches ([`wgsl`]) and evaluated in f64 on the CPU ([`cpu`]) as
 //! the reference. [`encoder`] builds a BERT/MiniLM encoder over real weights ([`weights`]),
-//! [`decoder`] a Llama-style decoder over seeded ones.
+//! [`decoder`] a Llama-style decoder over seeded ones or a GGUF file's ([`gguf`]).
 
 pub mod cpu;
 pub mod decoder;
 pub mod encoder;
 pub mod fuse;
+pub mod gguf;
 pub mod graph;
 pub mod op;
 pub mod weights;
@@ -34,11 +35,24 @@ pub const ROTATION_TOLERANCE: crate::check::Tolerance = crate::check::Tolerance 
 /// Why a model could not be built or run.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum ModelError {
-    /// The weights file is not safetensors.
-    #[error("not a safetensors file: {0}")]
-    BadWeights(String),
+    /// The weights file cannot be read in the format its first bytes claim.
+    #[error("not a {format} file: {problem}")]
+    BadWeights {
+        /// `safetensors` or `GGUF`.
+        format: &'static str,
+        /// What is wrong.
+        problem: String,
+    },
+    /// A GGUF file's metadata says it holds another model than the one asked for.
+    #[error("GGUF metadata `{key}`: {problem}")]
+    Metadata {
+        /// The key.
+        key: String,
+        /// What the file says, and what was asked for.
+        problem: String,
+    },
     /// A tensor the model needs is missing from the weights.
-    #[error("the weights have no tensor `{0}`; is this a BERT/MiniLM checkpoint?")]
+    #[error("the weights have no tensor `{0}`; are they this model's (a BERT checkpoint for MiniLM, llama.cpp's names for a llama)?")]
     MissingTensor(String),
     /// A tensor has the wrong size or type.
     #[error("weights tensor `{name}`: {problem}")]

@@ -120,6 +120,9 @@ pub struct Settings {
     /// The encoder's weights folder, when a model read one (`--weights`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weights: Option<String>,
+    /// The GGUF file a decoder read its weights from (`--weights FILE.gguf`), when one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gguf: Option<String>,
     /// `--browser-arg` values as given (`[BROWSER=]ARG`), added after harness's own arguments.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub browser_args: Vec<String>,
