@@ -23,10 +23,19 @@ fn fixture() -> String {
     workspace().join("harness/tests/bench-fixture/Cargo.toml").display().to_string()
 }
 
-/// `harness bench ARGS`, the bench crates built into one target folder, so their dependencies
-/// (wgpu among them) are compiled once for every test.
+/// `harness bench`, the bench crates built into one target folder, so their dependencies (wgpu
+/// among them) are compiled once for every test. These tests check what `bench` does, not how
+/// fast the crates run, so their release builds skip the optimizer: wgpu and naga compile several
+/// times faster for both targets. (Every call must build alike, or cargo rebuilds.)
+fn bench_command() -> std::process::Command {
+    let mut command = harness_command();
+    command.arg("bench").env("CARGO_TARGET_DIR", workspace().join("target/bench-crates")).env("CARGO_PROFILE_RELEASE_OPT_LEVEL", "0");
+    command
+}
+
+/// `harness bench ARGS`, built as [`bench_command`] says.
 fn bench(args: &[&str]) -> Output {
-    harness_command().arg("bench").args(args).env("CARGO_TARGET_DIR", workspace().join("target/bench-crates")).output().unwrap()
+    bench_command().args(args).output().unwrap()
 }
 
 /// `harness bench --json --out DIR ARGS` with the browser lock held: the exit status, results.json
@@ -180,10 +189,9 @@ fn a_saved_baseline_gates_a_later_bench_run() {
 fn resume_after_harness_is_killed_mid_bench_runs_only_what_is_left() {
     let _lock = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
     let dir = out_dir("bench-resume");
-    let mut child = harness_command()
-        .args(["bench", "--manifest-path", &fixture(), "--bench", "faults", "--platform", "native", "--filter", "ok,slow@*", "--samples", "100000", "--max-time", "2"])
+    let mut child = bench_command()
+        .args(["--manifest-path", &fixture(), "--bench", "faults", "--platform", "native", "--filter", "ok,slow@*", "--samples", "100000", "--max-time", "2"])
         .args(["--out", dir.to_str().unwrap()])
-        .env("CARGO_TARGET_DIR", workspace().join("target/bench-crates"))
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -201,7 +209,7 @@ fn resume_after_harness_is_killed_mid_bench_runs_only_what_is_left() {
     child.wait().unwrap();
     assert!(seen.iter().any(|l| l.starts_with("PASS")), "{seen:#?}");
     assert!(!dir.join("results.json").exists(), "killed before its reports");
-    let out = harness_command().args(["bench", "--manifest-path", &fixture(), "--bench", "faults", "--resume", dir.to_str().unwrap(), "--json"]).env("CARGO_TARGET_DIR", workspace().join("target/bench-crates")).output().unwrap();
+    let out = bench(&["--manifest-path", &fixture(), "--bench", "faults", "--resume", dir.to_str().unwrap(), "--json"]);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     let results = read_json(&dir.join("results.json"));

@@ -310,3 +310,27 @@ fn a_quantized_gguf_decoder_passes_its_checks_in_chromium_and_firefox() {
     let decode = results["settings"]["cases"].as_array().unwrap().iter().find(|c| c["workload"]["phase"] == "decode").unwrap();
     assert_eq!(decode["workload"]["weights"], "gguf", "{decode:#}");
 }
+
+/// The image and audio encoders at reduced sizes (ViT: 32×32 images in 8×8 patches; Whisper: 16
+/// mel bins × 64 frames) in headless Chromium and Firefox: every pass and every op of its first
+/// layer passes against the f64 reference, rated in images and audio seconds.
+#[test]
+fn vit_and_whisper_encoders_pass_their_checks_in_chromium_and_firefox() {
+    let (code, results, stderr) = run_checked(
+        "perception-models",
+        &[
+            "--model", "vit:size=32,patch=8,hidden=32,heads=4,layers=1,ffn=64,whisper:mels=16,frames=64,hidden=32,heads=4,layers=1,ffn=64",
+            "--batch", "2", "--browser", "chrome,firefox", "--platform", "webgpu", "--sampling", "isolated", "--samples", "1", "--warmup", "0",
+        ],
+    );
+    assert_eq!(code, Some(0), "stderr:\n{stderr}");
+    let all = cases(&results);
+    assert_eq!(all.len(), 2 * 2 * (1 + kernels::model::perception::PERCEPTION_OPS.len()));
+    for (label, case) in &all {
+        assert_eq!(case["status"], "passed", "{label}: {case:#}");
+    }
+    for (id, item) in [("vit/2x17/seed=1", "image"), ("whisper/2x32/seed=1", "audio second")] {
+        let (_, case) = all.iter().find(|(_, c)| c["id"] == id).unwrap_or_else(|| panic!("no {id}"));
+        assert_eq!(case["throughput"]["item"], item, "{case:#}");
+    }
+}

@@ -1,5 +1,6 @@
 //! What a case runs when it is not one catalogue kernel: a transformer model's forward pass
-//! (an encoder with real weights, a decoder with seeded ones), or a user's own WGSL kernel.
+//! (a text encoder with real weights, a decoder, an image or audio encoder with seeded ones), or
+//! a user's own WGSL kernel.
 //! Every workload becomes one [`Program`], so the page, the native worker and the reference all
 //! start from the same description.
 
@@ -8,6 +9,7 @@ use crate::check::CheckRule;
 use crate::info::CaseInfo;
 use crate::model::decoder::DecoderCase;
 use crate::model::encoder::EncoderCase;
+use crate::model::perception::PerceptionCase;
 use crate::model::weights::Weights;
 use crate::model::ModelError;
 use crate::program::Program;
@@ -22,6 +24,9 @@ pub enum Workload {
     Encoder(EncoderCase),
     /// A Llama-style decoder with seeded weights: prefill, one decode step, or one op of a layer.
     Decoder(DecoderCase),
+    /// An image (ViT) or audio (Whisper) encoder with seeded weights: a batch through every layer,
+    /// or one op of the first.
+    Perception(PerceptionCase),
     /// A user's WGSL kernel from a manifest.
     User(UserKernel),
     /// A bench of a user's crate (`harness bench`): it runs in the user's own code, not as a
@@ -35,6 +40,7 @@ impl Workload {
         match self {
             Workload::Encoder(e) => e.info(),
             Workload::Decoder(d) => d.info(),
+            Workload::Perception(p) => p.info(),
             Workload::User(u) => u.info(),
             Workload::Bench(b) => b.info(),
         }
@@ -46,6 +52,7 @@ impl Workload {
         match self {
             Workload::Encoder(e) => e.graph().lower(weights, subgroups),
             Workload::Decoder(d) => d.graph(seed).lower(weights, subgroups),
+            Workload::Perception(p) => p.graph(seed).lower(None, subgroups),
             Workload::User(u) => Ok(u.program(seed)),
             Workload::Bench(b) => Err(ModelError::UnknownKernel(format!("{} (a bench runs in its own crate's code, not as a program of harness's)", b.label()))),
         }
@@ -58,6 +65,7 @@ impl Workload {
                 CheckRule::Cosine { row: e.row_len(), min: crate::model::MIN_COSINE, tol: crate::model::tolerance(e.dtype) }
             }
             Workload::Decoder(d) => CheckRule::Cosine { row: d.row_len(), min: crate::model::MIN_COSINE, tol: d.tolerance() },
+            Workload::Perception(p) => CheckRule::Cosine { row: p.row_len(), min: crate::model::MIN_COSINE, tol: crate::model::tolerance(p.dtype) },
             Workload::User(u) => CheckRule::Elementwise(u.tolerance),
             Workload::Bench(b) => CheckRule::Elementwise(b.reference.unwrap_or(crate::bench::DEFAULT_TOLERANCE)),
         }

@@ -396,6 +396,24 @@ fn fused_dispatches_match_the_unfused_f64_reference_natively() {
     }
 }
 
+/// The image and audio encoders at odd shapes (a head width that is no multiple of 4, a frame
+/// count the strided convolution does not halve evenly, several items a batch) match the f64
+/// reference through every layer, in f32 and with q8_0 weights.
+#[test]
+fn perception_encoders_match_f64_at_odd_shapes_natively() {
+    use kernels::model::perception::{Front, PerceptionCase, PerceptionConfig};
+    let Some(gpu) = gpu() else { return };
+    let fronts = [(Front::Image { size: 12, patch: 4, channels: 3 }, 24, 3), (Front::Audio { mels: 7, frames: 23 }, 20, 4)];
+    for (front, hidden, heads) in fronts {
+        for dtype in [kernels::Dtype::F32, kernels::Dtype::Q8_0] {
+            let config = PerceptionConfig { front, hidden, heads, layers: 2, ffn: 40 };
+            let case = PerceptionCase { model: "test".into(), config, batch: 2, dtype, op: None };
+            let failures = failing_outputs(&gpu, &case.graph(3), |_| kernels::Tolerance { abs: 2e-4, rel: 1e-4 });
+            assert!(failures.is_empty(), "{front:?} {dtype}: {failures:#?}");
+        }
+    }
+}
+
 /// The roofline probes at their quick shapes and at odd ones (a copy that is no whole number of
 /// vec4s, chains that are no whole number of unrolled loop trips) match their references, and
 /// are timed with the throughput the reports divide by.

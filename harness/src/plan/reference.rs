@@ -168,7 +168,7 @@ impl References {
         // Only what the case alone decides is kept on disk: not a model's that reads a weights
         // file, nor a user kernel's (its files, or another platform's output).
         let weights = spec.workload.as_ref().and_then(Workload::weights_key);
-        let disk = self.disk.as_ref().filter(|_| weights.is_none() && matches!(spec.workload, None | Some(Workload::Decoder(_))));
+        let disk = self.disk.as_ref().filter(|_| weights.is_none() && matches!(spec.workload, None | Some(Workload::Decoder(_) | Workload::Perception(_))));
         let weights = weights.map(|key| self.weights(key)).transpose()?;
         if let Some(values) = disk.and_then(|d| d.load(spec)) {
             return own(values);
@@ -188,6 +188,7 @@ impl References {
             }
             Some(Workload::Encoder(e)) => own(e.graph().evaluate(weights.as_deref()).map_err(|e| e.to_string())?),
             Some(Workload::Decoder(d)) => keep(d.graph(spec.seed).evaluate(weights.as_deref()).map_err(|e| e.to_string())?),
+            Some(Workload::Perception(p)) => keep(p.graph(spec.seed).evaluate(None).map_err(|e| e.to_string())?),
             Some(Workload::User(kernels::user::UserKernel { expected: Some(path), .. })) => {
                 let text = std::fs::read_to_string(path).map_err(|e| format!("the expected-output file {path}: {e}"))?;
                 let values = crate::plan::manifest::expected_values(&text).map_err(|e| format!("{path}: {e}"))?;

@@ -6,6 +6,7 @@ use crate::plan::manifest;
 use clap::Args;
 use kernels::model::decoder::{DecoderCase, LlamaConfig, Phase, OPS, TINYLLAMA};
 use kernels::model::encoder::{pack, BertConfig, EncoderCase, ENCODER_OPS};
+use kernels::model::perception::{Front, PerceptionCase, PerceptionConfig, PERCEPTION_OPS, VIT_B16, WHISPER_TINY};
 use kernels::model::weights::Weights;
 use kernels::{CaseSpec, Dtype, Shape, Workload};
 use std::collections::HashMap;
@@ -23,7 +24,11 @@ pub struct WorkloadArgs {
     /// Models to run, comma-separated: `minilm` (all-MiniLM-L6-v2 sentence encoder, real weights
     /// from --weights), `tinyllama` (a decoder of TinyLlama-1.1B's shape with seeded weights, or a
     /// GGUF file's), `llama:hidden=H,heads=N,kv_heads=K,ffn=F,layers=L` for another decoder
-    /// shape, or `llama` for the shape of the GGUF file given with --weights.
+    /// shape, or `llama` for the shape of the GGUF file given with --weights; `vit` (a ViT-B/16
+    /// image encoder at 224×224) and `whisper` (Whisper-tiny's audio encoder over 30 s of
+    /// log-mel), both with seeded weights, or another shape of them:
+    /// `vit:size=S,patch=P,channels=C,hidden=H,heads=N,layers=L,ffn=F`,
+    /// `whisper:mels=M,frames=T,hidden=H,heads=N,layers=L,ffn=F` (keys left out keep the default).
     #[arg(long, conflicts_with = "replay")]
     pub model: Vec<String>,
     /// Model weights; repeatable. A folder: the encoder's model.safetensors, tokenizer.json and
@@ -33,7 +38,8 @@ pub struct WorkloadArgs {
     /// against their shape; --dtype still says how they are stored on the GPU.
     #[arg(long, value_name = "DIR|FILE.gguf", env = "HARNESS_WEIGHTS")]
     pub weights: Vec<PathBuf>,
-    /// Decoder layers to run (TinyLlama has 22; a software adapter manages 1 or 2).
+    /// Layers to run of a decoder, ViT or Whisper (TinyLlama has 22, ViT-B 12; a software adapter
+    /// manages 1 or 2).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024), conflicts_with = "replay")]
     pub layers: Option<u32>,
     /// Decoder context lengths, comma-separated: prefill runs that many prompt tokens, decode one
@@ -44,7 +50,7 @@ pub struct WorkloadArgs {
     /// (`MODEL.prefill_op.OP`), beside the decode step's (`MODEL.op.OP`): where a prompt's time goes.
     #[arg(long, conflicts_with = "replay")]
     pub prefill_ops: bool,
-    /// Encoder batch sizes (sentences per run), comma-separated.
+    /// Encoder batch sizes (sentences, images or audio windows per run), comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1,8", value_parser = clap::value_parser!(u32).range(1..=64), conflicts_with = "replay")]
     pub batch: Vec<u32>,
     /// Encoder sequence lengths (tokens per sentence, padded), comma-separated.
@@ -89,7 +95,7 @@ pub const SENTENCES: [&str; 8] = [
 #[derive(Debug, thiserror::Error)]
 pub enum WorkloadError {
     /// An unknown model name.
-    #[error("unknown model `{0}`: choose minilm, tinyllama, llama:hidden=H,heads=N,kv_heads=K,ffn=F,layers=L, or llama with --weights FILE.gguf")]
+    #[error("unknown model `{0}`: choose minilm, tinyllama, llama:hidden=H,heads=N,kv_heads=K,ffn=F,layers=L, llama with --weights FILE.gguf, vit or whisper")]
     UnknownModel(String),
     /// A decoder shape that cannot run.
     #[error("model `{model}`: {problem}")]
@@ -139,6 +145,8 @@ impl Workloads {
                     let dir = weights_dir(given.dir.as_deref())?;
                     w.cases.extend(encoder_cases(&dir, &args.batch, &args.seq, seed, dtype)?);
                     w.weights.insert(MINILM.into(), dir.join("model.safetensors"));
+                } else if let Some((name, config)) = perception_config(model, args.layers)? {
+                    w.cases.extend(perception_cases(&name, config, &args.batch, seed, dtype));
                 } else {
                     let (name, config) = decoder_config(model, args.layers, gguf.as_ref())?;
                     let cases = decoder_cases(&name, config, &args.context, seed, dtype, args.prefill_ops, gguf.as_ref().map(|_| GGUF.to_string()));
@@ -275,6 +283,7 @@ pub fn f32_twin(spec: &CaseSpec) -> Option<(Dtype, CaseSpec)> {
     let (model, dtype) = match workload {
         Workload::Encoder(e) => (&e.model, e.dtype),
         Workload::Decoder(d) => (&d.model, d.dtype),
+        Workload::Perception(p) => (&p.model, p.dtype),
         Workload::User(_) | Workload::Bench(_) => return None,
     };
     let name = model.strip_suffix(&format!("-{dtype}")).filter(|_| dtype != Dtype::F32)?.to_string();
@@ -282,18 +291,19 @@ pub fn f32_twin(spec: &CaseSpec) -> Option<(Dtype, CaseSpec)> {
     let twin = match workload {
         Workload::Encoder(e) => Workload::Encoder(EncoderCase { model: name, dtype: Dtype::F32, ..e.clone() }),
         Workload::Decoder(d) => Workload::Decoder(DecoderCase { model: name, dtype: Dtype::F32, ..d.clone() }),
+        Workload::Perception(p) => Workload::Perception(PerceptionCase { model: name, dtype: Dtype::F32, ..p.clone() }),
         Workload::User(_) | Workload::Bench(_) => return None,
     };
     Some((dtype, CaseSpec::of_workload(&label, spec.shape.clone(), spec.seed, twin)))
 }
 
 /// `--model` values as model names: split at commas, except that a `key=value` piece belongs to
-/// the `llama:` shape before it (`llama:hidden=64,heads=8,…`).
+/// the shape before it (`llama:hidden=64,heads=8,…`).
 fn model_names(values: &[String]) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
     for piece in values.iter().flat_map(|v| v.split(',')).map(str::trim).filter(|p| !p.is_empty()) {
         match names.last_mut() {
-            Some(last) if last.starts_with("llama:") && piece.contains('=') && !piece.contains(':') => {
+            Some(last) if last.contains(':') && piece.contains('=') && !piece.contains(':') => {
                 last.push(',');
                 last.push_str(piece);
             }
@@ -379,19 +389,8 @@ fn decoder_config(model: &str, layers: Option<u32>, gguf: Option<&GgufFile>) -> 
         },
         Some(("llama", spec)) => {
             let mut c = LlamaConfig { hidden: 0, heads: 0, kv_heads: 0, ffn: 0, layers: 1 };
-            for pair in spec.split(',') {
-                let bad = || WorkloadError::BadShape { model: model.into(), problem: format!("`{pair}` is not key=number (keys: hidden, heads, kv_heads, ffn, layers)") };
-                let (key, value) = pair.split_once('=').ok_or_else(bad)?;
-                let value: u32 = value.trim().parse().map_err(|_| bad())?;
-                match key.trim() {
-                    "hidden" => c.hidden = value,
-                    "heads" => c.heads = value,
-                    "kv_heads" => c.kv_heads = value,
-                    "ffn" => c.ffn = value,
-                    "layers" => c.layers = value,
-                    _ => return Err(bad()),
-                }
-            }
+            let LlamaConfig { hidden, heads, kv_heads, ffn, layers } = &mut c;
+            parse_shape(model, spec, &mut [("hidden", hidden), ("heads", heads), ("kv_heads", kv_heads), ("ffn", ffn), ("layers", layers)])?;
             c
         }
         _ => return Err(WorkloadError::UnknownModel(model.into())),
@@ -404,6 +403,59 @@ fn decoder_config(model: &str, layers: Option<u32>, gguf: Option<&GgufFile>) -> 
     }
     let name = model.split(':').next().unwrap_or(model).to_string();
     Ok((name, config))
+}
+
+/// Sets the `keys` that `spec` (`key=number,…`) names, for the model `model` (as written).
+fn parse_shape(model: &str, spec: &str, keys: &mut [(&str, &mut u32)]) -> Result<(), WorkloadError> {
+    for pair in spec.split(',').filter(|p| !p.trim().is_empty()) {
+        let names: Vec<&str> = keys.iter().map(|(k, _)| *k).collect();
+        let bad = || WorkloadError::BadShape { model: model.into(), problem: format!("`{pair}` is not key=number (keys: {})", names.join(", ")) };
+        let (key, value) = pair.split_once('=').ok_or_else(bad)?;
+        let value: u32 = value.trim().parse().map_err(|_| bad())?;
+        let slot = keys.iter_mut().find(|(k, _)| *k == key.trim()).ok_or_else(bad)?;
+        *slot.1 = value;
+    }
+    Ok(())
+}
+
+/// A perception encoder's name and shape from `--model` (`vit`, `whisper`, or either with
+/// `:key=number,…`), with `--layers` applied; `None` for any other model.
+fn perception_config(model: &str, layers: Option<u32>) -> Result<Option<(String, PerceptionConfig)>, WorkloadError> {
+    let (name, spec) = model.split_once(':').unwrap_or((model, ""));
+    let mut c = match name {
+        "vit" => VIT_B16,
+        "whisper" => WHISPER_TINY,
+        _ => return Ok(None),
+    };
+    let PerceptionConfig { front, hidden, heads, layers: l, ffn } = &mut c;
+    let mut common = vec![("hidden", hidden), ("heads", heads), ("layers", l), ("ffn", ffn)];
+    match front {
+        Front::Image { size, patch, channels } => common.extend([("size", size), ("patch", patch), ("channels", channels)]),
+        Front::Audio { mels, frames } => common.extend([("mels", mels), ("frames", frames)]),
+    }
+    parse_shape(model, spec, &mut common)?;
+    if let Some(l) = layers {
+        c.layers = l;
+    }
+    if let Some(problem) = c.problem() {
+        return Err(WorkloadError::BadShape { model: model.into(), problem });
+    }
+    Ok(Some((name.to_string(), c)))
+}
+
+/// One case per batch size, then each op of the first layer alone at the smallest.
+fn perception_cases(name: &str, config: PerceptionConfig, batches: &[u32], seed: u64, dtype: Dtype) -> Vec<CaseSpec> {
+    let model = model_label(name, dtype);
+    let case = |batch: u32, op: Option<&str>| {
+        let label = op.map_or(model.clone(), |op| format!("{model}.op.{op}"));
+        let p = PerceptionCase { model: model.clone(), config, batch, dtype, op: op.map(Into::into) };
+        CaseSpec::of_workload(&label, Shape(vec![batch, config.tokens()]), seed, Workload::Perception(p))
+    };
+    let mut cases: Vec<CaseSpec> = batches.iter().map(|&b| case(b, None)).collect();
+    if let Some(&smallest) = batches.iter().min() {
+        cases.extend(PERCEPTION_OPS.iter().map(|op| case(smallest, Some(op))));
+    }
+    cases
 }
 
 /// Prefill and decode at each context length, then each op of one layer of the decode step at the
@@ -485,6 +537,28 @@ mod tests {
         assert!(err.contains("not a GGUF file") && err.contains("folder for MiniLM"), "{err}");
         let err = Workloads::build(&args("llama", vec![dir.path().join("absent.gguf")]), 1).unwrap_err().to_string();
         assert!(err.contains("absent.gguf"), "{err}");
+    }
+
+    #[test]
+    fn vit_and_whisper_take_their_defaults_or_a_shape_and_rate_their_items() {
+        let (name, c) = perception_config("vit", None).unwrap().unwrap();
+        assert_eq!((name.as_str(), c), ("vit", VIT_B16));
+        let (_, c) = perception_config("whisper:frames=200,hidden=64,heads=4", Some(1)).unwrap().unwrap();
+        assert_eq!((c.front, c.hidden, c.layers, c.ffn), (Front::Audio { mels: 80, frames: 200 }, 64, 1, 1536));
+        assert!(perception_config("vit:mels=3", None).unwrap_err().to_string().contains("keys: hidden, heads, layers, ffn, size, patch, channels"));
+        assert!(perception_config("vit:size=30", None).unwrap_err().to_string().contains("multiple of the patch"));
+        assert!(perception_config("tinyllama", None).unwrap().is_none());
+        let cases = perception_cases("vit", VIT_B16, &[8, 1], 1, Dtype::F16);
+        assert_eq!(cases.len(), 2 + PERCEPTION_OPS.len());
+        assert_eq!(cases[0].id, "vit-f16/8x197/seed=1");
+        assert!(cases.iter().any(|c| c.id == "vit-f16.op.attention/1x197/seed=1"));
+        let rate = cases[0].info().unwrap().rate.unwrap();
+        assert_eq!((rate.item.as_str(), rate.per_run), ("image", 8.0));
+        let (dtype, twin) = f32_twin(&cases[0]).unwrap();
+        assert_eq!((dtype, twin.id.as_str()), (Dtype::F16, "vit/8x197/seed=1"));
+        let w = Workloads::build(&WorkloadArgs { model: vec!["whisper:frames=64,hidden=32,heads=4,layers=1,ffn=48,vit:size=32,hidden=32,heads=4,layers=1,ffn=48".into()], batch: vec![1], ..WorkloadArgs::default() }, 1).unwrap();
+        let ids: Vec<&str> = w.cases.iter().map(|c| c.id.as_str()).filter(|id| !id.contains(".op.")).collect();
+        assert_eq!(ids, ["whisper/1x32/seed=1", "vit/1x5/seed=1"]);
     }
 
     #[test]

@@ -109,6 +109,51 @@ pub fn eval(op: &Op, v: &mut [Vec<f64>]) {
             }
             v[y] = out;
         }
+        Op::Patches { x, y, batch, channels, size, patch } => {
+            let (c, s, p) = (channels as usize, size as usize, patch as usize);
+            let per_side = s / p;
+            let mut out = Vec::with_capacity(batch as usize * per_side * per_side * c * p * p);
+            for b in 0..batch as usize {
+                for (py, px) in (0..per_side).flat_map(|py| (0..per_side).map(move |px| (py, px))) {
+                    for (ch, ky, kx) in (0..c).flat_map(|ch| (0..p).flat_map(move |ky| (0..p).map(move |kx| (ch, ky, kx)))) {
+                        out.push(v[x][((b * c + ch) * s + py * p + ky) * s + px * p + kx]);
+                    }
+                }
+            }
+            v[y] = out;
+        }
+        Op::Unfold { x, y, batch, channels, len, kernel, stride, pad, channels_last } => {
+            let (c, len, k) = (channels as usize, len as usize, kernel as usize);
+            let out_len = Op::unfolded_len(len as u32, kernel, stride, pad) as usize;
+            let mut out = Vec::with_capacity(batch as usize * out_len * c * k);
+            for b in 0..batch as usize {
+                for t in 0..out_len {
+                    for (ch, j) in (0..c).flat_map(|ch| (0..k).map(move |j| (ch, j))) {
+                        let at = (t * stride as usize + j).checked_sub(pad as usize).filter(|&at| at < len);
+                        let index = |at: usize| if channels_last { (b * len + at) * c + ch } else { (b * c + ch) * len + at };
+                        out.push(at.map_or(0.0, |at| v[x][index(at)]));
+                    }
+                }
+            }
+            v[y] = out;
+        }
+        Op::Positions { x, pos, cls, y, batch, seq, hidden } => {
+            let (h, rows) = (hidden as usize, seq as usize + cls.is_some() as usize);
+            let mut out = Vec::with_capacity(batch as usize * rows * h);
+            for b in 0..batch as usize {
+                for j in 0..rows {
+                    for ch in 0..h {
+                        let value = match cls {
+                            Some(cls) if j == 0 => v[cls][ch],
+                            Some(_) => v[x][(b * seq as usize + j - 1) * h + ch],
+                            None => v[x][(b * seq as usize + j) * h + ch],
+                        };
+                        out.push(value + v[pos][j * h + ch]);
+                    }
+                }
+            }
+            v[y] = out;
+        }
     }
 }
 

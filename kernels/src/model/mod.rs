@@ -1,7 +1,8 @@
 //! Transformer models as GPU programs: a model is a [`graph::Graph`] of [`op::Op`]s over named
 //! tensors, lowered to WGSL dispatches ([`wgsl`]) and evaluated in f64 on the CPU ([`cpu`]) as
 //! the reference. [`encoder`] builds a BERT/MiniLM encoder over real weights ([`weights`]),
-//! [`decoder`] a Llama-style decoder over seeded ones or a GGUF file's ([`gguf`]).
+//! [`decoder`] a Llama-style decoder over seeded ones or a GGUF file's ([`gguf`]), [`perception`]
+//! a ViT and Whisper's audio encoder over seeded ones.
 
 pub mod cpu;
 pub mod decoder;
@@ -10,6 +11,7 @@ pub mod fuse;
 pub mod gguf;
 pub mod graph;
 pub mod op;
+pub mod perception;
 pub mod weights;
 pub mod wgsl;
 

@@ -36,6 +36,24 @@ pub enum Op {
     Embed { ids: T, word: T, pos: T, ty: T, y: T, rows: u32, seq: u32, hidden: u32 },
     /// Mean over each sequence's first `lens[b]` rows, then L2 normalisation.
     Pool { x: T, lens: T, y: T, batch: u32, seq: u32, hidden: u32 },
+    /// A ViT's patches as rows: `x` is `batch` images `[channels, size, size]`; row
+    /// `b·P + py·(size/patch) + px` of `y` is patch (py, px), its columns in `(c, ky, kx)` order
+    /// (a conv2d weight `[out, c, patch, patch]` flattened), so that the patch embedding is a GEMM.
+    Patches { x: T, y: T, batch: u32, channels: u32, size: u32, patch: u32 },
+    /// A conv1d's input windows as rows (im2col): row `b·len_out + t` of `y` holds, in `(c, j)`
+    /// order, `x[b, c, t·stride + j − pad]` (zero outside `0..len`); `x` is `[batch, channels,
+    /// len]`, or `[batch, len, channels]` with `channels_last` (a previous layer's rows).
+    Unfold { x: T, y: T, batch: u32, channels: u32, len: u32, kernel: u32, stride: u32, pad: u32, channels_last: bool },
+    /// `y[b, j] = x[b, j − 1] + pos[j]` over `seq` rows of `hidden` per item, after a first row
+    /// `cls + pos[0]` where a class token is given (ViT), else `x[b, j] + pos[j]` (Whisper).
+    Positions { x: T, pos: T, cls: Option<T>, y: T, batch: u32, seq: u32, hidden: u32 },
+}
+
+impl Op {
+    /// Rows a [`Op::Unfold`] of `len` makes per item.
+    pub fn unfolded_len(len: u32, kernel: u32, stride: u32, pad: u32) -> u32 {
+        (len + 2 * pad).saturating_sub(kernel) / stride.max(1) + 1
+    }
 }
 
 impl Op {
@@ -54,6 +72,8 @@ impl Op {
             Attention { q, k, v, lens, y, .. } => (vec![q, k, v, lens], vec![y]),
             Embed { ids, word, pos, ty, y, .. } => (vec![ids, word, pos, ty], vec![y]),
             Pool { x, lens, y, .. } => (vec![x, lens], vec![y]),
+            Patches { x, y, .. } | Unfold { x, y, .. } => (vec![x], vec![y]),
+            Positions { x, pos, cls, y, .. } => ([vec![x, pos], cls.into_iter().collect()].concat(), vec![y]),
         }
     }
 
@@ -66,7 +86,8 @@ impl Op {
             SwiGlu { x, gate, up, y, .. } => { *x = f(*x); *gate = f(*gate); *up = f(*up); *y = f(*y) }
             Norm { x, g, b, y, .. } => { *x = f(*x); *g = f(*g); opt(b); *y = f(*y) }
             Add { a, b, y, .. } => { *a = f(*a); *b = f(*b); *y = f(*y) }
-            Gelu { x, y, .. } | Rope { x, y, .. } => { *x = f(*x); *y = f(*y) }
+            Gelu { x, y, .. } | Rope { x, y, .. } | Patches { x, y, .. } | Unfold { x, y, .. } => { *x = f(*x); *y = f(*y) }
+            Positions { x, pos, cls, y, .. } => { *x = f(*x); *pos = f(*pos); opt(cls); *y = f(*y) }
             SiluMul { g, u, y, .. } => { *g = f(*g); *u = f(*u); *y = f(*y) }
             KvWrite { src, cache, .. } => { *src = f(*src); *cache = f(*cache) }
             Attention { q, k, v, lens, y, .. } => { *q = f(*q); *k = f(*k); *v = f(*v); *lens = f(*lens); *y = f(*y) }
@@ -85,7 +106,8 @@ impl Op {
             Add { n, .. } | Gelu { n, .. } => n as f64,
             SiluMul { n, .. } => 3.0 * n as f64,
             Rope { tokens, heads, hd, .. } => 3.0 * (tokens * heads * hd) as f64,
-            KvWrite { .. } | Embed { .. } => 0.0,
+            KvWrite { .. } | Embed { .. } | Patches { .. } | Unfold { .. } => 0.0,
+            Positions { batch, seq, hidden, .. } => (batch * seq * hidden) as f64,
             Attention { rows, heads, hd, kv_len, causal, pos0, seq, .. } => {
                 let keys = if causal { (pos0 + seq / 2 + 1).min(kv_len) } else { seq.min(kv_len) };
                 4.0 * rows as f64 * heads as f64 * hd as f64 * keys as f64

@@ -304,6 +304,84 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 }
 "#;
 
+/// One output element an invocation, as [`Op::Patches`] defines it.
+const PATCHES: &str = r#"
+struct P { n: u32, channels: u32, size: u32, side_px: u32 }
+@group(0) @binding(0) var<uniform> p: P;
+@group(0) @binding(1) var<storage, read> x: array<f32>;
+@group(0) @binding(2) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let i = gid.x + gid.y * nwg.x * 256u;
+  if (i >= p.n) { return; }
+  let area = p.side_px * p.side_px;
+  let side = p.size / p.side_px;
+  let row = i / (p.channels * area);
+  let col = i % (p.channels * area);
+  let b = row / (side * side);
+  let py = (row % (side * side)) / side;
+  let px = row % side;
+  let ch = col / area;
+  let ky = (col % area) / p.side_px;
+  let kx = col % p.side_px;
+  y[i] = x[((b * p.channels + ch) * p.size + py * p.side_px + ky) * p.size + px * p.side_px + kx];
+}
+"#;
+
+/// One output element an invocation, as [`Op::Unfold`] defines it.
+const UNFOLD: &str = r#"
+struct P { n: u32, channels: u32, len: u32, kernel: u32, stride: u32, pad: u32, channels_last: u32, out_len: u32 }
+@group(0) @binding(0) var<uniform> p: P;
+@group(0) @binding(1) var<storage, read> x: array<f32>;
+@group(0) @binding(2) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let i = gid.x + gid.y * nwg.x * 256u;
+  if (i >= p.n) { return; }
+  let row = i / (p.channels * p.kernel);
+  let col = i % (p.channels * p.kernel);
+  let b = row / p.out_len;
+  let ch = col / p.kernel;
+  let at = i32((row % p.out_len) * p.stride + col % p.kernel) - i32(p.pad);
+  var v = 0.0;
+  if (at >= 0 && u32(at) < p.len) {
+    if (p.channels_last != 0u) {
+      v = x[(b * p.len + u32(at)) * p.channels + ch];
+    } else {
+      v = x[(b * p.channels + ch) * p.len + u32(at)];
+    }
+  }
+  y[i] = v;
+}
+"#;
+
+/// One output element an invocation, as [`Op::Positions`] defines it.
+const POSITIONS: &str = r#"
+struct P { n: u32, seq: u32, hidden: u32, has_cls: u32 }
+@group(0) @binding(0) var<uniform> p: P;
+@group(0) @binding(1) var<storage, read> x: array<f32>;
+@group(0) @binding(2) var<storage, read> pos: array<f32>;
+@group(0) @binding(3) var<storage, read> cls: array<f32>;
+@group(0) @binding(4) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let i = gid.x + gid.y * nwg.x * 256u;
+  if (i >= p.n) { return; }
+  let rows = p.seq + p.has_cls;
+  let r = i / p.hidden;
+  let c = i % p.hidden;
+  let b = r / rows;
+  let j = r % rows;
+  var v = 0.0;
+  if (p.has_cls != 0u && j == 0u) {
+    v = cls[c];
+  } else {
+    v = x[(b * p.seq + j - p.has_cls) * p.hidden + c];
+  }
+  y[i] = v + pos[j * p.hidden + c];
+}
+"#;
+
 const POOL: &str = r#"
 struct P { seq: u32, hidden: u32 }
 @group(0) @binding(0) var<uniform> p: P;
@@ -392,6 +470,19 @@ pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: &dyn F
             "embed", EMBED, vec![rows, seq, hidden], vec![ids, word, pos, ty, y], elementwise(rows * hidden),
         ),
         Op::Pool { x, lens, y, batch, seq, hidden } => ("pool", POOL, vec![seq, hidden], vec![x, lens, y], [batch, 1, 1]),
+        Op::Patches { x, y, batch, channels, size, patch } => {
+            let n = batch * (size / patch).pow(2) * channels * patch * patch;
+            ("patches", PATCHES, vec![n, channels, size, patch], vec![x, y], elementwise(n))
+        }
+        Op::Unfold { x, y, batch, channels, len, kernel, stride, pad, channels_last } => {
+            let out_len = Op::unfolded_len(len, kernel, stride, pad);
+            let n = batch * out_len * channels * kernel;
+            ("unfold", UNFOLD, vec![n, channels, len, kernel, stride, pad, channels_last as u32, out_len], vec![x, y], elementwise(n))
+        }
+        Op::Positions { x, pos, cls, y, batch, seq, hidden } => {
+            let n = batch * (seq + cls.is_some() as u32) * hidden;
+            ("positions", POSITIONS, vec![n, seq, hidden, cls.is_some() as u32], vec![x, pos, cls.unwrap_or(dummy), y], elementwise(n))
+        }
     };
     let reduces = matches!(op, Op::Pool { .. });
     let shader = p.shader(name, || if reduces { format!("{src}{REDUCE}") } else { src.to_string() });

@@ -1,0 +1,374 @@
+//! Perception encoders with seeded weights: a ViT (images, ViT-B/16's shape by default) and
+//! Whisper's audio encoder (log-mel spectrograms, Whisper-tiny's shape). Each is a front end that
+//! turns its input into token rows, then the same pre-norm transformer layers (LayerNorm,
+//! multi-head self-attention, LayerNorm, a GELU MLP, each with its residual) and a final
+//! LayerNorm; the output is every token's final hidden state.
+//!
+//! - Image: the patches are gathered as rows ([`Op::Patches`]) so that the patch embedding (a
+//!   conv2d whose stride is its kernel) is one GEMM; a class token goes first, then position
+//!   embeddings are added.
+//! - Audio: two conv1d of kernel 3 (the second of stride 2, halving the frames), each an
+//!   [`Op::Unfold`] and a GEMM followed by GELU; then Whisper's fixed sinusoidal positions.
+
+use super::graph::{Data, Graph};
+use super::op::{Op, T};
+use crate::dtype::Dtype;
+use crate::info::{CaseInfo, Rate};
+use serde::{Deserialize, Serialize};
+
+/// What an encoder's input is and how it becomes tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "kind")]
+pub enum Front {
+    /// `channels × size × size` images cut into `patch × patch` patches, a class token first.
+    Image {
+        /// Pixels a side.
+        size: u32,
+        /// Pixels a patch side.
+        patch: u32,
+        /// Colour channels.
+        channels: u32,
+    },
+    /// `mels × frames` log-mel spectrograms, [`FRAMES_PER_SECOND`] frames a second.
+    Audio {
+        /// Mel bins.
+        mels: u32,
+        /// Frames (Whisper's 30 s window is 3000).
+        frames: u32,
+    },
+}
+
+/// Spectrogram frames a second of audio (Whisper's 10 ms hop).
+pub const FRAMES_PER_SECOND: u32 = 100;
+
+/// The shape of a perception encoder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PerceptionConfig {
+    /// The input and its front end.
+    pub front: Front,
+    /// Width of every token vector.
+    pub hidden: u32,
+    /// Attention heads.
+    pub heads: u32,
+    /// Encoder layers.
+    pub layers: u32,
+    /// Width of the MLP.
+    pub ffn: u32,
+}
+
+/// ViT-B/16 at 224×224: 196 patches and a class token, 12 layers of width 768.
+pub const VIT_B16: PerceptionConfig = PerceptionConfig { front: Front::Image { size: 224, patch: 16, channels: 3 }, hidden: 768, heads: 12, layers: 12, ffn: 3072 };
+
+/// Whisper-tiny's encoder over a 30 s window: 80 mel bins × 3000 frames, 1500 tokens after the
+/// convolutions, 4 layers of width 384.
+pub const WHISPER_TINY: PerceptionConfig = PerceptionConfig { front: Front::Audio { mels: 80, frames: 3000 }, hidden: 384, heads: 6, layers: 4, ffn: 1536 };
+
+/// LayerNorm epsilon (both models').
+const EPS: f32 = 1e-5;
+
+impl PerceptionConfig {
+    /// Why this configuration cannot run, if it cannot.
+    pub fn problem(&self) -> Option<String> {
+        let PerceptionConfig { hidden, heads, layers, ffn, .. } = *self;
+        let front = match self.front {
+            Front::Image { size, patch, channels } => [size, patch, channels],
+            Front::Audio { mels, frames } => [mels, frames, 1],
+        };
+        if [hidden, heads, layers, ffn].iter().chain(&front).any(|&v| v == 0) {
+            return Some("every size must be positive".into());
+        }
+        if hidden % heads != 0 {
+            return Some(format!("hidden {hidden} must split into {heads} heads"));
+        }
+        if let Front::Image { size, patch, .. } = self.front {
+            if size % patch != 0 {
+                return Some(format!("image size {size} must be a multiple of the patch {patch}"));
+            }
+        }
+        let max = super::wgsl::MAX_KEYS;
+        (self.tokens() > max).then(|| format!("{} tokens an item; attention holds at most {max}", self.tokens()))
+    }
+
+    /// Tokens an item becomes.
+    pub fn tokens(&self) -> u32 {
+        match self.front {
+            Front::Image { size, patch, .. } => (size / patch.max(1)).pow(2) + 1,
+            Front::Audio { frames, .. } => Op::unfolded_len(Op::unfolded_len(frames, 3, 1, 1), 3, 2, 1),
+        }
+    }
+}
+
+/// The ops of a pass, in order, each a per-op case of its own (`vit.op.attention`): `embed` is
+/// the front end (patches and their GEMM; or both convolutions with their GELUs).
+pub const PERCEPTION_OPS: [&str; 9] = ["embed", "positions", "layernorm", "qkv", "attention", "attn_out", "ffn_up", "gelu", "ffn_down"];
+
+/// One perception case: `batch` images or spectrograms through the encoder.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PerceptionCase {
+    /// Model name in reports (`vit`, `whisper`).
+    pub model: String,
+    /// The model's shape.
+    pub config: PerceptionConfig,
+    /// Images or spectrograms a run.
+    pub batch: u32,
+    /// How the linear layers' weights are stored (activations stay f32).
+    #[serde(default)]
+    pub dtype: Dtype,
+    /// One op of the pass alone (the first layer's), timed by itself; `None`: the whole pass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op: Option<String>,
+}
+
+impl PerceptionCase {
+    /// The run's graph; weights and inputs come from `seed`.
+    pub fn graph(&self, seed: u64) -> Graph {
+        let full = self.full_graph(seed);
+        match &self.op {
+            Some(tag) => full.only(tag),
+            None => full,
+        }
+    }
+
+    /// Values per output row: a hidden state (an MLP row for the MLP's own ops).
+    pub fn row_len(&self) -> usize {
+        let hidden = self.config.hidden as usize;
+        let Some(_) = &self.op else { return hidden };
+        let g = self.graph(0);
+        let out = g.outputs.first().map_or(0, |&o| g.tensors[o].len);
+        let rows = (self.batch * self.config.tokens()) as usize;
+        if out % rows == 0 && out > 0 { out / rows } else { hidden }
+    }
+
+    fn full_graph(&self, seed: u64) -> Graph {
+        let c = self.config;
+        let (h, batch) = (c.hidden, self.batch);
+        let mut g = Graph { seed, ..Graph::default() };
+        // Weights uniform in ±1/√fan_in keep activations near unit scale, as trained ones are.
+        let linear = |g: &mut Graph, tag: &'static str, x: T, name: &str, add: Option<T>, [m, k, n]: [u32; 3], bias: bool| {
+            let a = 1.0 / (k as f32).sqrt();
+            let w = g.seeded(format!("{name}.weight"), (n * k) as usize, -a, a);
+            let w = g.store_as(w, self.dtype, k as usize);
+            let b = bias.then(|| g.seeded(format!("{name}.bias"), n as usize, -0.1, 0.1));
+            let y = g.computed(format!("{name}.out"), (m * n) as usize);
+            g.op(tag, Op::Linear { x, w, b, add, y, m, k, n });
+            y
+        };
+        let gelu = |g: &mut Graph, tag: &'static str, x: T, name: String, n: u32| {
+            let y = g.computed(name, n as usize);
+            g.op(tag, Op::Gelu { x, y, n });
+            y
+        };
+        let tokens = c.tokens();
+        let rows = batch * tokens;
+        let names = Names::of(&c.front);
+        let x = match c.front {
+            Front::Image { size, patch, channels } => {
+                let (per, k) = ((size / patch).pow(2), channels * patch * patch);
+                let image = g.seeded("pixel_values", (batch * channels * size * size) as usize, -1.0, 1.0);
+                let cols = g.computed("patches", (batch * per * k) as usize);
+                g.op("embed", Op::Patches { x: image, y: cols, batch, channels, size, patch });
+                let e = linear(&mut g, "embed", cols, "embeddings.patch_embeddings.projection", None, [batch * per, k, h], true);
+                let cls = g.seeded("embeddings.cls_token", h as usize, -1.0, 1.0);
+                let pos = g.seeded("embeddings.position_embeddings", (tokens * h) as usize, -0.5, 0.5);
+                let y = g.computed("embeddings", (rows * h) as usize);
+                g.op("positions", Op::Positions { x: e, pos, cls: Some(cls), y, batch, seq: per, hidden: h });
+                y
+            }
+            Front::Audio { mels, frames } => {
+                let mel = g.seeded("input_features", (batch * mels * frames) as usize, -1.0, 1.0);
+                let conv = |g: &mut Graph, x: T, name: &str, [channels, len, stride]: [u32; 3], channels_last: bool| {
+                    let out_len = Op::unfolded_len(len, 3, stride, 1);
+                    let cols = g.computed(format!("{name}.unfolded"), (batch * out_len * channels * 3) as usize);
+                    g.op("embed", Op::Unfold { x, y: cols, batch, channels, len, kernel: 3, stride, pad: 1, channels_last });
+                    let y = linear(g, "embed", cols, name, None, [batch * out_len, channels * 3, h], true);
+                    (gelu(g, "embed", y, format!("{name}.gelu"), batch * out_len * h), out_len)
+                };
+                let (x, len) = conv(&mut g, mel, "conv1", [mels, frames, 1], false);
+                let (x, len) = conv(&mut g, x, "conv2", [h, len, 2], true);
+                let pos = g.tensor("embed_positions.weight", (len * h) as usize, Data::F32(sinusoids(len, h)));
+                let y = g.computed("embeddings", (rows * h) as usize);
+                g.op("positions", Op::Positions { x, pos, cls: None, y, batch, seq: len, hidden: h });
+                y
+            }
+        };
+        let norm = |g: &mut Graph, x: T, name: String| {
+            let gain = g.seeded(format!("{name}.weight"), h as usize, 0.8, 1.2);
+            let bias = g.seeded(format!("{name}.bias"), h as usize, -0.1, 0.1);
+            let y = g.computed(format!("{name}.out"), (rows * h) as usize);
+            g.op("layernorm", Op::Norm { x, g: gain, b: Some(bias), y, rows, cols: h, eps: EPS });
+            y
+        };
+        let lens = g.tensor("lens", batch as usize, Data::U32(vec![tokens; batch as usize]));
+        let mut x = x;
+        for l in 0..c.layers {
+            let p = |s: &str| format!("{}{l}.{s}", names.layer);
+            let hn = norm(&mut g, x, p(names.norm1));
+            let q = linear(&mut g, "qkv", hn, &p(names.q), None, [rows, h, h], true);
+            // Whisper's key projection has no bias.
+            let k = linear(&mut g, "qkv", hn, &p(names.k), None, [rows, h, h], names.k_bias);
+            let v = linear(&mut g, "qkv", hn, &p(names.v), None, [rows, h, h], true);
+            let a = g.computed(p("attention"), (rows * h) as usize);
+            g.op("attention", Op::Attention {
+                q, k, v, lens, y: a, rows, seq: tokens, heads: c.heads, kv_heads: c.heads, hd: h / c.heads, kv_len: tokens, causal: false, pos0: 0,
+            });
+            let x1 = linear(&mut g, "attn_out", a, &p(names.o), Some(x), [rows, h, h], true);
+            let hn = norm(&mut g, x1, p(names.norm2));
+            let up = linear(&mut g, "ffn_up", hn, &p(names.up), None, [rows, h, c.ffn], true);
+            let act = gelu(&mut g, "gelu", up, p("gelu"), rows * c.ffn);
+            x = linear(&mut g, "ffn_down", act, &p(names.down), Some(x1), [rows, c.ffn, h], true);
+        }
+        let out = norm(&mut g, x, names.last.into());
+        g.outputs = vec![out];
+        g
+    }
+
+    /// Report metadata: one run encodes `batch` images, or `batch` windows of audio.
+    pub fn info(&self) -> CaseInfo {
+        let g = self.graph(0);
+        let c = self.config;
+        let shape = format!("{} layers, hidden {}, {} heads, MLP {}, seeded weights in {}", c.layers, c.hidden, c.heads, c.ffn, self.dtype);
+        let (input, item, per_item) = match c.front {
+            Front::Image { size, patch, channels } => (format!("{size}×{size}×{channels} image(s) in {patch}×{patch} patches"), "image", 1.0),
+            Front::Audio { mels, frames } => (format!("{mels}×{frames} log-mel spectrogram(s) through two conv1d"), "audio second", f64::from(frames) / f64::from(FRAMES_PER_SECOND)),
+        };
+        let summary = match &self.op {
+            None => format!("{} encoder ({shape}): {} {input}, {} tokens each", self.model, self.batch, c.tokens()),
+            Some(op) => format!("{} op `{op}` of the encoder's first layer, {} {input} ({shape})", self.model, self.batch),
+        };
+        CaseInfo {
+            summary,
+            dims: vec!["batch".into(), "tokens".into()],
+            flops: g.flops(),
+            bytes: g.bytes(),
+            rate: self.op.is_none().then(|| Rate { item: item.into(), per_run: f64::from(self.batch) * per_item }),
+            dispatches: Some(g.dispatches()),
+        }
+    }
+}
+
+/// The tensor names of each model, as Hugging Face's checkpoints have them.
+struct Names {
+    layer: &'static str,
+    norm1: &'static str,
+    q: &'static str,
+    k: &'static str,
+    k_bias: bool,
+    v: &'static str,
+    o: &'static str,
+    norm2: &'static str,
+    up: &'static str,
+    down: &'static str,
+    last: &'static str,
+}
+
+impl Names {
+    fn of(front: &Front) -> Names {
+        match front {
+            Front::Image { .. } => Names {
+                layer: "encoder.layer.",
+                norm1: "layernorm_before",
+                q: "attention.attention.query",
+                k: "attention.attention.key",
+                k_bias: true,
+                v: "attention.attention.value",
+                o: "attention.output.dense",
+                norm2: "layernorm_after",
+                up: "intermediate.dense",
+                down: "output.dense",
+                last: "layernorm",
+            },
+            Front::Audio { .. } => Names {
+                layer: "layers.",
+                norm1: "self_attn_layer_norm",
+                q: "self_attn.q_proj",
+                k: "self_attn.k_proj",
+                k_bias: false,
+                v: "self_attn.v_proj",
+                o: "self_attn.out_proj",
+                norm2: "final_layer_norm",
+                up: "fc1",
+                down: "fc2",
+                last: "layer_norm",
+            },
+        }
+    }
+}
+
+/// Whisper's positions: `length × channels`, sines of `channels/2` timescales from 1 to 10⁴,
+/// then their cosines (`sinusoids` in openai/whisper's model.py).
+fn sinusoids(length: u32, channels: u32) -> Vec<f32> {
+    let half = (channels / 2) as usize;
+    let step = (10_000f64).ln() / (half.max(2) - 1) as f64;
+    let mut out = Vec::with_capacity((length * channels) as usize);
+    for t in 0..length as usize {
+        let scaled = |i: usize| t as f64 * (-step * i as f64).exp();
+        out.extend((0..half).map(|i| scaled(i).sin() as f32));
+        out.extend((0..half).map(|i| scaled(i).cos() as f32));
+        out.extend(std::iter::repeat_n(0.0, channels as usize - 2 * half));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tiny(front: Front) -> PerceptionCase {
+        let config = PerceptionConfig { front, hidden: 32, heads: 4, layers: 2, ffn: 48 };
+        PerceptionCase { model: "test".into(), config, batch: 2, dtype: Dtype::F32, op: None }
+    }
+
+    #[test]
+    fn the_default_shapes_are_vit_b16_and_whisper_tiny() {
+        assert_eq!((VIT_B16.problem(), VIT_B16.tokens()), (None, 197));
+        assert_eq!((WHISPER_TINY.problem(), WHISPER_TINY.tokens()), (None, 1500));
+        let bad = PerceptionConfig { front: Front::Image { size: 30, patch: 16, channels: 3 }, ..VIT_B16 };
+        assert!(bad.problem().unwrap().contains("multiple of the patch"));
+        let long = PerceptionConfig { front: Front::Audio { mels: 80, frames: 5000 }, ..WHISPER_TINY };
+        assert!(long.problem().unwrap().contains("2500 tokens"), "{:?}", long.problem());
+    }
+
+    #[test]
+    fn a_pass_outputs_every_token_s_hidden_state_and_rates_its_items() {
+        let vit = tiny(Front::Image { size: 8, patch: 4, channels: 3 });
+        let out = vit.graph(1).evaluate(None).unwrap();
+        assert_eq!(out.len(), 2 * 5 * 32);
+        assert!(out.iter().all(|v| v.is_finite()));
+        assert_eq!(vit.info().rate.unwrap().per_run, 2.0);
+        let whisper = tiny(Front::Audio { mels: 6, frames: 20 });
+        assert_eq!(whisper.config.tokens(), 10);
+        assert_eq!(whisper.graph(1).evaluate(None).unwrap().len(), 2 * 10 * 32);
+        let rate = whisper.info().rate.unwrap();
+        assert_eq!((rate.item.as_str(), rate.per_run), ("audio second", 0.4));
+    }
+
+    #[test]
+    fn every_op_tag_slices_to_a_runnable_graph() {
+        for front in [Front::Image { size: 8, patch: 4, channels: 3 }, Front::Audio { mels: 6, frames: 20 }] {
+            for op in PERCEPTION_OPS {
+                let case = PerceptionCase { op: Some(op.into()), ..tiny(front) };
+                let g = case.graph(1);
+                assert!(!g.ops.is_empty(), "{front:?} {op}");
+                let out = g.evaluate(None).unwrap();
+                assert!(!out.is_empty() && out.iter().all(|v| v.is_finite()), "{front:?} {op}");
+                assert_eq!(out.len() % case.row_len(), 0, "{front:?} {op}");
+            }
+        }
+    }
+
+    /// The front ends' gathers by hand: a patch's columns run over channel, then row, then
+    /// column of the patch; a convolution's window is zero-padded at both ends.
+    #[test]
+    fn patches_and_windows_gather_what_a_convolution_reads() {
+        let mut v = vec![(0..2 * 4 * 4).map(f64::from).collect::<Vec<f64>>(), Vec::new()];
+        super::super::cpu::eval(&Op::Patches { x: 0, y: 1, batch: 1, channels: 2, size: 4, patch: 2 }, &mut v);
+        // Patch (0, 1) is row 1: channel 0's pixels (0,2),(0,3),(1,2),(1,3), then channel 1's.
+        assert_eq!(v[1][8..16], [2.0, 3.0, 6.0, 7.0, 18.0, 19.0, 22.0, 23.0]);
+        let mut v = vec![vec![1.0, 2.0, 3.0, 4.0, 5.0], Vec::new()];
+        super::super::cpu::eval(&Op::Unfold { x: 0, y: 1, batch: 1, channels: 1, len: 5, kernel: 3, stride: 2, pad: 1, channels_last: false }, &mut v);
+        assert_eq!(v[1], [0.0, 1.0, 2.0, 2.0, 3.0, 4.0, 4.0, 5.0, 0.0]);
+        assert_eq!(sinusoids(2, 4), [0.0, 0.0, 1.0, 1.0, 1.0f64.sin() as f32, 1e-4f64.sin() as f32, 1.0f64.cos() as f32, 1e-4f64.cos() as f32]);
+    }
+}
