@@ -72,35 +72,6 @@ fn norm_wgsl(vec: u32) -> String {
     format!("const VEC: u32 = {vec}u;\nalias Vec = {ty};\nfn hsum(v: Vec) -> f32 {{ return {hsum}; }}\n{NORM}")
 }
 
-/// Elementwise ops share one shader: `mode` 0 add, 1 gelu, 2 silu(a)·b.
-const ELEMENTWISE: &str = r#"
-struct P { n: u32, mode: u32 }
-@group(0) @binding(0) var<uniform> p: P;
-@group(0) @binding(1) var<storage, read> a: array<f32>;
-@group(0) @binding(2) var<storage, read> b: array<f32>;
-@group(0) @binding(3) var<storage, read_write> y: array<f32>;
-// Abramowitz and Stegun 7.1.26 (|error| < 1.5e-7): WGSL has no erf.
-fn erf(x: f32) -> f32 {
-  let s = sign(x);
-  let z = abs(x);
-  let t = 1.0 / (1.0 + 0.3275911 * z);
-  let poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
-  return s * (1.0 - poly * exp(-z * z));
-}
-@compute @workgroup_size(256)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let i = gid.x + gid.y * nwg.x * 256u;
-  if (i >= p.n) { return; }
-  let v = a[i];
-  if (p.mode == 0u) {
-    y[i] = v + b[i];
-  } else if (p.mode == 1u) {
-    y[i] = 0.5 * v * (1.0 + erf(v * 0.7071067811865476));
-  } else {
-    y[i] = v / (1.0 + exp(-v)) * b[i];
-  }
-}
-"#;
 
 const ROPE: &str = r#"
 struct P { tokens: u32, heads: u32, hd: u32, pos0: u32, base: f32 }
@@ -128,17 +99,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 }
 "#;
 
-const KV_WRITE: &str = r#"
-struct P { n: u32, offset: u32 }
-@group(0) @binding(0) var<uniform> p: P;
-@group(0) @binding(1) var<storage, read> src: array<f32>;
-@group(0) @binding(2) var<storage, read_write> cache: array<f32>;
-@compute @workgroup_size(256)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let i = gid.x + gid.y * nwg.x * 256u;
-  if (i < p.n) { cache[p.offset + i] = src[i]; }
-}
-"#;
 
 /// Attention, written over `Vec` (`vec4<f32>` where the head dim is a multiple of 4, else `f32`;
 /// [`attention_wgsl`] declares it) with strides in `Vec`s. One workgroup of 256 invocations per
@@ -286,35 +246,66 @@ fn attention_wgsl(vec: u32, decode: bool) -> String {
     )
 }
 
-const EMBED: &str = r#"
-struct P { rows: u32, seq: u32, hidden: u32 }
-@group(0) @binding(0) var<uniform> p: P;
-@group(0) @binding(1) var<storage, read> ids: array<u32>;
-@group(0) @binding(2) var<storage, read> word: array<f32>;
-@group(0) @binding(3) var<storage, read> pos: array<f32>;
-@group(0) @binding(4) var<storage, read> ty: array<f32>;
-@group(0) @binding(5) var<storage, read_write> y: array<f32>;
-@compute @workgroup_size(256)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let i = gid.x + gid.y * nwg.x * 256u;
-  if (i >= p.rows * p.hidden) { return; }
-  let r = i / p.hidden;
-  let c = i % p.hidden;
-  y[i] = word[ids[r] * p.hidden + c] + pos[(r % p.seq) * p.hidden + c] + ty[c];
+
+
+
+
+/// A shader of one invocation an element `i < p.n`, 256 a workgroup over the grid [`elementwise`]
+/// lays out: `fields` follow `n` in the uniform `p`; `bindings` are (name, element type) from
+/// binding 1, the last one written; `prelude` goes before `main` and `body` inside it.
+fn per_element(fields: &str, bindings: &[(&str, &str)], prelude: &str, body: &str) -> String {
+    let mut s = format!("struct P {{ n: u32{fields} }}\n@group(0) @binding(0) var<uniform> p: P;\n");
+    for (i, (name, ty)) in bindings.iter().enumerate() {
+        let access = if i + 1 == bindings.len() { "read_write" } else { "read" };
+        s += &format!("@group(0) @binding({}) var<storage, {access}> {name}: array<{ty}>;\n", i + 1);
+    }
+    s + prelude
+        + "@compute @workgroup_size(256)\nfn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {\n"
+        + "  let i = gid.x + gid.y * nwg.x * 256u;\n  if (i >= p.n) { return; }\n"
+        + body
+        + "}\n"
+}
+
+/// Elementwise ops share one shader: `mode` 0 add, 1 gelu, 2 silu(a)·b.
+fn elementwise_wgsl() -> String {
+    // Abramowitz and Stegun 7.1.26 (|error| < 1.5e-7): WGSL has no erf.
+    let erf = r#"fn erf(x: f32) -> f32 {
+  let s = sign(x);
+  let z = abs(x);
+  let t = 1.0 / (1.0 + 0.3275911 * z);
+  let poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
+  return s * (1.0 - poly * exp(-z * z));
 }
 "#;
+    let body = r#"  let v = a[i];
+  if (p.mode == 0u) {
+    y[i] = v + b[i];
+  } else if (p.mode == 1u) {
+    y[i] = 0.5 * v * (1.0 + erf(v * 0.7071067811865476));
+  } else {
+    y[i] = v / (1.0 + exp(-v)) * b[i];
+  }
+"#;
+    per_element(", mode: u32", &[("a", "f32"), ("b", "f32"), ("y", "f32")], erf, body)
+}
 
-/// One output element an invocation, as [`Op::Patches`] defines it.
-const PATCHES: &str = r#"
-struct P { n: u32, channels: u32, size: u32, side_px: u32 }
-@group(0) @binding(0) var<uniform> p: P;
-@group(0) @binding(1) var<storage, read> x: array<f32>;
-@group(0) @binding(2) var<storage, read_write> y: array<f32>;
-@compute @workgroup_size(256)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let i = gid.x + gid.y * nwg.x * 256u;
-  if (i >= p.n) { return; }
-  let area = p.side_px * p.side_px;
+/// Appends to a KV cache: `cache[offset + i] = src[i]`.
+fn kv_write_wgsl() -> String {
+    per_element(", offset: u32", &[("src", "f32"), ("cache", "f32")], "", "  cache[p.offset + i] = src[i];\n")
+}
+
+/// BERT's embeddings, as [`Op::Embed`] defines them.
+fn embed_wgsl() -> String {
+    let body = r#"  let r = i / p.hidden;
+  let c = i % p.hidden;
+  y[i] = word[ids[r] * p.hidden + c] + pos[(r % p.seq) * p.hidden + c] + ty[c];
+"#;
+    per_element(", seq: u32, hidden: u32", &[("ids", "u32"), ("word", "f32"), ("pos", "f32"), ("ty", "f32"), ("y", "f32")], "", body)
+}
+
+/// A ViT's patches as rows, as [`Op::Patches`] defines them.
+fn patches_wgsl() -> String {
+    let body = r#"  let area = p.side_px * p.side_px;
   let side = p.size / p.side_px;
   let row = i / (p.channels * area);
   let col = i % (p.channels * area);
@@ -325,20 +316,13 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   let ky = (col % area) / p.side_px;
   let kx = col % p.side_px;
   y[i] = x[((b * p.channels + ch) * p.size + py * p.side_px + ky) * p.size + px * p.side_px + kx];
-}
 "#;
+    per_element(", channels: u32, size: u32, side_px: u32", &[("x", "f32"), ("y", "f32")], "", body)
+}
 
-/// One output element an invocation, as [`Op::Unfold`] defines it.
-const UNFOLD: &str = r#"
-struct P { n: u32, channels: u32, len: u32, kernel: u32, stride: u32, pad: u32, channels_last: u32, out_len: u32 }
-@group(0) @binding(0) var<uniform> p: P;
-@group(0) @binding(1) var<storage, read> x: array<f32>;
-@group(0) @binding(2) var<storage, read_write> y: array<f32>;
-@compute @workgroup_size(256)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let i = gid.x + gid.y * nwg.x * 256u;
-  if (i >= p.n) { return; }
-  let row = i / (p.channels * p.kernel);
+/// A conv1d's windows as rows, as [`Op::Unfold`] defines them.
+fn unfold_wgsl() -> String {
+    let body = r#"  let row = i / (p.channels * p.kernel);
   let col = i % (p.channels * p.kernel);
   let b = row / p.out_len;
   let ch = col / p.kernel;
@@ -352,22 +336,15 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
   }
   y[i] = v;
-}
 "#;
+    let fields = ", channels: u32, len: u32, kernel: u32, stride: u32, pad: u32, channels_last: u32, out_len: u32";
+    per_element(fields, &[("x", "f32"), ("y", "f32")], "", body)
+}
 
-/// One output element an invocation, as [`Op::Positions`] defines it.
-const POSITIONS: &str = r#"
-struct P { n: u32, seq: u32, hidden: u32, has_cls: u32 }
-@group(0) @binding(0) var<uniform> p: P;
-@group(0) @binding(1) var<storage, read> x: array<f32>;
-@group(0) @binding(2) var<storage, read> pos: array<f32>;
-@group(0) @binding(3) var<storage, read> cls: array<f32>;
-@group(0) @binding(4) var<storage, read_write> y: array<f32>;
-@compute @workgroup_size(256)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let i = gid.x + gid.y * nwg.x * 256u;
-  if (i >= p.n) { return; }
-  let rows = p.seq + p.has_cls;
+/// Position embeddings added, after a class token where there is one, as [`Op::Positions`]
+/// defines them.
+fn positions_wgsl() -> String {
+    let body = r#"  let rows = p.seq + p.has_cls;
   let r = i / p.hidden;
   let c = i % p.hidden;
   let b = r / rows;
@@ -379,8 +356,21 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     v = x[(b * p.seq + j - p.has_cls) * p.hidden + c];
   }
   y[i] = v + pos[j * p.hidden + c];
-}
 "#;
+    per_element(", seq: u32, hidden: u32, has_cls: u32", &[("x", "f32"), ("pos", "f32"), ("cls", "f32"), ("y", "f32")], "", body)
+}
+
+/// The sum of a split-K matmul's `splits` partial products (each `n` values), plus the bias
+/// (`mode` bit 0, per column of `cols`) and the addend (bit 1) that its store would have added.
+fn split_sum_wgsl() -> String {
+    let body = r#"  var v = 0.0;
+  for (var z = 0u; z < p.splits; z++) { v += parts[z * p.n + i]; }
+  if ((p.mode & 1u) != 0u) { v += bias[i % p.cols]; }
+  if ((p.mode & 2u) != 0u) { v += addend[i]; }
+  y[i] = v;
+"#;
+    per_element(", splits: u32, cols: u32, mode: u32", &[("parts", "f32"), ("bias", "f32"), ("addend", "f32"), ("y", "f32")], "", body)
+}
 
 const POOL: &str = r#"
 struct P { seq: u32, hidden: u32 }
@@ -435,7 +425,7 @@ pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: &dyn F
     if let Some(mv) = matvec_for(&[op], subgroups, dtype_of) {
         return matvecs(p, tag, mv, None, &[op], dtype_of);
     }
-    let (name, src, words, tensors, groups): (&str, &str, Vec<u32>, Vec<usize>, [u32; 3]) = match *op {
+    let (name, src, words, tensors, groups): (&str, fn() -> String, Vec<u32>, Vec<usize>, [u32; 3]) = match *op {
         Op::Linear { x, w, b, add, y, m, k, n } => return matmul(p, tag, [x, w, y], b, add, [m, k, n], dtype_of(w)),
         Op::SwiGlu { x, gate, up, y, m, k, n } => {
             // Rows enough for matmul: the gate and up projections into buffers of their own, then silu(g)·u.
@@ -443,7 +433,7 @@ pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: &dyn F
             let (g, u) = (p.buffer(Buffer::zeroed(format!("{tag} gate"), (m * n) as usize)), p.buffer(Buffer::zeroed(format!("{tag} up"), (m * n) as usize)));
             matmul(p, tag, [x, gate, g], None, None, [m, k, n], wd);
             matmul(p, tag, [x, up, u], None, None, [m, k, n], wd);
-            ("elementwise", ELEMENTWISE, vec![m * n, 2], vec![g, u, y], elementwise(m * n))
+            ("elementwise", elementwise_wgsl, vec![m * n, 2], vec![g, u, y], elementwise(m * n))
         }
         Op::Norm { x, g, b, y, rows, cols, eps } => {
             let vec = if cols % 4 == 0 { 4 } else { 1 };
@@ -451,14 +441,14 @@ pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: &dyn F
             let words = vec![rows, cols, b.is_some() as u32, f(eps)];
             return dispatch(p, tag, shader, words, [x, g, b.unwrap_or(dummy), y], [rows, 1, 1]);
         }
-        Op::Add { a, b, y, n } => ("elementwise", ELEMENTWISE, vec![n, 0], vec![a, b, y], elementwise(n)),
-        Op::Gelu { x, y, n } => ("elementwise", ELEMENTWISE, vec![n, 1], vec![x, dummy, y], elementwise(n)),
-        Op::SiluMul { g, u, y, n } => ("elementwise", ELEMENTWISE, vec![n, 2], vec![g, u, y], elementwise(n)),
+        Op::Add { a, b, y, n } => ("elementwise", elementwise_wgsl, vec![n, 0], vec![a, b, y], elementwise(n)),
+        Op::Gelu { x, y, n } => ("elementwise", elementwise_wgsl, vec![n, 1], vec![x, dummy, y], elementwise(n)),
+        Op::SiluMul { g, u, y, n } => ("elementwise", elementwise_wgsl, vec![n, 2], vec![g, u, y], elementwise(n)),
         Op::Rope { x, y, tokens, heads, hd, pos0, base } => (
-            "rope", ROPE, vec![tokens, heads, hd, pos0, f(base)], vec![x, y], elementwise(tokens * heads * hd / 2),
+            "rope", || ROPE.to_string(), vec![tokens, heads, hd, pos0, f(base)], vec![x, y], elementwise(tokens * heads * hd / 2),
         ),
         Op::KvWrite { src, cache, tokens, dim, pos0 } => (
-            "kv_write", KV_WRITE, vec![tokens * dim, pos0 * dim], vec![src, cache], elementwise(tokens * dim),
+            "kv_write", kv_write_wgsl, vec![tokens * dim, pos0 * dim], vec![src, cache], elementwise(tokens * dim),
         ),
         Op::Attention { q, k, v, lens, y, rows, heads, hd, .. } => {
             // vec4 loads where every row of q, k, v and y starts on a vec4.
@@ -467,25 +457,25 @@ pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: &dyn F
             return dispatch(p, tag, shader, attention_words(op, 0.0), [q, k, v, lens, y], [rows, heads, 1]);
         }
         Op::Embed { ids, word, pos, ty, y, rows, seq, hidden } => (
-            "embed", EMBED, vec![rows, seq, hidden], vec![ids, word, pos, ty, y], elementwise(rows * hidden),
+            "embed", embed_wgsl, vec![rows * hidden, seq, hidden], vec![ids, word, pos, ty, y], elementwise(rows * hidden),
         ),
-        Op::Pool { x, lens, y, batch, seq, hidden } => ("pool", POOL, vec![seq, hidden], vec![x, lens, y], [batch, 1, 1]),
+        Op::Pool { x, lens, y, batch, seq, hidden } => ("pool", || POOL.to_string(), vec![seq, hidden], vec![x, lens, y], [batch, 1, 1]),
         Op::Patches { x, y, batch, channels, size, patch } => {
             let n = batch * (size / patch).pow(2) * channels * patch * patch;
-            ("patches", PATCHES, vec![n, channels, size, patch], vec![x, y], elementwise(n))
+            ("patches", patches_wgsl, vec![n, channels, size, patch], vec![x, y], elementwise(n))
         }
         Op::Unfold { x, y, batch, channels, len, kernel, stride, pad, channels_last } => {
             let out_len = Op::unfolded_len(len, kernel, stride, pad);
             let n = batch * out_len * channels * kernel;
-            ("unfold", UNFOLD, vec![n, channels, len, kernel, stride, pad, channels_last as u32, out_len], vec![x, y], elementwise(n))
+            ("unfold", unfold_wgsl, vec![n, channels, len, kernel, stride, pad, channels_last as u32, out_len], vec![x, y], elementwise(n))
         }
         Op::Positions { x, pos, cls, y, batch, seq, hidden } => {
             let n = batch * (seq + cls.is_some() as u32) * hidden;
-            ("positions", POSITIONS, vec![n, seq, hidden, cls.is_some() as u32], vec![x, pos, cls.unwrap_or(dummy), y], elementwise(n))
+            ("positions", positions_wgsl, vec![n, seq, hidden, cls.is_some() as u32], vec![x, pos, cls.unwrap_or(dummy), y], elementwise(n))
         }
     };
     let reduces = matches!(op, Op::Pool { .. });
-    let shader = p.shader(name, || if reduces { format!("{src}{REDUCE}") } else { src.to_string() });
+    let shader = p.shader(name, || if reduces { format!("{}{REDUCE}", src()) } else { src() });
     dispatch(p, tag, shader, words, tensors, groups);
 }
 
@@ -581,7 +571,7 @@ pub fn decode_attention(p: &mut Program, tag: &str, [rope_q, rope_k, write_v, at
 
 /// Appends the dispatch of a linear layer `y = x·wᵀ (+ b) (+ add)` of `[m, k, n]` as `matmul`, `w`
 /// stored as `wd`; where K splits ([`Linear::k_split`]), the chunks' partial products into a
-/// buffer of their own, then [`SPLIT_SUM`] adds them up with the bias and the addend.
+/// buffer of their own, then [`split_sum_wgsl`] adds them up with the bias and the addend.
 #[allow(clippy::too_many_arguments)]
 fn matmul(p: &mut Program, tag: &str, [x, w, y]: [usize; 3], b: Option<usize>, add: Option<usize>, [m, k, n]: [u32; 3], wd: Dtype) {
     let kernel = match Linear::choose(m, k, n, false) {
@@ -599,32 +589,12 @@ fn matmul(p: &mut Program, tag: &str, [x, w, y]: [usize; 3], b: Option<usize>, a
     }
     let partials = p.buffer(Buffer::zeroed(format!("{tag} partials"), (splits * m * n) as usize));
     dispatch(p, tag, shader, words, [x, w, partials], [gx, gy, splits]);
-    let sum = p.shader("split sum", || SPLIT_SUM.to_string());
+    let sum = p.shader("split sum", split_sum_wgsl);
     let mode = b.is_some() as u32 | (add.is_some() as u32) << 1;
     let tensors = [partials, b.unwrap_or(partials), add.unwrap_or(partials), y];
     dispatch(p, tag, sum, vec![m * n, splits, n, mode], tensors, elementwise(m * n));
 }
 
-/// The sum of a split-K matmul's `splits` partial products (each `n` values), plus the bias
-/// (`mode` bit 0, per column of `cols`) and the addend (bit 1) that its store would have added.
-const SPLIT_SUM: &str = r#"
-struct P { n: u32, splits: u32, cols: u32, mode: u32 }
-@group(0) @binding(0) var<uniform> p: P;
-@group(0) @binding(1) var<storage, read> parts: array<f32>;
-@group(0) @binding(2) var<storage, read> bias: array<f32>;
-@group(0) @binding(3) var<storage, read> addend: array<f32>;
-@group(0) @binding(4) var<storage, read_write> y: array<f32>;
-@compute @workgroup_size(256)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let i = gid.x + gid.y * nwg.x * 256u;
-  if (i >= p.n) { return; }
-  var v = 0.0;
-  for (var z = 0u; z < p.splits; z++) { v += parts[z * p.n + i]; }
-  if ((p.mode & 1u) != 0u) { v += bias[i % p.cols]; }
-  if ((p.mode & 2u) != 0u) { v += addend[i]; }
-  y[i] = v;
-}
-"#;
 
 /// Appends a dispatch of `shader` over a uniform of `words` (binding 0) and `tensors` (1…n).
 fn dispatch(p: &mut Program, tag: &str, shader: usize, words: Vec<u32>, tensors: impl IntoIterator<Item = usize>, groups: [u32; 3]) {
