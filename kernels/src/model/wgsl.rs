@@ -416,6 +416,10 @@ fn reduce(t: u32, v: f32, is_max: bool) -> f32 {
 }
 "#;
 
+/// An op that is one dispatch of a shader of its own: the shader's label and source, the
+/// uniform's words, the tensors bound, and the workgroups.
+type Simple = (&'static str, fn() -> String, Vec<u32>, Vec<usize>, [u32; 3]);
+
 /// Appends `op` to `p` as one dispatch. `dummy` stands in for an absent optional tensor, since
 /// every binding a shader declares must be bound; `dtype_of` says how each tensor is stored (a
 /// linear layer's weight may be f16); `subgroups`, whether the device has them (for
@@ -425,7 +429,7 @@ pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: &dyn F
     if let Some(mv) = matvec_for(&[op], subgroups, dtype_of) {
         return matvecs(p, tag, mv, None, &[op], dtype_of);
     }
-    let (name, src, words, tensors, groups): (&str, fn() -> String, Vec<u32>, Vec<usize>, [u32; 3]) = match *op {
+    let (name, src, words, tensors, groups): Simple = match *op {
         Op::Linear { x, w, b, add, y, m, k, n } => return matmul(p, tag, [x, w, y], b, add, [m, k, n], dtype_of(w)),
         Op::SwiGlu { x, gate, up, y, m, k, n } => {
             // Rows enough for matmul: the gate and up projections into buffers of their own, then silu(g)·u.
