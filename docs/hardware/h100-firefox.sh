@@ -43,6 +43,8 @@
 #   and `decode-dtypes q8_0,q4_0` (TinyLlama in Firefox and natively, with the roofline probes), then
 #   `decode-profile` (natively: each op of a layer of prefill and decode alone) and `tune-quant` (the quantized
 #   matvecs' variants, natively).
+#   Image and audio encoders (issue 27, h100-perception.md): after step 2, `perception` (ViT-B/16 and
+#   Whisper-tiny's encoder at batch 1 and 8, f32 and f16, in Firefox and natively, with the roofline probes).
 #   Chromium (an attempt; see h100-firefox.md): here `bash docs/hardware/h100-firefox.sh pack-chromium`,
 #   there `stash-chromium` once per part carried (chromium.tar.xz.aa, .ab, …), then `chromium`, and
 #   `chrome` for the suites in Chromium with the flags that got the GPU.
@@ -113,7 +115,7 @@ stash-model)
   fi
   exit 0
   ;;
-decode-dtypes | decode-profile | tune-quant | gpu-out-of-the-box | gpu-hidden-icd | gpu-minilm | gpu-tune | gpu-matmul | gpu-models | minilm-ops | suite | models | chromium | chrome | bench | bench-chrome | tune-native | tune-firefox | tune-matvec | decoder-native | matmul | kernels | decoder | tfjs | minilm | survive | checks | wall) ;;
+perception | decode-dtypes | decode-profile | tune-quant | gpu-out-of-the-box | gpu-hidden-icd | gpu-minilm | gpu-tune | gpu-matmul | gpu-models | minilm-ops | suite | models | chromium | chrome | bench | bench-chrome | tune-native | tune-firefox | tune-matvec | decoder-native | matmul | kernels | decoder | tfjs | minilm | survive | checks | wall) ;;
 *) sed -n 2,23p "$0"; exit 2 ;;
 esac
 
@@ -332,6 +334,10 @@ wall)
 decode-dtypes)
   run "models-${2//,/-}" harness run "${ff[@]}" --platform webgpu,native --roofline --suite full --model tinyllama \
     --dtype "$2" --context 128 --samples 10 --max-time 2 --timeout 300 --out "$dir/models-${2//,/-}"
+  ;;
+perception)
+  run perception harness run "${ff[@]}" --platform webgpu,native --roofline --suite full --model vit,whisper \
+    --dtype f32,f16 --batch 1,8 --samples 10 --max-time 2 --timeout 600 --out "$dir/perception"
   ;;
 decode-profile)
   run profile harness run --platform native --model tinyllama --dtype f32,q4_0 --context 128 --prefill-ops \
