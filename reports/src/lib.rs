@@ -657,6 +657,33 @@ mod schema {
         }
     }
 
+    /// The committed H200 evidence of docs/hardware/h200-perception.md validates, every case passed
+    /// in Firefox and natively, both encoders are rated in their own items, each op of their first
+    /// layer is there, and only the f16 cases carry an error against f32.
+    #[test]
+    fn the_h200_perception_evidence_validates_with_every_op_and_its_rates() {
+        let files = ["perception-results.json"];
+        let dir = evidence("h200-perception", &files);
+        let report = read_results(&dir.join(files[0])).unwrap();
+        assert_eq!(report.runs.len(), 2, "Firefox and native in one run");
+        for run in &report.runs {
+            for (model, tokens, item) in [("vit", 197, "image"), ("whisper", 1500, "audio second")] {
+                for dtype in ["", "-f16"] {
+                    for batch in [1, 8] {
+                        let id = format!("{model}{dtype}/{batch}x{tokens}/seed=1");
+                        let case = run.cases.iter().find(|c| c.id == id).unwrap_or_else(|| panic!("no {id}"));
+                        let rate = case.throughput.as_ref().expect("a pass has a rate");
+                        assert_eq!((rate.item.as_str(), rate.per_run), (item, f64::from(batch) * if model == "vit" { 1.0 } else { 30.0 }), "{id}");
+                        assert_eq!(case.correctness.as_ref().and_then(|c| c.vs_f32.as_ref()).is_some(), !dtype.is_empty(), "{id}");
+                    }
+                }
+                for op in kernels::model::perception::PERCEPTION_OPS {
+                    assert!(run.cases.iter().any(|c| c.id == format!("{model}.op.{op}/1x{tokens}/seed=1")), "{model} {op}");
+                }
+            }
+        }
+    }
+
     /// The committed H100 evidence of docs/hardware/h100-minilm.md validates, every case passed, and
     /// the profile it rests on holds: each op of MiniLM's first layer is there before and after.
     #[test]
