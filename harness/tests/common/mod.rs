@@ -206,11 +206,19 @@ pub fn check_recovered(browser: &str, victim: Victim, args: &[&str]) {
     let run = &results["runs"][0];
     let cases = run["cases"].as_array().unwrap();
     let crashed: Vec<&Value> = cases.iter().filter(|c| c["earlierAttempts"].as_array().is_some_and(|a| a.iter().any(|a| a["status"] == "crashed"))).collect();
-    // The case that was running when the process died: crashed, then run again, and passed.
-    assert_eq!(crashed.len(), 1, "{browser} {victim:?}: {cases:#?}\n{printed:#?}");
-    let attempt = &crashed[0]["earlierAttempts"][0];
-    assert!(attempt["message"].as_str().unwrap().contains("WebDriver"), "{attempt}");
-    println!("{browser} {victim:?}: {} crashed: {}", crashed[0]["id"], attempt["message"]);
+    // The case that was running when the process died: crashed, then run again, and passed. A
+    // killed driver leaves the page running, so that case may still finish (its results reach
+    // harness's server, not the driver) before harness finds the session dead: then none crashed,
+    // and the fresh session runs only what is left.
+    let allowed = if matches!(victim, Victim::Driver) { 0..=1 } else { 1..=1 };
+    assert!(allowed.contains(&crashed.len()), "{browser} {victim:?}: {} crashed: {cases:#?}\n{printed:#?}", crashed.len());
+    if let Some(case) = crashed.first() {
+        let attempt = &case["earlierAttempts"][0];
+        assert!(attempt["message"].as_str().unwrap().contains("WebDriver"), "{attempt}");
+        println!("{browser} {victim:?}: {} crashed: {}", case["id"], attempt["message"]);
+    } else {
+        println!("{browser} {victim:?}: the running case finished in the page before the session was found dead");
+    }
     // Nothing finished is lost and every remaining case was measured, in a fresh session.
     let statuses: Vec<&str> = cases.iter().map(|c| c["status"].as_str().unwrap()).collect();
     assert!(statuses.iter().all(|s| *s == "passed"), "{browser} {victim:?}: {statuses:?}\n{printed:#?}");
