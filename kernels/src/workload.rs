@@ -9,6 +9,7 @@ use crate::check::CheckRule;
 use crate::info::CaseInfo;
 use crate::model::decoder::DecoderCase;
 use crate::model::encoder::EncoderCase;
+use crate::model::graph::Graph;
 use crate::model::perception::PerceptionCase;
 use crate::model::weights::Weights;
 use crate::model::ModelError;
@@ -50,11 +51,22 @@ impl Workload {
     /// `subgroups`: whether the device has them (see [`Graph::lower`](crate::model::graph::Graph::lower)).
     pub fn program(&self, seed: u64, weights: Option<&Weights>, subgroups: bool) -> Result<Program, ModelError> {
         match self {
+            Workload::User(u) => Ok(u.program(seed)),
+            Workload::Bench(b) => Err(ModelError::UnknownKernel(format!("{} (a bench runs in its own crate's code, not as a program of harness's)", b.label()))),
             Workload::Encoder(e) => e.graph().lower(weights, subgroups),
             Workload::Decoder(d) => d.graph(seed).lower(weights, subgroups),
             Workload::Perception(p) => p.graph(seed).lower(None, subgroups),
-            Workload::User(u) => Ok(u.program(seed)),
-            Workload::Bench(b) => Err(ModelError::UnknownKernel(format!("{} (a bench runs in its own crate's code, not as a program of harness's)", b.label()))),
+        }
+    }
+
+    /// The model graph of an encoder, decoder or perception case (what [`program`](Workload::program)
+    /// lowers and an ONNX export writes); `None` for a user's kernel or bench.
+    pub fn graph(&self, seed: u64) -> Option<Graph> {
+        match self {
+            Workload::Encoder(e) => Some(e.graph()),
+            Workload::Decoder(d) => Some(d.graph(seed)),
+            Workload::Perception(p) => Some(p.graph(seed)),
+            Workload::User(_) | Workload::Bench(_) => None,
         }
     }
 

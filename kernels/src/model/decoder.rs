@@ -223,6 +223,7 @@ impl DecoderCase {
         };
         let n = t * h;
         let mut x = g.seeded("tokens", n as usize, -1.0, 1.0);
+        g.inputs.push(x);
         let lens = g.tensor("lens", 1, Data::U32(vec![cache_len]));
         for l in 0..c.layers {
             let p = |s: &str| format!("blk.{l}.{s}");

@@ -118,6 +118,7 @@ impl EncoderCase {
         let w = |g: &mut Graph, name: &str, len: u32| g.tensor(format!("{}{name}", self.prefix), len as usize, Data::Named(format!("{}{name}", self.prefix)));
         let ids = g.tensor("ids", self.ids.len(), Data::U32(self.ids.clone()));
         let lens = g.tensor("lens", self.lens.len(), Data::U32(self.lens.clone()));
+        g.inputs.push(ids);
         let word = w(&mut g, "embeddings.word_embeddings.weight", c.vocab_size * h);
         let pos = w(&mut g, "embeddings.position_embeddings.weight", c.max_position_embeddings * h);
         let ty = w(&mut g, "embeddings.token_type_embeddings.weight", c.type_vocab_size * h);

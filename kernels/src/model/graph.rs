@@ -59,6 +59,9 @@ pub struct Graph {
     pub ops: Vec<(&'static str, Op)>,
     /// Tensors whose final values are the result.
     pub outputs: Vec<T>,
+    /// Tensors a caller feeds each run (token ids, pixels, audio features, hidden states), as
+    /// opposed to weights: what an exported model ([`super::onnx`]) takes as its inputs.
+    pub inputs: Vec<T>,
     /// Seed of [`Data::Seeded`] tensors.
     pub seed: u64,
 }
@@ -125,11 +128,14 @@ impl Graph {
             written.extend(writes);
         }
         let mut g = Graph { seed: self.seed, ..Graph::default() };
-        for &t in &used {
+        for (i, &t) in used.iter().enumerate() {
             let mut tensor = self.tensors[t].clone();
             let is_input = ops.iter().any(|(_, op)| op.io().0.contains(&t));
             if tensor.data == Data::Computed && is_input {
                 tensor.data = Data::Seeded { stream: 1_000_000 + t as u64, lo: -1.0, hi: 1.0 };
+                g.inputs.push(i);
+            } else if self.inputs.contains(&t) {
+                g.inputs.push(i);
             }
             g.tensors.push(tensor);
         }

@@ -10,6 +10,7 @@ pub mod encoder;
 pub mod fuse;
 pub mod gguf;
 pub mod graph;
+pub mod onnx;
 pub mod op;
 pub mod perception;
 pub mod weights;

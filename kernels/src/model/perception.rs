@@ -167,6 +167,7 @@ impl PerceptionCase {
             Front::Image { size, patch, channels } => {
                 let (per, k) = ((size / patch).pow(2), channels * patch * patch);
                 let image = g.seeded("pixel_values", (batch * channels * size * size) as usize, -1.0, 1.0);
+                g.inputs.push(image);
                 let cols = g.computed("patches", (batch * per * k) as usize);
                 g.op("embed", Op::Patches { x: image, y: cols, batch, channels, size, patch });
                 let e = linear(&mut g, "embed", cols, "embeddings.patch_embeddings.projection", None, [batch * per, k, h], true);
@@ -178,6 +179,7 @@ impl PerceptionCase {
             }
             Front::Audio { mels, frames } => {
                 let mel = g.seeded("input_features", (batch * mels * frames) as usize, -1.0, 1.0);
+                g.inputs.push(mel);
                 let conv = |g: &mut Graph, x: T, name: &str, [channels, len, stride]: [u32; 3], channels_last: bool| {
                     let out_len = Op::unfolded_len(len, 3, stride, 1);
                     let cols = g.computed(format!("{name}.unfolded"), (batch * out_len * channels * 3) as usize);
