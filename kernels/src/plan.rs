@@ -29,6 +29,14 @@ pub enum Platform {
     /// The browser's WebNN (`navigator.ml`): a graph of its operators per kernel
     /// ([`crate::webnn::graph`]), on the OS's ML stack (DirectML, Core ML, TFLite).
     Webnn,
+    /// onnxruntime-web ([`crate::model::onnx::ORT_WEB_VERSION`]) with its C++ WebGPU execution
+    /// provider, on the ONNX file of the case's model graph ([`crate::model::onnx`]): the engine
+    /// under transformers.js, on the same model, weights and inputs.
+    #[serde(rename = "ort-webgpu")]
+    OrtWebgpu,
+    /// The same with onnxruntime-web's JavaScript WebGPU execution provider (JSEP).
+    #[serde(rename = "ort-jsep")]
+    OrtJsep,
 }
 
 impl Platform {
@@ -40,6 +48,8 @@ impl Platform {
             Platform::Native => "native",
             Platform::Tfjs => "tfjs",
             Platform::Webnn => "webnn",
+            Platform::OrtWebgpu => "ort-webgpu",
+            Platform::OrtJsep => "ort-jsep",
         }
     }
 
@@ -56,6 +66,10 @@ impl Platform {
         }
         match self {
             Platform::Webgpu | Platform::Native => None,
+            Platform::OrtWebgpu | Platform::OrtJsep => match case.workload.as_ref().and_then(|w| w.graph(case.seed)) {
+                Some(_) => None,
+                None => Some(format!("{}: onnxruntime-web runs harness's models (minilm, llama, vit, whisper) only", case.kernel)),
+            },
             Platform::Wasm | Platform::Tfjs | Platform::Webnn if case.kernel().and_then(|k| k.fault()) == Some(crate::Fault::LoseDevice) => {
                 Some(format!("{}: it destroys harness's own GPU device, which {} does not use", case.kernel, self.as_str()))
             }
@@ -80,6 +94,21 @@ impl Platform {
     /// Whether it runs in a browser page.
     pub fn in_browser(self) -> bool {
         self != Platform::Native
+    }
+
+    /// The onnxruntime-web execution provider it names (`webgpu`, `jsep`), if it is one.
+    pub fn ort_ep(self) -> Option<&'static str> {
+        match self {
+            Platform::OrtWebgpu => Some("webgpu"),
+            Platform::OrtJsep => Some("jsep"),
+            _ => None,
+        }
+    }
+
+    /// Whether it runs another engine's kernels rather than harness's WGSL (so tuned variants
+    /// mean nothing there).
+    pub fn other_engine(self) -> bool {
+        matches!(self, Platform::Tfjs | Platform::Webnn | Platform::OrtWebgpu | Platform::OrtJsep)
     }
 }
 

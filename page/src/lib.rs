@@ -4,6 +4,10 @@
 //! diagnostics, the progress WebSocket and error reporting.
 
 #[cfg(target_arch = "wasm32")]
+mod engine;
+#[cfg(target_arch = "wasm32")]
+mod ort;
+#[cfg(target_arch = "wasm32")]
 mod runner;
 #[cfg(target_arch = "wasm32")]
 mod tfjs;

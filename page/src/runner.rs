@@ -1,7 +1,8 @@
-//! Runs the plan's cases one after another, on WebGPU, on the CPU in WASM, with TensorFlow.js, or
-//! with WebNN.
+//! Runs the plan's cases one after another, on WebGPU, on the CPU in WASM, with TensorFlow.js,
+//! with onnxruntime-web, or with WebNN.
 
 use kernels::api::{Api, ServerClock};
+use crate::ort::Ort;
 use crate::tfjs::Tfjs;
 use kernels::gpu::Gpu;
 use kernels::sampling::{now_ms, sample, Sample, Timed};
@@ -19,7 +20,7 @@ pub async fn run(token: String, progress: js_sys::Function) -> Result<(), JsValu
     let plan: RunPlan = api.get("plan").await?;
     let js_error = |e: kernels::gpu::GpuError| JsValue::from(js_sys::Error::new(&e.to_string()));
     let gpu = match plan.platform {
-        Platform::Webgpu | Platform::Tfjs => {
+        Platform::Webgpu | Platform::Tfjs | Platform::OrtWebgpu | Platform::OrtJsep => {
             let mut gpu = Gpu::new().await.map_err(js_error)?;
             // Measured before the cases: it is a fact about the browser, and it sizes the batches.
             let latency = gpu.measure_latency().await.map_err(js_error)?;
@@ -28,10 +29,12 @@ pub async fn run(token: String, progress: js_sys::Function) -> Result<(), JsValu
         }
         _ => None,
     };
-    // TensorFlow.js has a device of its own: harness's is only kept for the latency it measured.
-    let (mut gpu, tfjs) = match (plan.platform, gpu) {
-        (Platform::Tfjs, Some(gpu)) => (None, Some(Tfjs::load(gpu.latency_ms).await?)),
-        (_, gpu) => (gpu, None),
+    // TensorFlow.js and onnxruntime-web have devices of their own: harness's is only kept for
+    // the latency it measured.
+    let (mut gpu, tfjs, ort) = match (plan.platform, plan.platform.ort_ep(), gpu) {
+        (Platform::Tfjs, _, Some(gpu)) => (None, Some(Tfjs::load(gpu.latency_ms).await?), None),
+        (_, Some(ep), Some(gpu)) => (None, None, Some(Ort::load(ep, gpu.latency_ms).await?)),
+        (_, _, gpu) => (gpu, None, None),
     };
     let emit = |event: Progress| {
         if let Ok(json) = serde_json::to_string(&event) {
@@ -42,10 +45,17 @@ pub async fn run(token: String, progress: js_sys::Function) -> Result<(), JsValu
     for case in &plan.cases {
         emit(Progress::CaseStarted { case_id: case.id.clone(), at_ms: now_ms() });
         let on_sample = |done| emit(Progress::SampleDone { case_id: case.id.clone(), done });
-        let measured = match (&tfjs, plan.platform) {
-            (Some(tfjs), _) => tfjs.run_case(&plan, case, &mut ServerClock(&api), on_sample).await.map_err(CaseError::Gpu),
-            (None, Platform::Webnn) => crate::webnn::run_case(&plan, case, &mut ServerClock(&api), on_sample).await.map_err(CaseError::Gpu),
-            (None, _) => run_case(gpu.as_mut(), &plan, case, &api, &mut weights, &emit).await,
+        let measured = if let Some(tfjs) = &tfjs {
+            tfjs.run_case(&plan, case, &mut ServerClock(&api), on_sample).await.map_err(CaseError::Gpu)
+        } else if let Some(ort) = &ort {
+            match weights.of(case, &api).await {
+                Ok(w) => ort.run_case(&plan, case, w, &mut ServerClock(&api), on_sample).await.map_err(CaseError::Gpu),
+                Err(e) => Err(e),
+            }
+        } else if plan.platform == Platform::Webnn {
+            crate::webnn::run_case(&plan, case, &mut ServerClock(&api), on_sample).await.map_err(CaseError::Gpu)
+        } else {
+            run_case(gpu.as_mut(), &plan, case, &api, &mut weights, &emit).await
         };
         match measured {
             Ok(mut measurement) => {

@@ -1,15 +1,13 @@
 //! `--platform tfjs`: runs a case with TensorFlow.js's WebGPU backend (`static/tfjs.js` loads it
-//! and runs its ops) under the same sampling policy as every platform: calibrated batches of ops
-//! with batches kept in flight, GPU time from `tf.time()`'s `kernelMs` where the backend has
+//! and runs its ops) under the same sampling policy as every platform ([`Engine`]): calibrated
+//! batches of ops with batches kept in flight, GPU time from `tf.time()`'s `kernelMs` where the backend has
 //! `timestamp-query`, the wall clock always.
 
-use kernels::gpu::{share_ticks, steady_wall_ms};
-use kernels::sampling::{sample, ClockGate, Sample, Timed, MAX_IN_FLIGHT};
+use crate::engine::{describe, Engine};
+use kernels::sampling::ClockGate;
 use kernels::wire::CaseMeasurement;
 use kernels::{CaseSpec, RunPlan};
-use std::collections::VecDeque;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::JsFuture;
 
 #[wasm_bindgen]
 extern "C" {
@@ -55,13 +53,9 @@ impl Tfjs {
         let inputs: js_sys::Array = kernel.inputs(&case.shape, case.seed).iter().map(|v| JsValue::from(js_sys::Float32Array::from(v.as_slice()))).collect();
         let shapes = serde_json::to_string(&call.shapes).map_err(|e| e.to_string())?;
         prepare(&call.op, &shapes, inputs).map_err(describe)?;
-        let mut batches = Batches { tfjs: self, depth: 1, queued: VecDeque::new(), last_done_ms: f64::NEG_INFINITY, returned: Vec::new() };
-        let measured = sample(&plan.sampling, &mut batches, clock, on_sample).await;
-        let drained = batches.drain().await;
+        let engine = Engine { submit: &submit, timestamps: self.timestamps, latency_ms: self.latency_ms };
         let result = async {
-            let mut sampled = measured?;
-            drained?;
-            share_ticks(&mut sampled, &batches.returned);
+            let sampled = engine.sample(plan, clock, on_sample).await?;
             let values = js_sys::Float32Array::new(&output().await?).to_vec();
             Ok::<_, JsValue>((sampled, values))
         }
@@ -70,73 +64,5 @@ impl Tfjs {
         let (sampled, values) = result.map_err(describe)?;
         // TensorFlow.js compiles its pipelines in the first run: no pipeline time of its own.
         Ok(CaseMeasurement::of_sampled(case.id.clone(), 0.0, sampled, CaseMeasurement::encode_output(&values)))
-    }
-}
-
-/// A JavaScript exception as text.
-pub fn describe(e: JsValue) -> String {
-    e.dyn_ref::<js_sys::Error>().map(|e| String::from(e.message())).or_else(|| e.as_string()).unwrap_or_else(|| format!("{e:?}"))
-}
-
-/// Batches of the case's op, `depth` of them submitted ahead of the one waited for. A sample's
-/// wall time runs from the later of its submit and the previous completion to its own.
-struct Batches<'a> {
-    tfjs: &'a Tfjs,
-    depth: u32,
-    queued: VecDeque<(u32, JsFuture)>,
-    last_done_ms: f64,
-    /// When each batch that `run` returned was seen complete, in order.
-    returned: Vec<f64>,
-}
-
-impl Batches<'_> {
-    /// Waits for the oldest batch and returns its per-op times and when it was seen complete.
-    async fn complete(&mut self) -> Result<(Sample, f64), JsValue> {
-        let (batch, done) = self.queued.pop_front().ok_or("no batch in flight")?;
-        let times = js_sys::Float64Array::new(&done.await?).to_vec();
-        let [submitted_ms, done_ms, kernel_ms] = times[..] else { return Err("harnessTfjs.submit resolved to something else than 3 times".into()) };
-        let n = batch as f64;
-        let gpu_ms = (self.tfjs.timestamps && kernel_ms.is_finite() && kernel_ms > 0.0).then(|| kernel_ms / n);
-        let wall_ms = steady_wall_ms(submitted_ms, self.last_done_ms, done_ms, n, gpu_ms);
-        self.last_done_ms = done_ms;
-        Ok((Sample { wall_ms, gpu_ms }, done_ms))
-    }
-
-    /// Waits for every batch still queued, discarding their times.
-    async fn drain(&mut self) -> Result<(), JsValue> {
-        while !self.queued.is_empty() {
-            self.complete().await?;
-        }
-        self.last_done_ms = f64::NEG_INFINITY;
-        Ok(())
-    }
-}
-
-impl Timed for Batches<'_> {
-    type Error = JsValue;
-
-    async fn run(&mut self, batch: u32) -> Result<Sample, JsValue> {
-        // Batches queued at another size belong to calibration: let them finish unrecorded.
-        if self.queued.front().is_some_and(|(b, _)| *b != batch) {
-            self.drain().await?;
-        }
-        while self.queued.len() < self.depth.max(1) as usize {
-            self.queued.push_back((batch, JsFuture::from(submit(batch, self.tfjs.timestamps)?)));
-        }
-        let (sample, done_ms) = self.complete().await?;
-        self.returned.push(done_ms);
-        Ok(sample)
-    }
-
-    fn keep_in_flight(&mut self, batches: u32) {
-        self.depth = batches.clamp(1, MAX_IN_FLIGHT);
-    }
-
-    fn gpu_timer(&self) -> bool {
-        self.tfjs.timestamps
-    }
-
-    fn completion_latency_ms(&self) -> f64 {
-        self.tfjs.latency_ms
     }
 }

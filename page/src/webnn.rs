@@ -42,7 +42,7 @@ pub async fn run_case(plan: &RunPlan, case: &CaseSpec, clock: &mut impl ClockGat
     }
     .await;
     dispose();
-    let (build_ms, sampled, values) = result.map_err(crate::tfjs::describe)?;
+    let (build_ms, sampled, values) = result.map_err(crate::engine::describe)?;
     Ok(CaseMeasurement::of_sampled(case.id.clone(), build_ms, sampled, CaseMeasurement::encode_output(&values)))
 }
 

@@ -2,6 +2,7 @@
 // exceptions, and runs the WASM runner. Everything it learns goes to the harness server.
 import init, * as pkg from './pkg/page.js';
 import './tfjs.js';
+import './ort.js';
 import './webnn.js';
 
 const token = new URLSearchParams(location.search).get('token');

@@ -54,6 +54,11 @@ pub struct RunArgs {
     /// [default: target/tfjs of the source tree, where `bash ci/setup.sh` installs them].
     #[arg(long, env = "HARNESS_TFJS_DIR", value_name = "DIR")]
     pub tfjs_dir: Option<PathBuf>,
+    /// With --platform ort-webgpu, ort-jsep or ort: the folder npm installed `onnxruntime-web`
+    /// 1.30.0 into (it holds node_modules/onnxruntime-web/) [default: target/ort of the source
+    /// tree, where `bash ci/setup.sh` installs it].
+    #[arg(long, env = "HARNESS_ORT_DIR", value_name = "DIR")]
+    pub ort_dir: Option<PathBuf>,
     /// Where cases run, browsers, sampling, baselines, output and server.
     #[command(flatten)]
     pub pipeline: PipelineArgs,

@@ -25,6 +25,15 @@ pub enum PlatformArg {
     Webnn,
     /// webgpu and webnn, side by side.
     Both,
+    /// onnxruntime-web 1.30 (the engine under transformers.js) with its C++ WebGPU execution
+    /// provider, on an ONNX file harness writes of the case's model: same weights, inputs and
+    /// checks as harness's own run. Models only (--model). Needs its npm package (`bash
+    /// ci/setup.sh`, or --ort-dir).
+    OrtWebgpu,
+    /// The same with onnxruntime-web's JavaScript WebGPU execution provider (JSEP).
+    OrtJsep,
+    /// ort-webgpu and ort-jsep, both.
+    Ort,
 }
 
 impl PlatformArg {
@@ -38,6 +47,9 @@ impl PlatformArg {
             PlatformArg::Tfjs => &[P::Tfjs],
             PlatformArg::Webnn => &[P::Webnn],
             PlatformArg::Both => &[P::Webgpu, P::Webnn],
+            PlatformArg::OrtWebgpu => &[P::OrtWebgpu],
+            PlatformArg::OrtJsep => &[P::OrtJsep],
+            PlatformArg::Ort => &[P::OrtWebgpu, P::OrtJsep],
         }
     }
 }

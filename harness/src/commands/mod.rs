@@ -67,6 +67,7 @@ pub fn pipeline_settings(args: &PipelineArgs, default_platforms: &[PlatformArg],
         limits: CaseLimits { timeout: Duration::from_secs_f64(s.timeout), retries: s.retries },
         webnn_device: kernels::webnn::Device::Gpu,
         tfjs_dir: None,
+        ort_dir: None,
         tuning: Tuning::Off,
         baselines: Baselines {
             compare_with: args.baseline.baseline.clone(),

@@ -46,6 +46,7 @@ fn settings(args: &RunArgs, shared: Settings) -> Settings {
         suite: args.suite.into(),
         webnn_device: args.webnn_device.into(),
         tfjs_dir: args.tfjs_dir.clone(),
+        ort_dir: args.ort_dir.clone(),
         tuning,
         serve: Serve { bundle: args.bundle.clone(), ..shared.serve.clone() },
         cases_for: CATALOGUE_ON_WASM,

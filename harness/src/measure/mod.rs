@@ -14,5 +14,5 @@ pub mod memory;
 pub mod native;
 pub mod probe;
 pub mod server;
-pub mod tfjs;
+pub mod npm;
 pub mod webnn;

@@ -60,9 +60,9 @@ struct AppState {
     weights: Mutex<HashMap<String, PathBuf>>,
     /// What `/api/clock` answers from.
     clock: Mutex<Option<ClockCheck>>,
-    /// TensorFlow.js's bundles, by the name the page asks for under `/tfjs/`: none unless a run
-    /// has the tfjs platform.
-    tfjs: Mutex<Vec<(&'static str, PathBuf)>>,
+    /// The JavaScript engines' files ([`crate::measure::npm`]), by the URL folder (`tfjs`, `ort`)
+    /// and name the page asks for: none unless a run has their platform.
+    engines: Mutex<Vec<crate::measure::npm::EngineFiles>>,
 }
 
 impl AppState {
@@ -119,9 +119,9 @@ impl Server {
         *self.state.clock.lock().unwrap_or_else(|e| e.into_inner()) = Some(check);
     }
 
-    /// Lets pages load TensorFlow.js's bundles as `/tfjs/{name}`.
-    pub fn serve_tfjs(&self, files: &crate::measure::tfjs::TfjsFiles) {
-        *self.state.tfjs.lock().unwrap_or_else(|e| e.into_inner()) = files.files.clone();
+    /// Lets pages load an engine's files as `/{prefix}/{name}` (`/tfjs/tf-core.min.js`).
+    pub fn serve_engine(&self, files: &crate::measure::npm::EngineFiles) {
+        self.state.engines.lock().unwrap_or_else(|e| e.into_inner()).push(files.clone());
     }
 
     /// Lets pages fetch the weights file `path` as `/api/weights?name={key}`.
@@ -169,7 +169,7 @@ pub async fn start(addr: SocketAddr, public_url: Option<&str>, bundle_dir: &Path
         }),
         weights: Mutex::new(HashMap::new()),
         clock: Mutex::new(None),
-        tfjs: Mutex::new(Vec::new()),
+        engines: Mutex::new(Vec::new()),
     });
     let app = router(state.clone(), bundle_dir);
     let (shutdown, stop) = oneshot::channel::<()>();
@@ -206,7 +206,8 @@ fn router(state: Arc<AppState>, bundle_dir: &Path) -> Router {
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token));
     let mut app = Router::new()
         .merge(api)
-        .route("/tfjs/{name}", get(tfjs))
+        .route("/tfjs/{name}", get(|s, name| engine_file(s, "tfjs", name)))
+        .route("/ort/{name}", get(|s, name| engine_file(s, "ort", name)))
         .route("/webnn-standin.js", get(webnn_stand_in))
         .fallback_service(ServeDir::new(bundle_dir))
         .with_state(state);
@@ -263,12 +264,26 @@ async fn send_file(path: &Path, content_type: &'static str) -> Response {
     }
 }
 
-async fn tfjs(State(s): State<Arc<AppState>>, axum::extract::Path(name): axum::extract::Path<String>) -> Response {
-    let path = s.tfjs.lock().unwrap_or_else(|e| e.into_inner()).iter().find(|(n, _)| *n == name).map(|(_, p)| p.clone());
+async fn engine_file(State(s): State<Arc<AppState>>, engine: &'static str, axum::extract::Path(name): axum::extract::Path<String>) -> Response {
+    let path = s
+        .engines
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .filter(|e| e.prefix == engine)
+        .flat_map(|e| e.files.iter())
+        .find(|(n, _)| *n == name)
+        .map(|(_, p)| p.clone());
     let Some(path) = path else {
-        return (StatusCode::NOT_FOUND, format!("no TensorFlow.js file `{name}` in this run (only --platform tfjs serves them)")).into_response();
+        let why = match engine {
+            "tfjs" => "only --platform tfjs serves TensorFlow.js",
+            "ort" => "only --platform ort-webgpu or ort-jsep serves onnxruntime-web",
+            _ => "no such file",
+        };
+        return (StatusCode::NOT_FOUND, format!("no file `{engine}/{name}` in this run ({why})")).into_response();
     };
-    send_file(&path, "text/javascript").await
+    // A streaming compile (WebAssembly.instantiateStreaming) needs the WASM type.
+    send_file(&path, if name.ends_with(".wasm") { "application/wasm" } else { "text/javascript" }).await
 }
 
 /// The WebNN stand-in the tests name in `HARNESS_WEBNN_STANDIN`; nothing otherwise.
@@ -449,32 +464,35 @@ mod token_tests {
         assert!(post(old).await.unwrap().contains("403"), "a finished run's token is refused");
     }
     /// What README's "Remote browsers" states: every `/api/*` route is refused without the run's
-    /// token; the page's static files (the bundle), `/tfjs/*` and `/webnn-standin.js` are served
+    /// token; the page's static files (the bundle), `/tfjs/*`, `/ort/*` and `/webnn-standin.js` are served
     /// without one, since the page loads them by fixed URLs that carry no token.
     #[tokio::test(flavor = "multi_thread")]
     async fn only_the_api_is_gated_by_the_token_and_the_static_files_are_public() {
         let bundle = tempfile::tempdir().unwrap();
         std::fs::write(bundle.path().join("index.html"), "<script type=module src=main.js></script>").unwrap();
         std::fs::write(bundle.path().join("main.js"), "// page").unwrap();
+        // A file two levels down, as the WASM glue is: no engine's route may shadow it.
+        std::fs::create_dir(bundle.path().join("pkg")).unwrap();
+        std::fs::write(bundle.path().join("pkg/page.js"), "// glue").unwrap();
         let server = start(([127, 0, 0, 1], 0).into(), None, bundle.path()).await.unwrap();
         let _events = server.begin_run(RunPlan::empty(kernels::Platform::Webgpu));
         let token = server.page_url().split("token=").nth(1).unwrap().to_string();
         let get = |path: &str| format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
         let gated = ["/api/plan", "/api/clock", "/api/weights?name=w", "/api/events"];
-        let public = ["/", "/index.html", "/main.js"];
+        let public = ["/", "/index.html", "/main.js", "/pkg/page.js"];
         let mut requests: Vec<String> = gated.iter().map(|p| get(p)).collect();
         requests.extend(public.iter().map(|p| get(p)));
         // Served without a token, and here absent: 404 from their handlers, not 403.
-        requests.extend(["/tfjs/tf.min.js", "/webnn-standin.js"].map(get));
+        requests.extend(["/tfjs/tf.min.js", "/ort/ort.min.js", "/webnn-standin.js"].map(get));
         requests.push(get(&format!("/api/plan?token={token}")));
         let got = statuses(server.addr, requests).await;
         for (path, status) in gated.iter().zip(&got[..4]) {
             assert!(status.contains("403"), "{path} without the token: {status}");
         }
-        for (path, status) in public.iter().zip(&got[4..7]) {
+        for (path, status) in public.iter().zip(&got[4..8]) {
             assert!(status.contains("200"), "{path} is public: {status}");
         }
-        assert!(got[7].contains("404") && got[8].contains("404"), "{got:?}");
-        assert!(got[9].contains("200"), "{got:?}");
+        assert!(got[8..11].iter().all(|s| s.contains("404")), "{got:?}");
+        assert!(got[11].contains("200"), "{got:?}");
     }
 }

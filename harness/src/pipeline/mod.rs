@@ -20,7 +20,7 @@ use crate::measure::browser::{BrowserFlags, BrowserKind, GpuFlags};
 use crate::measure::controller::{self, BrowserRunRequest, CaseLimits};
 use crate::measure::events::Reporter;
 use crate::measure::probe::RunProbe;
-use crate::measure::tfjs::TfjsFiles;
+use crate::measure::npm::{self, EngineFiles};
 use crate::measure::{host, webnn};
 use crate::output::journal::{self, Journal, Journaled};
 use crate::output::progress::TerminalReporter;
@@ -134,6 +134,8 @@ pub struct Settings {
     pub webnn_device: kernels::webnn::Device,
     /// Where TensorFlow.js is installed, instead of the source tree's `target/tfjs`.
     pub tfjs_dir: Option<PathBuf>,
+    /// Where onnxruntime-web is installed, instead of the source tree's `target/ort`.
+    pub ort_dir: Option<PathBuf>,
     /// Tuning, and the cache of its winners.
     pub tuning: Tuning,
     /// Baselines to compare with and save.
@@ -192,7 +194,7 @@ impl Pipeline {
         let mut tune_cache = s.tune_cache();
         let plan = s.plan(planned.cases);
         let created = chrono::Utc::now();
-        let tfjs = s.check_platforms()?;
+        let engines = s.check_platforms()?;
         let probe = RunProbe::detect();
         let requests = s.requests(&plan, &tune_cache, &planned.references, &probe);
         let out_dir = s.out.clone().unwrap_or_else(|| s.default_out(created));
@@ -209,7 +211,7 @@ impl Pipeline {
             Some(_) => Journal::append(&out_dir, TerminalReporter::new()),
             None => Journal::create(&out_dir, &report, TerminalReporter::new()),
         };
-        let mut runs = s.drive(&requests, &planned.weights, tfjs.as_ref(), &probe, &mut reporter, &mut interrupted).await?;
+        let mut runs = s.drive(&requests, &planned.weights, &engines, &probe, &mut reporter, &mut interrupted).await?;
         if s.platforms.contains(&Platform::Native) && !*interrupted.borrow() {
             let native_plan = RunPlan { cases: s.variants(&tune_cache, "native", &plan.cases), ..plan.clone() };
             let label = journal::run_label(crate::measure::native::BROWSER, Platform::Native.as_str());
@@ -269,9 +271,9 @@ impl Settings {
         RunPlan { platform: Platform::Webgpu, sampling: self.sampling, cases, webnn }
     }
 
-    /// Checks the platforms before any browser starts, and finds TensorFlow.js where it runs (a
-    /// missing install costs nothing).
-    fn check_platforms(&self) -> Result<Option<TfjsFiles>> {
+    /// Checks the platforms before any browser starts, and finds the JavaScript engines they run
+    /// (TensorFlow.js, onnxruntime-web) before a browser starts, so a missing install costs nothing.
+    fn check_platforms(&self) -> Result<Vec<EngineFiles>> {
         anyhow::ensure!(
             !self.tuning() || self.platforms.iter().any(|p| *p != Platform::Wasm),
             "--tune measures GPU variants: add --platform webgpu or native (on the WASM CPU every variant is the same code)"
@@ -279,16 +281,19 @@ impl Settings {
         if self.platforms.contains(&Platform::Webnn) && std::env::var_os(webnn::STAND_IN_ENV).is_some() {
             eprintln!("WARNING: {}", webnn::STAND_IN_WARNING);
         }
-        let tfjs = match self.platforms.contains(&Platform::Tfjs) && !self.tuning() {
-            true => Some(TfjsFiles::find(self.tfjs_dir.as_deref())?),
-            false => None,
-        };
+        let mut engines = Vec::new();
+        if self.platforms.contains(&Platform::Tfjs) && !self.tuning() {
+            engines.push(npm::TFJS.find(self.tfjs_dir.as_deref())?);
+        }
+        if self.platforms.iter().any(|p| p.ort_ep().is_some()) && !self.tuning() {
+            engines.push(npm::ORT.find(self.ort_dir.as_deref())?);
+        }
         let in_browser = self.platforms.iter().any(|p| p.in_browser());
         anyhow::ensure!(
             !in_browser || !self.browsers.is_empty(),
             "no supported browser is installed; `harness browsers` says how to install one"
         );
-        Ok(tfjs)
+        Ok(engines)
     }
 
     /// One request per browser and browser platform, each with the cases it runs; platforms
@@ -301,14 +306,14 @@ impl Settings {
                 eprintln!("--platform wasm: skipped with --tune, every variant is the same code on the CPU");
                 continue;
             }
-            if self.tuning() && matches!(platform, Platform::Tfjs | Platform::Webnn) {
+            if self.tuning() && platform.other_engine() {
                 eprintln!("--platform {}: skipped with --tune, it runs its own kernel for every variant", platform.as_str());
                 continue;
             }
             let cases: Vec<CaseSpec> = plan.cases.iter().filter(|c| (self.cases_for.keep)(platform, c)).cloned().collect();
             // Tuned variants are harness's own WGSL: TensorFlow.js and WebNN run the cases as planned.
             let cases = match platform {
-                Platform::Tfjs | Platform::Webnn => cases,
+                p if p.other_engine() => cases,
                 _ => self.variants(cache, browser.kind.spec().key, &cases),
             };
             if cases.is_empty() {
@@ -384,7 +389,7 @@ impl Settings {
         &self,
         requests: &[BrowserRunRequest],
         weights: &HashMap<String, PathBuf>,
-        tfjs: Option<&TfjsFiles>,
+        engines: &[EngineFiles],
         probe: &RunProbe,
         reporter: &mut dyn Reporter,
         interrupted: &mut watch::Receiver<bool>,
@@ -400,8 +405,8 @@ impl Settings {
         if let Some(check) = probe.check() {
             server.set_clock(check);
         }
-        if let Some(files) = tfjs {
-            server.serve_tfjs(files);
+        for files in engines {
+            server.serve_engine(files);
         }
         for request in requests {
             if *interrupted.borrow() {

@@ -24,6 +24,9 @@ pub const OPSET: i64 = 17;
 /// The IR version that goes with [`OPSET`].
 pub const IR_VERSION: i64 = 8;
 
+/// The onnxruntime-web release harness drives (`--platform ort-webgpu`, `ort-jsep`).
+pub const ORT_WEB_VERSION: &str = "1.30.0";
+
 /// A graph written as ONNX, with what to feed it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Onnx {

@@ -1,0 +1,243 @@
+//! Where the JavaScript engines harness runs beside its own come from: TensorFlow.js for
+//! `--platform tfjs` (the browser bundles of `@tensorflow/tfjs-core` and
+//! `@tensorflow/tfjs-backend-webgpu`) and onnxruntime-web for `--platform ort-webgpu`/`ort-jsep`
+//! (its `dist/` bundles and WASM). Each is installed by npm under a folder (`ci/setup.sh` puts them
+//! in `target/tfjs` and `target/ort` of the source tree; a flag or environment variable names
+//! another), checked at the version harness drives before any browser starts, and served to the
+//! page under `/tfjs/` or `/ort/`.
+
+use crate::plan::source_dir;
+use std::path::{Path, PathBuf};
+
+/// One engine's npm install, as harness looks for it.
+#[derive(Debug)]
+pub struct NpmEngine {
+    /// Its name (`TensorFlow.js`).
+    pub name: &'static str,
+    /// The platforms that need it, as the error names them (`--platform tfjs`).
+    pub platform: &'static str,
+    /// The version harness drives.
+    pub version: &'static str,
+    /// The folder under the source tree's `target/` it is installed in, and the URL path the
+    /// server serves its files under.
+    pub dir: &'static str,
+    /// The flag that names another folder (`--tfjs-dir`), and its environment variable.
+    pub flag: &'static str,
+    /// See `flag`.
+    pub env: &'static str,
+    /// The files the page loads: (served name, npm package, file in it).
+    pub files: &'static [(&'static str, &'static str, &'static str)],
+}
+
+/// TensorFlow.js 4.22's WebGPU backend.
+pub const TFJS: NpmEngine = NpmEngine {
+    name: "TensorFlow.js",
+    platform: "--platform tfjs",
+    version: kernels::tfjs::VERSION,
+    dir: "tfjs",
+    flag: "--tfjs-dir",
+    env: "HARNESS_TFJS_DIR",
+    files: &[
+        ("tf-core.min.js", "@tensorflow/tfjs-core", "dist/tf-core.min.js"),
+        ("tf-backend-webgpu.min.js", "@tensorflow/tfjs-backend-webgpu", "dist/tf-backend-webgpu.min.js"),
+    ],
+};
+
+/// onnxruntime-web: each execution provider's bundle and the WASM it loads.
+pub const ORT: NpmEngine = NpmEngine {
+    name: "onnxruntime-web",
+    platform: "--platform ort-webgpu/ort-jsep",
+    version: kernels::model::onnx::ORT_WEB_VERSION,
+    dir: "ort",
+    flag: "--ort-dir",
+    env: "HARNESS_ORT_DIR",
+    files: &[
+        ("ort.webgpu.min.js", "onnxruntime-web", "dist/ort.webgpu.min.js"),
+        ("ort-wasm-simd-threaded.asyncify.mjs", "onnxruntime-web", "dist/ort-wasm-simd-threaded.asyncify.mjs"),
+        ("ort-wasm-simd-threaded.asyncify.wasm", "onnxruntime-web", "dist/ort-wasm-simd-threaded.asyncify.wasm"),
+        ("ort.min.js", "onnxruntime-web", "dist/ort.min.js"),
+        ("ort-wasm-simd-threaded.jsep.mjs", "onnxruntime-web", "dist/ort-wasm-simd-threaded.jsep.mjs"),
+        ("ort-wasm-simd-threaded.jsep.wasm", "onnxruntime-web", "dist/ort-wasm-simd-threaded.jsep.wasm"),
+    ],
+};
+
+impl NpmEngine {
+    /// The command that installs it where harness looks by default.
+    pub fn install_command(&self) -> String {
+        let mut packages: Vec<&str> = self.files.iter().map(|(_, p, _)| *p).collect();
+        packages.dedup();
+        let at: Vec<String> = packages.iter().map(|p| format!("{p}@{}", self.version)).collect();
+        format!("npm install --prefix target/{} --no-save --no-package-lock {}", self.dir, at.join(" "))
+    }
+}
+
+/// Why an engine's files cannot be served.
+#[derive(Debug, thiserror::Error)]
+pub enum NpmError {
+    /// Not installed in the folder looked at.
+    #[error(
+        "{platform}: {name} {version} is not installed in {dir} ({missing} is missing). Install it with \
+         `bash ci/setup.sh`, or from the source tree with `{command}`; or pass {flag} DIR (or set {env}) \
+         to a folder where npm installed it"
+    )]
+    Missing {
+        /// [`NpmEngine::platform`].
+        platform: &'static str,
+        /// [`NpmEngine::name`].
+        name: &'static str,
+        /// The folder.
+        dir: PathBuf,
+        /// The first file missing.
+        missing: String,
+        /// [`NpmEngine::version`].
+        version: &'static str,
+        /// [`NpmEngine::install_command`].
+        command: String,
+        /// [`NpmEngine::flag`].
+        flag: &'static str,
+        /// [`NpmEngine::env`].
+        env: &'static str,
+    },
+    /// Installed at another version than harness drives.
+    #[error("{platform}: {package} in {dir} is version {found}, harness drives {wanted}; reinstall with `{command}`")]
+    WrongVersion {
+        /// [`NpmEngine::platform`].
+        platform: &'static str,
+        /// The folder.
+        dir: PathBuf,
+        /// The npm package.
+        package: &'static str,
+        /// Its version there.
+        found: String,
+        /// [`NpmEngine::version`].
+        wanted: &'static str,
+        /// [`NpmEngine::install_command`].
+        command: String,
+    },
+    /// Neither the flag nor a source tree to look in.
+    #[error("{platform}: this harness was not run from its source tree; pass {flag} DIR (or set {env}) to the folder npm installed {name} {version} into")]
+    NoDir {
+        /// [`NpmEngine::platform`].
+        platform: &'static str,
+        /// [`NpmEngine::name`].
+        name: &'static str,
+        /// [`NpmEngine::version`].
+        version: &'static str,
+        /// [`NpmEngine::flag`].
+        flag: &'static str,
+        /// [`NpmEngine::env`].
+        env: &'static str,
+    },
+}
+
+/// An engine's files, found and checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EngineFiles {
+    /// The URL folder they are served under (`tfjs`, `ort`).
+    pub prefix: &'static str,
+    /// The npm prefix they were found under.
+    pub dir: PathBuf,
+    /// (served name, path) of each file.
+    pub files: Vec<(&'static str, PathBuf)>,
+}
+
+impl NpmEngine {
+    /// Its files under `explicit` (the flag), else under `target/{dir}` of the source tree.
+    pub fn find(&'static self, explicit: Option<&Path>) -> Result<EngineFiles, NpmError> {
+        let dir = match explicit {
+            Some(d) => d.to_path_buf(),
+            None => source_dir()
+                .ok_or(NpmError::NoDir { platform: self.platform, name: self.name, version: self.version, flag: self.flag, env: self.env })?
+                .join("target")
+                .join(self.dir),
+        };
+        self.in_dir(&dir)
+    }
+
+    /// Its files in npm's install under `dir`, at the version harness drives.
+    pub fn in_dir(&'static self, dir: &Path) -> Result<EngineFiles, NpmError> {
+        let mut files = Vec::new();
+        for &(served, package, file) in self.files {
+            let root = dir.join("node_modules").join(package);
+            let missing = |p: &Path| NpmError::Missing {
+                platform: self.platform,
+                name: self.name,
+                dir: dir.to_path_buf(),
+                missing: p.strip_prefix(dir).unwrap_or(p).display().to_string(),
+                version: self.version,
+                command: self.install_command(),
+                flag: self.flag,
+                env: self.env,
+            };
+            let manifest = root.join("package.json");
+            let text = std::fs::read_to_string(&manifest).map_err(|_| missing(&manifest))?;
+            let found = serde_json::from_str::<serde_json::Value>(&text)
+                .ok()
+                .and_then(|v| v.get("version").and_then(|v| v.as_str()).map(str::to_string))
+                .unwrap_or_else(|| "unknown".into());
+            if found != self.version {
+                return Err(NpmError::WrongVersion { platform: self.platform, dir: dir.to_path_buf(), package, found, wanted: self.version, command: self.install_command() });
+            }
+            let bundle = root.join(file);
+            if !bundle.is_file() {
+                return Err(missing(&bundle));
+            }
+            files.push((served, bundle));
+        }
+        Ok(EngineFiles { prefix: self.dir, dir: dir.to_path_buf(), files })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn install(engine: &NpmEngine, dir: &Path, version: &str) {
+        for (_, package, file) in engine.files {
+            let root = dir.join("node_modules").join(package);
+            std::fs::create_dir_all(root.join("dist")).unwrap();
+            std::fs::write(root.join("package.json"), format!(r#"{{"name": "{package}", "version": "{version}"}}"#)).unwrap();
+            std::fs::write(root.join(file), "/* bundle */").unwrap();
+        }
+    }
+
+    #[test]
+    fn an_install_is_found_with_every_file() {
+        let dir = tempfile::tempdir().unwrap();
+        install(&TFJS, dir.path(), kernels::tfjs::VERSION);
+        let found = TFJS.in_dir(dir.path()).unwrap();
+        let names: Vec<&str> = found.files.iter().map(|(n, _)| *n).collect();
+        assert_eq!(names, ["tf-core.min.js", "tf-backend-webgpu.min.js"]);
+        assert!(found.files.iter().all(|(_, p)| p.is_file()));
+        install(&ORT, dir.path(), kernels::model::onnx::ORT_WEB_VERSION);
+        let found = ORT.in_dir(dir.path()).unwrap();
+        assert_eq!((found.prefix, found.files.len()), ("ort", 6));
+    }
+
+    #[test]
+    fn a_missing_install_names_the_command_that_installs_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = TFJS.in_dir(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("ci/setup.sh") && err.contains("@tensorflow/tfjs-backend-webgpu@4.22.0") && err.contains("--tfjs-dir"), "{err}");
+        install(&TFJS, dir.path(), kernels::tfjs::VERSION);
+        std::fs::remove_file(dir.path().join("node_modules/@tensorflow/tfjs-backend-webgpu/dist/tf-backend-webgpu.min.js")).unwrap();
+        let err = TFJS.in_dir(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("tf-backend-webgpu.min.js is missing"), "{err}");
+        let err = ORT.in_dir(dir.path()).unwrap_err().to_string();
+        assert!(
+            err.contains("--platform ort") && err.contains("npm install --prefix target/ort --no-save --no-package-lock onnxruntime-web@1.30.0") && err.contains("--ort-dir"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn another_version_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        install(&TFJS, dir.path(), "4.21.0");
+        let err = TFJS.in_dir(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("4.21.0") && err.contains("4.22.0"), "{err}");
+        install(&ORT, dir.path(), "1.22.0");
+        let err = ORT.in_dir(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("onnxruntime-web") && err.contains("1.22.0") && err.contains("1.30.0"), "{err}");
+    }
+}

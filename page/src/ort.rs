@@ -1,0 +1,79 @@
+//! `--platform ort-webgpu` and `ort-jsep`: runs a model case with onnxruntime-web
+//! (`static/ort.js` loads it) on the ONNX file harness writes of the case's graph
+//! ([`kernels::model::onnx`]): the same wiring, weights and inputs as harness's own WebGPU run,
+//! checked against the same f64 reference. Inputs and outputs stay in GPU buffers while sampling
+//! ([`Engine`]'s policy, wall clock); the outputs are read back once at the end.
+
+use crate::engine::{describe, Engine};
+use kernels::model::onnx::{self, FeedData};
+use kernels::model::weights::Weights;
+use kernels::sampling::ClockGate;
+use kernels::wire::CaseMeasurement;
+use kernels::{CaseSpec, RunPlan};
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen]
+extern "C" {
+    /// Loads onnxruntime-web's bundle of execution provider `ep` from the harness server;
+    /// resolves to its version.
+    #[wasm_bindgen(catch, js_namespace = harnessOrt, js_name = load)]
+    async fn load(ep: &str) -> Result<JsValue, JsValue>;
+    /// Creates the session and uploads the inputs; resolves to the session's creation time, ms.
+    #[wasm_bindgen(catch, js_namespace = harnessOrt, js_name = prepare)]
+    async fn prepare(model: js_sys::Uint8Array, names: js_sys::Array, values: js_sys::Array, outputs: js_sys::Array) -> Result<JsValue, JsValue>;
+    /// Runs the session `batch` times; resolves to `[submittedMs, doneMs, NaN]`.
+    #[wasm_bindgen(catch, js_namespace = harnessOrt, js_name = submit)]
+    fn submit(batch: u32) -> Result<js_sys::Promise, JsValue>;
+    /// The last run's outputs, concatenated, as a `Float32Array`.
+    #[wasm_bindgen(catch, js_namespace = harnessOrt, js_name = output)]
+    async fn output() -> Result<JsValue, JsValue>;
+    /// Releases the session and the input buffers.
+    #[wasm_bindgen(catch, js_namespace = harnessOrt, js_name = dispose)]
+    async fn dispose() -> Result<JsValue, JsValue>;
+}
+
+/// onnxruntime-web, loaded with one of its WebGPU execution providers.
+pub struct Ort {
+    /// Median completion latency of this browser, ms (measured by the runner).
+    latency_ms: f64,
+}
+
+impl Ort {
+    /// Loads onnxruntime-web's bundle of `ep` (`webgpu` or `jsep`).
+    pub async fn load(ep: &str, latency_ms: f64) -> Result<Ort, JsValue> {
+        load(ep).await?;
+        Ok(Ort { latency_ms })
+    }
+
+    /// Runs `case` by the plan's sampling policy and reads its output back.
+    pub async fn run_case(&self, plan: &RunPlan, case: &CaseSpec, weights: Option<&Weights>, clock: &mut impl ClockGate, on_sample: impl FnMut(u32)) -> Result<CaseMeasurement, String> {
+        let graph = case.workload.as_ref().and_then(|w| w.graph(case.seed)).ok_or_else(|| format!("{}: onnxruntime-web runs harness's models only", case.kernel))?;
+        let model = onnx::export(&graph, weights).map_err(|e| e.to_string())?;
+        let names: js_sys::Array = model.feeds.iter().map(|f| JsValue::from_str(&f.name)).collect();
+        let values: js_sys::Array = model
+            .feeds
+            .iter()
+            .map(|f| match &f.data {
+                FeedData::F32(v) => JsValue::from(js_sys::Float32Array::from(v.as_slice())),
+                FeedData::I32(v) => JsValue::from(js_sys::Int32Array::from(v.as_slice())),
+            })
+            .collect();
+        let outputs: js_sys::Array = model.outputs.iter().map(|o| JsValue::from_str(o)).collect();
+        let bytes = js_sys::Uint8Array::from(model.bytes.as_slice());
+        drop(model);
+        let submit = |batch: u32, _timed: bool| submit(batch);
+        let engine = Engine { submit: &submit, timestamps: false, latency_ms: self.latency_ms };
+        let result = async {
+            prepare(bytes, names, values, outputs).await?;
+            let sampled = engine.sample(plan, clock, on_sample).await?;
+            let values = js_sys::Float32Array::new(&output().await?).to_vec();
+            Ok::<_, JsValue>((sampled, values))
+        }
+        .await;
+        let released = dispose().await;
+        let (sampled, values) = result.map_err(describe)?;
+        released.map_err(describe)?;
+        // ORT builds its pipelines in the first run: no pipeline time of its own.
+        Ok(CaseMeasurement::of_sampled(case.id.clone(), 0.0, sampled, CaseMeasurement::encode_output(&values)))
+    }
+}

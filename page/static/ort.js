@@ -1,0 +1,104 @@
+// --platform ort-webgpu / ort-jsep: onnxruntime-web, driven by the WASM runner (page/src/ort.rs)
+// through globalThis.harnessOrt, on the ONNX file harness wrote of the case's model graph. The
+// harness server serves onnxruntime-web's dist/ folder under /ort/ only for an ort run.
+//
+// onnxruntime-web 1.30 has two WebGPU execution providers, each in its own bundle: the C++ one
+// (ort.webgpu.min.js, with the asyncify WASM) and the JavaScript one, JSEP (ort.min.js, with the
+// jsep WASM). Both register as 'webgpu', so a page loads exactly one.
+import { script } from './tfjs.js';
+
+const BUNDLES = { webgpu: 'ort/ort.webgpu.min.js', jsep: 'ort/ort.min.js' };
+
+let session = null;
+let feeds = null;
+let buffers = [];
+let last = null;
+let outputNames = [];
+
+function release(outputs) {
+  if (!outputs) return;
+  for (const t of Object.values(outputs)) t.dispose?.();
+}
+
+globalThis.harnessOrt = {
+  // Loads the bundle of execution provider `ep` ('webgpu' or 'jsep'); resolves to its version.
+  async load(ep) {
+    const bundle = BUNDLES[ep];
+    if (!bundle) throw new Error(`unknown onnxruntime-web execution provider '${ep}' (harness knows webgpu and jsep)`);
+    if (!globalThis.ort) await script(bundle, 'is --platform ort installed? see harness run --help');
+    // The WASM files beside the bundle; one thread, so no SharedArrayBuffer (cross-origin
+    // isolation) is needed: the CPU side only schedules the GPU's work.
+    ort.env.wasm.wasmPaths = new URL('ort/', location.href).href;
+    ort.env.wasm.numThreads = 1;
+    ort.env.wasm.proxy = false;
+    return ort.env.versions?.web || ort.env.versions?.common || 'unknown';
+  },
+
+  // Creates the session of the ONNX file `model` (a Uint8Array) on WebGPU, with every output
+  // left in a GPU buffer, and uploads the inputs (names[i] gets values[i], a Float32Array or
+  // Int32Array) into GPU buffers of ORT's device, so a run moves no data between CPU and GPU.
+  // Resolves to the milliseconds the session took to create.
+  async prepare(model, names, values, outputs) {
+    await this.dispose();
+    const t0 = performance.now();
+    session = await ort.InferenceSession.create(model, {
+      executionProviders: ['webgpu'],
+      graphOptimizationLevel: 'all',
+      preferredOutputLocation: 'gpu-buffer',
+    });
+    const created = performance.now() - t0;
+    const device = ort.env.webgpu.device;
+    if (!device) throw new Error('onnxruntime-web created its session without a WebGPU device (ort.env.webgpu.device is unset)');
+    feeds = {};
+    names.forEach((name, i) => {
+      const v = values[i];
+      const dataType = v instanceof Int32Array ? 'int32' : 'float32';
+      const buffer = device.createBuffer({ size: Math.ceil(v.byteLength / 16) * 16, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
+      device.queue.writeBuffer(buffer, 0, v);
+      buffers.push(buffer);
+      feeds[name] = ort.Tensor.fromGpuBuffer(buffer, { dataType, dims: [v.length] });
+    });
+    outputNames = outputs;
+    return created;
+  },
+
+  // Runs the session `batch` times, each run after the last resolved (a session runs one at a
+  // time), keeping only the last outputs. Resolves to [submittedMs, doneMs, NaN] once ORT's
+  // device finished the work submitted (JSEP submits every 16 dispatches, so up to 15 of a
+  // batch's last run are submitted with the next batch: steady batches still count each run's
+  // work once).
+  async submit(batch) {
+    const submittedMs = performance.now();
+    for (let i = 0; i < batch; i++) {
+      const out = await session.run(feeds);
+      release(last);
+      last = out;
+    }
+    await ort.env.webgpu.device.queue.onSubmittedWorkDone();
+    return new Float64Array([submittedMs, performance.now(), NaN]);
+  },
+
+  // The last run's outputs read back (ORT flushes its pending work first), concatenated.
+  async output() {
+    if (!last) throw new Error('no output: the session never ran');
+    const parts = [];
+    for (const name of outputNames) parts.push(await last[name].getData());
+    const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
+    let at = 0;
+    for (const p of parts) {
+      out.set(p, at);
+      at += p.length;
+    }
+    return out;
+  },
+
+  async dispose() {
+    release(last);
+    last = null;
+    for (const b of buffers) b.destroy();
+    buffers = [];
+    feeds = null;
+    if (session) await session.release();
+    session = null;
+  },
+};
