@@ -40,6 +40,14 @@ pub enum Platform {
 }
 
 impl Platform {
+    /// Every platform.
+    pub const ALL: [Platform; 7] = [Platform::Webgpu, Platform::Wasm, Platform::Native, Platform::Tfjs, Platform::Webnn, Platform::OrtWebgpu, Platform::OrtJsep];
+
+    /// The platform a report names ([`as_str`](Platform::as_str)).
+    pub fn from_name(name: &str) -> Option<Platform> {
+        Platform::ALL.into_iter().find(|p| p.as_str() == name)
+    }
+
     /// The platform's name as the CLI and reports spell it.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -453,6 +461,23 @@ mod tests {
         assert!(Platform::Tfjs.unsupported(&variant).unwrap().contains("variants"));
         assert_eq!(Platform::Webgpu.unsupported(&case("rmsnorm", vec![2, 8])), None);
         assert_eq!(serde_json::to_string(&Platform::Tfjs).unwrap(), "\"tfjs\"");
+    }
+
+    #[test]
+    fn onnxruntime_web_runs_models_only_and_each_platform_reads_back_by_its_name() {
+        let kernel = CaseSpec::new("matmul", Shape(vec![4, 4, 4]), 1);
+        let why = Platform::OrtJsep.unsupported(&kernel).unwrap();
+        assert!(why.contains("onnxruntime-web runs harness's models"), "{why}");
+        let config = crate::model::perception::PerceptionConfig { front: crate::model::perception::Front::Image { size: 32, patch: 8, channels: 3 }, hidden: 32, heads: 4, layers: 1, ffn: 64 };
+        let vit = crate::model::perception::PerceptionCase { model: "vit".into(), config, batch: 1, dtype: crate::dtype::Dtype::F32, op: None };
+        let model = CaseSpec { workload: Some(Workload::Perception(vit)), ..kernel };
+        assert_eq!(Platform::OrtWebgpu.unsupported(&model), None);
+        for p in Platform::ALL {
+            assert_eq!(Platform::from_name(p.as_str()), Some(p));
+            assert_eq!(serde_json::to_string(&p).unwrap(), format!("\"{}\"", p.as_str()));
+        }
+        assert_eq!((Platform::OrtWebgpu.ort_ep(), Platform::OrtJsep.ort_ep(), Platform::Webgpu.ort_ep()), (Some("webgpu"), Some("jsep"), None));
+        assert!(Platform::OrtJsep.other_engine() && !Platform::Native.other_engine());
     }
 
     #[test]

@@ -70,6 +70,16 @@ impl Workload {
         }
     }
 
+    /// Whether it is one op of a model's layer alone (a per-op case), not a whole pass.
+    pub fn one_op(&self) -> bool {
+        match self {
+            Workload::Encoder(e) => e.op.is_some(),
+            Workload::Decoder(d) => matches!(d.phase, crate::model::decoder::Phase::Op(_) | crate::model::decoder::Phase::PrefillOp(_)),
+            Workload::Perception(p) => p.op.is_some(),
+            Workload::User(_) | Workload::Bench(_) => false,
+        }
+    }
+
     /// How the output is checked against the reference.
     pub fn check(&self) -> CheckRule {
         match self {

@@ -141,6 +141,10 @@ pub fn finish_run(mut run: PlatformRun, book: CaseBook, outcome: Result<()>, rep
         run.failure = Some(format!("{e:#}"));
     }
     run.cases = book.finish();
+    // Another engine's dispatches are its own: the count a case carries is harness's program's.
+    if Platform::from_name(&run.platform).is_some_and(Platform::other_engine) {
+        run.cases.iter_mut().filter_map(|c| c.throughput.as_mut()).for_each(|t| t.dispatches_per_run = None);
+    }
     reporter.event(RunEvent::RunFinished(&run));
     run
 }

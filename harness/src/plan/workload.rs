@@ -50,6 +50,10 @@ pub struct WorkloadArgs {
     /// (`MODEL.prefill_op.OP`), beside the decode step's (`MODEL.op.OP`): where a prompt's time goes.
     #[arg(long, conflicts_with = "replay")]
     pub prefill_ops: bool,
+    /// Run the models' whole passes only (prefill and decode; a batch through an encoder), not
+    /// each op of one layer alone: the quicker run, for comparing whole models.
+    #[arg(long, conflicts_with_all = ["replay", "prefill_ops"])]
+    pub no_ops: bool,
     /// Encoder batch sizes (sentences, images or audio windows per run), comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1,8", value_parser = clap::value_parser!(u32).range(1..=64), conflicts_with = "replay")]
     pub batch: Vec<u32>,
@@ -157,6 +161,9 @@ impl Workloads {
                     w.cases.extend(cases);
                 }
             }
+        }
+        if args.no_ops {
+            w.cases.retain(|c| !c.workload.as_ref().is_some_and(Workload::one_op));
         }
         if gguf.is_some() && !w.weights.contains_key(GGUF) {
             tracing::warn!("--weights {}: no decoder model asked for reads it (add --model tinyllama or --model llama)", args.weights.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" "));
@@ -559,6 +566,19 @@ mod tests {
         let w = Workloads::build(&WorkloadArgs { model: vec!["whisper:frames=64,hidden=32,heads=4,layers=1,ffn=48,vit:size=32,hidden=32,heads=4,layers=1,ffn=48".into()], batch: vec![1], ..WorkloadArgs::default() }, 1).unwrap();
         let ids: Vec<&str> = w.cases.iter().map(|c| c.id.as_str()).filter(|id| !id.contains(".op.")).collect();
         assert_eq!(ids, ["whisper/1x32/seed=1", "vit/1x5/seed=1"]);
+    }
+
+    #[test]
+    fn no_ops_keeps_the_whole_passes_of_every_model() {
+        let args = WorkloadArgs {
+            model: vec!["whisper:frames=64,hidden=32,heads=4,layers=1,ffn=48,llama:hidden=32,heads=4,kv_heads=2,ffn=48,layers=1".into()],
+            batch: vec![1],
+            context: vec![8],
+            no_ops: true,
+            ..WorkloadArgs::default()
+        };
+        let ids: Vec<String> = Workloads::build(&args, 1).unwrap().cases.into_iter().map(|c| c.id).collect();
+        assert_eq!(ids, ["whisper/1x32/seed=1", "llama.prefill/1x8/seed=1", "llama.decode/1x8/seed=1"]);
     }
 
     #[test]

@@ -1,0 +1,58 @@
+//! End-to-end tests of `--platform ort` (onnxruntime-web 1.30, installed by `ci/setup.sh` under
+//! target/ort): both of its WebGPU execution providers run the ONNX file harness writes of each
+//! model case, in headless Chromium (SwiftShader here) and Firefox (lavapipe here), and pass the
+//! same f64 check as harness's own WebGPU run; a missing install is refused before any browser
+//! starts, naming the command that installs it.
+
+mod common;
+use common::*;
+
+/// MiniLM (real weights, two sentences of 8 tokens), a small ViT and a small Whisper encoder,
+/// whole passes, on both ORT execution providers in `browser` (harness's own WebGPU runs of the
+/// same models are workloads_e2e's).
+fn models_on_ort(browser: &str) {
+    let (code, results, stderr) = run_checked(
+        &format!("ort-{browser}"),
+        &[
+            "--model", "minilm,vit:size=32,patch=8,hidden=32,heads=4,layers=1,ffn=64,whisper:mels=16,frames=64,hidden=32,heads=4,layers=1,ffn=64",
+            "--no-ops", "--batch", "2", "--seq", "8", "--browser", browser, "--platform", "ort",
+            "--sampling", "isolated", "--samples", "2", "--warmup", "0",
+        ],
+    );
+    assert_eq!(code, Some(0), "stderr:\n{stderr}");
+    let runs = results["runs"].as_array().unwrap();
+    let platforms: Vec<&str> = runs.iter().map(|r| r["platform"].as_str().unwrap()).collect();
+    assert_eq!(platforms, ["ort-webgpu", "ort-jsep"]);
+    for run in runs {
+        let ids: Vec<&str> = run["cases"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap()).collect();
+        assert_eq!(ids, ["minilm/2x8/seed=1", "vit/2x17/seed=1", "whisper/2x32/seed=1"], "{}", run["platform"]);
+        for case in run["cases"].as_array().unwrap() {
+            assert_eq!(case["status"], "passed", "{}: {case:#}", run["platform"]);
+            let cosine = case["correctness"]["minCosine"].as_f64().unwrap_or_else(|| panic!("no cosine: {case:#}"));
+            assert!(cosine >= kernels::model::MIN_COSINE, "{case:#}");
+            // ORT's timings are its own, on the wall clock; its dispatch count is unknown.
+            assert_eq!(case["timer"], "wallClock", "{case:#}");
+            assert!(case["throughput"]["dispatchesPerRun"].is_null(), "{case:#}");
+        }
+    }
+}
+
+#[test]
+fn onnxruntime_web_runs_minilm_vit_and_whisper_with_both_execution_providers_in_headless_chromium() {
+    models_on_ort("chrome");
+}
+
+#[test]
+fn onnxruntime_web_runs_minilm_vit_and_whisper_with_both_execution_providers_in_headless_firefox() {
+    models_on_ort("firefox");
+}
+
+#[test]
+fn a_missing_onnxruntime_web_names_the_command_that_installs_it_before_any_browser_starts() {
+    let empty = tempfile::tempdir().unwrap();
+    let out = harness(&["run", "--model", "vit:size=32,patch=8,hidden=32,heads=4,layers=1,ffn=64", "--no-ops", "--platform", "ort-jsep", "--ort-dir", empty.path().to_str().unwrap()]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("npm install --prefix target/ort --no-save --no-package-lock onnxruntime-web@1.30.0") && stderr.contains("bash ci/setup.sh"), "{stderr}");
+    assert!(!stderr.contains("starting"), "no browser starts: {stderr}");
+}
