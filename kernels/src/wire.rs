@@ -203,12 +203,16 @@ pub struct PageError {
     /// page goes on with a fresh device.
     #[serde(default)]
     pub device_lost: bool,
+    /// True when the browser or its driver died (harness went on in a fresh session): news for
+    /// the exit status even when no case was running then.
+    #[serde(default)]
+    pub crashed: bool,
 }
 
 impl PageError {
     /// A case that could not be measured, for `message`; the run goes on.
     pub fn case(case_id: &str, message: String) -> PageError {
-        PageError { message, stack: None, case_id: Some(case_id.to_string()), fatal: false, unsupported: false, device_lost: false }
+        PageError { message, stack: None, case_id: Some(case_id.to_string()), fatal: false, unsupported: false, device_lost: false, crashed: false }
     }
 }
 

@@ -81,6 +81,7 @@ Examples:
   harness run --browser chrome,firefox          both, one after the other, in one report
   harness run --platform webgpu,wasm,native     WebGPU beside the WASM-CPU and native-wgpu baselines
   harness run --platform webgpu,tfjs --filter matmul   harness's matmul beside TensorFlow.js 4.22's WebGPU
+  harness run --model minilm,vit --no-ops --platform webgpu,ort   harness's models beside onnxruntime-web (both EPs)
                                                 backend (install it with `bash ci/setup.sh`; see --tfjs-dir)
   harness run --filter 'matmul_*,softmax'       only some kernels, in that order (see `harness list`)
   harness run --filter 'matmul@13x17x19'        one of the suite's shapes of a kernel

@@ -270,7 +270,7 @@ async fn drive(
 
         crashes_in_a_row = if book.settled_without_a_crash() > settled_before { 1 } else { crashes_in_a_row + 1 };
         let case_id = book.last_crashed.take();
-        run.errors.push(PageError { message: format!("{} crashed: {why}", spec.display), stack: None, case_id, fatal: true, unsupported: false, device_lost: false });
+        run.errors.push(PageError { message: format!("{} crashed: {why}", spec.display), case_id, fatal: true, crashed: true, ..PageError::case("", String::new()) });
         if crashes_in_a_row >= CRASHES_IN_A_ROW {
             bail!("{} crashed {crashes_in_a_row} times in a row with no case finished in between; gave up on it. The last time: {why}", spec.display);
         }

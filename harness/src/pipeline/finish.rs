@@ -30,8 +30,8 @@ pub fn write_reports(report: &mut RunReport, out_dir: &std::path::Path, json: bo
 }
 
 /// 0 when every case of every run passed without a crash; 2 when nothing at all was measured;
-/// 1 otherwise (a case that passed only on a retry after its browser crashed counts: the crash
-/// is news).
+/// 1 otherwise (a case that passed only on a retry after its browser crashed counts, and so does
+/// a browser that died between cases: the crash is news).
 pub fn exit_code(report: &RunReport) -> ExitCode {
     let nothing_measured = report
         .runs
@@ -39,9 +39,30 @@ pub fn exit_code(report: &RunReport) -> ExitCode {
         .all(|r| r.cases.iter().all(|c| c.samples.is_empty()) && (r.failure.is_some() || r.status == reports::RunStatus::Unavailable));
     if nothing_measured {
         ExitCode::from(EXIT_UNUSABLE)
-    } else if report.runs.iter().all(|r| r.counts().all_passed() && r.failure.is_none() && !r.cases.iter().any(|c| c.saw_a_crash())) {
+    } else if report.runs.iter().all(|r| r.counts().all_passed() && r.failure.is_none() && !r.cases.iter().any(|c| c.saw_a_crash()) && !r.errors.iter().any(|e| e.crashed)) {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A committed run in which every case passed (H200 evidence), as a report.
+    fn all_passed() -> RunReport {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/hardware/h200-perception/perception-results.json");
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_browser_that_died_between_cases_is_news_for_the_exit_status() {
+        let mut report = all_passed();
+        assert_eq!(exit_code(&report), ExitCode::SUCCESS);
+        // What the controller records when a session died and no case was running.
+        let error = kernels::wire::PageError { crashed: true, fatal: true, case_id: None, ..kernels::wire::PageError::case("", "Firefox crashed: geckodriver exited".into()) };
+        report.runs[0].errors.push(error);
+        assert_eq!(exit_code(&report), ExitCode::from(1));
     }
 }
