@@ -47,8 +47,8 @@
 #   Whisper-tiny's encoder at batch 1 and 8, f32 and f16, in Firefox and natively, with the roofline probes).
 #   Against onnxruntime-web (issue 27, h100-ort.md): here `bash docs/hardware/h100-firefox.sh pack-ort` and
 #   pack-model; carry ort.tar.xz with harness.tar.xz (`stash && bash docs/hardware/h100-firefox.sh stash-ort`),
-#   MiniLM's two parts with stash-model, then `ort-encoders` and `ort-decoder` (Firefox and native); after
-#   Chromium's parts, `ort-chrome`.
+#   MiniLM's two parts with stash-model, then `ort-minilm`, `ort-perception` and `ort-decoder` (Firefox and
+#   native), one call each; after Chromium's parts, `ort-chrome`.
 #   Chromium (an attempt; see h100-firefox.md): here `bash docs/hardware/h100-firefox.sh pack-chromium`,
 #   there `stash-chromium` once per part carried (chromium.tar.xz.aa, .ab, …), then `chromium`, and
 #   `chrome` for the suites in Chromium with the flags that got the GPU.
@@ -130,7 +130,7 @@ stash-model)
   fi
   exit 0
   ;;
-ort-encoders | ort-decoder | ort-chrome | perception | decode-dtypes | decode-profile | tune-quant | gpu-out-of-the-box | gpu-hidden-icd | gpu-minilm | gpu-tune | gpu-matmul | gpu-models | minilm-ops | suite | models | chromium | chrome | bench | bench-chrome | tune-native | tune-firefox | tune-matvec | decoder-native | matmul | kernels | decoder | tfjs | minilm | survive | checks | wall) ;;
+ort-minilm | ort-perception | ort-decoder | ort-chrome | perception | decode-dtypes | decode-profile | tune-quant | gpu-out-of-the-box | gpu-hidden-icd | gpu-minilm | gpu-tune | gpu-matmul | gpu-models | minilm-ops | suite | models | chromium | chrome | bench | bench-chrome | tune-native | tune-firefox | tune-matvec | decoder-native | matmul | kernels | decoder | tfjs | minilm | survive | checks | wall) ;;
 *) sed -n 2,23p "$0"; exit 2 ;;
 esac
 
@@ -363,10 +363,11 @@ tune-quant)
     --warmup 5 --max-time 3 --timeout 120 --tune-cache /tmp/gpu/tune-quant.json --out "$dir/tune-quant"
   cp /tmp/gpu/tune-quant.json "$dir/tune-quant.json"
   ;;
-ort-encoders | ort-chrome)
+ort-minilm | ort-perception | ort-chrome)
   # Issue 27: harness's models beside onnxruntime-web's two WebGPU execution providers, on the ONNX
   # file harness writes of each (same weights, inputs and check), whole passes only: MiniLM at
-  # 1×16 and 8×128, ViT-B/16 and Whisper-tiny's encoder at batch 1 and 8.
+  # 1×16 and 8×128 (ort-minilm), ViT-B/16 and Whisper-tiny's encoder at batch 1 and 8
+  # (ort-perception); in Firefox and natively, or all of them in Chromium (ort-chrome).
   where=("${ff[@]}" --platform webgpu,ort,native)
   if [ "$step" = ort-chrome ]; then
     export LD_LIBRARY_PATH=/tmp/gpu/chromium-lib:$LD_LIBRARY_PATH
@@ -375,18 +376,22 @@ ort-encoders | ort-chrome)
       --browser-arg=--disable-vulkan-surface --browser-arg=--ignore-gpu-blocklist --browser-arg=--disable-gpu-sandbox
       --browser-arg=--use-angle=vulkan --platform webgpu,ort)
   fi
-  o=(--no-ops --samples 10 --max-time 2 --timeout 300 --ort-dir /tmp/gpu/ort)
-  run minilm-1x16 harness run "${where[@]}" "${o[@]}" --model minilm --batch 1 --seq 16 --weights /tmp/gpu/all-MiniLM-L6-v2 \
-    --out "$dir/minilm-1x16"
-  run minilm-8x128 harness run "${where[@]}" "${o[@]}" --model minilm --batch 8 --seq 128 --weights /tmp/gpu/all-MiniLM-L6-v2 \
-    --out "$dir/minilm-8x128"
-  run perception harness run "${where[@]}" "${o[@]}" --model vit,whisper --batch 1,8 --out "$dir/perception"
+  o=(--no-ops --samples 10 --max-time 2 --timeout 120 --retries 0 --ort-dir /tmp/gpu/ort)
+  if [ "$step" != ort-perception ]; then
+    run minilm-1x16 harness run "${where[@]}" "${o[@]}" --model minilm --batch 1 --seq 16 --weights /tmp/gpu/all-MiniLM-L6-v2 \
+      --out "$dir/minilm-1x16"
+    run minilm-8x128 harness run "${where[@]}" "${o[@]}" --model minilm --batch 8 --seq 128 --weights /tmp/gpu/all-MiniLM-L6-v2 \
+      --out "$dir/minilm-8x128"
+  fi
+  if [ "$step" != ort-minilm ]; then
+    run perception harness run "${where[@]}" "${o[@]}" --model vit,whisper --batch 1,8 --out "$dir/perception"
+  fi
   ;;
 ort-decoder)
   # TinyLlama's shape cut to 4 layers (its 22 in f32 are 4.4 GB: past protobuf's 2 GB for one ONNX
   # file and the page's 4 GB of WASM memory), prefill of 128 tokens and one decode step.
   run decoder harness run "${ff[@]}" --platform webgpu,ort,native --model tinyllama --layers 4 --context 128 --no-ops \
-    --samples 10 --max-time 2 --timeout 300 --ort-dir /tmp/gpu/ort --out "$dir/decoder"
+    --samples 10 --max-time 2 --timeout 120 --retries 0 --ort-dir /tmp/gpu/ort --out "$dir/decoder"
   ;;
 minilm-ops)
   # Issue 26: MiniLM's floor. The pass at batch 1 and 8 × 16 and 128 tokens, then each op of its first

@@ -14,6 +14,8 @@ let feeds = null;
 let buffers = [];
 let last = null;
 let outputNames = [];
+// The runs handed to ORT so far: each batch's runs wait for the batch before (see submit).
+let queued = Promise.resolve();
 
 function release(outputs) {
   if (!outputs) return;
@@ -62,20 +64,26 @@ globalThis.harnessOrt = {
     return created;
   },
 
-  // Runs the session `batch` times, each run after the last resolved (a session runs one at a
-  // time), keeping only the last outputs. Resolves to [submittedMs, doneMs, NaN] once ORT's
-  // device finished the work submitted (JSEP submits every 16 dispatches, so up to 15 of a
-  // batch's last run are submitted with the next batch: steady batches still count each run's
-  // work once).
-  async submit(batch) {
+  // Runs the session `batch` times, keeping only the last outputs. Resolves to [submittedMs,
+  // doneMs, NaN] once ORT's device finished the work submitted. A session runs one run at a time
+  // (two at once clobber its state: 'Session mismatch' in JSEP, a hang in the C++ provider), so
+  // the batches kept in flight are chained: a batch's runs start once the previous batch's runs
+  // were handed to the GPU, not once the GPU finished them. JSEP submits every 16 dispatches, so
+  // up to 15 of a batch's last run go to the GPU with the next batch: steady batches still count
+  // each run's work once.
+  submit(batch) {
     const submittedMs = performance.now();
-    for (let i = 0; i < batch; i++) {
-      const out = await session.run(feeds);
-      release(last);
-      last = out;
-    }
-    await ort.env.webgpu.device.queue.onSubmittedWorkDone();
-    return new Float64Array([submittedMs, performance.now(), NaN]);
+    const runs = queued.then(async () => {
+      for (let i = 0; i < batch; i++) {
+        const out = await session.run(feeds);
+        release(last);
+        last = out;
+      }
+    });
+    queued = runs.catch(() => {});
+    return runs
+      .then(() => ort.env.webgpu.device.queue.onSubmittedWorkDone())
+      .then(() => new Float64Array([submittedMs, performance.now(), NaN]));
   },
 
   // The last run's outputs read back (ORT flushes its pending work first), concatenated.
@@ -93,6 +101,8 @@ globalThis.harnessOrt = {
   },
 
   async dispose() {
+    await queued;
+    queued = Promise.resolve();
     release(last);
     last = null;
     for (const b of buffers) b.destroy();

@@ -684,6 +684,28 @@ mod schema {
         }
     }
 
+    /// The committed H200 evidence of docs/hardware/h200-ort.md validates and every case passed on
+    /// every platform; each run puts harness's WebGPU first and both onnxruntime-web execution
+    /// providers after it, whose cases carry the wall clock only and no dispatch count.
+    #[test]
+    fn the_h200_ort_evidence_validates_with_both_execution_providers_beside_harness() {
+        let firefox = ["firefox-minilm-1x16-results.json", "firefox-minilm-8x128-results.json", "firefox-perception-results.json", "firefox-decoder-results.json"];
+        let chrome = ["chrome-minilm-1x16-results.json", "chrome-minilm-8x128-results.json", "chrome-perception-results.json"];
+        let dir = evidence("h200-ort", &[&firefox[..], &chrome[..]].concat());
+        for f in firefox.iter().chain(&chrome) {
+            let report = read_results(&dir.join(f)).unwrap();
+            let platforms: Vec<&str> = report.runs.iter().map(|r| r.platform.as_str()).collect();
+            let expected: &[&str] = if f.starts_with("firefox") { &["webgpu", "ort-webgpu", "ort-jsep", "native"] } else { &["webgpu", "ort-webgpu", "ort-jsep"] };
+            assert_eq!(platforms, expected, "{f}");
+            for run in report.runs.iter().filter(|r| r.platform.starts_with("ort-")) {
+                for case in &run.cases {
+                    assert!(case.gpu.is_none() && case.wall.is_some(), "{f} {}: wall clock only", case.id);
+                    assert_eq!(case.throughput.as_ref().and_then(|t| t.dispatches_per_run), None, "{f} {}", case.id);
+                }
+            }
+        }
+    }
+
     /// The committed H100 evidence of docs/hardware/h100-minilm.md validates, every case passed, and
     /// the profile it rests on holds: each op of MiniLM's first layer is there before and after.
     #[test]
