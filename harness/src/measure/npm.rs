@@ -76,58 +76,39 @@ impl NpmEngine {
 pub enum NpmError {
     /// Not installed in the folder looked at.
     #[error(
-        "{platform}: {name} {version} is not installed in {dir} ({missing} is missing). Install it with \
-         `bash ci/setup.sh`, or from the source tree with `{command}`; or pass {flag} DIR (or set {env}) \
-         to a folder where npm installed it"
+        "{p}: {n} {v} is not installed in {d} ({missing} is missing). Install it with `bash ci/setup.sh`, or from the \
+         source tree with `{c}`; or pass {f} DIR (or set {e}) to a folder where npm installed it",
+        p = .engine.platform, n = .engine.name, v = .engine.version, d = .dir.display(), c = .engine.install_command(), f = .engine.flag, e = .engine.env
     )]
     Missing {
-        /// [`NpmEngine::platform`].
-        platform: &'static str,
-        /// [`NpmEngine::name`].
-        name: &'static str,
+        /// The engine.
+        engine: &'static NpmEngine,
         /// The folder.
         dir: PathBuf,
         /// The first file missing.
         missing: String,
-        /// [`NpmEngine::version`].
-        version: &'static str,
-        /// [`NpmEngine::install_command`].
-        command: String,
-        /// [`NpmEngine::flag`].
-        flag: &'static str,
-        /// [`NpmEngine::env`].
-        env: &'static str,
     },
     /// Installed at another version than harness drives.
-    #[error("{platform}: {package} in {dir} is version {found}, harness drives {wanted}; reinstall with `{command}`")]
+    #[error(
+        "{p}: {package} in {d} is version {found}, harness drives {v}; reinstall with `{c}`",
+        p = .engine.platform, d = .dir.display(), v = .engine.version, c = .engine.install_command()
+    )]
     WrongVersion {
-        /// [`NpmEngine::platform`].
-        platform: &'static str,
+        /// The engine.
+        engine: &'static NpmEngine,
         /// The folder.
         dir: PathBuf,
         /// The npm package.
         package: &'static str,
         /// Its version there.
         found: String,
-        /// [`NpmEngine::version`].
-        wanted: &'static str,
-        /// [`NpmEngine::install_command`].
-        command: String,
     },
     /// Neither the flag nor a source tree to look in.
-    #[error("{platform}: this harness was not run from its source tree; pass {flag} DIR (or set {env}) to the folder npm installed {name} {version} into")]
-    NoDir {
-        /// [`NpmEngine::platform`].
-        platform: &'static str,
-        /// [`NpmEngine::name`].
-        name: &'static str,
-        /// [`NpmEngine::version`].
-        version: &'static str,
-        /// [`NpmEngine::flag`].
-        flag: &'static str,
-        /// [`NpmEngine::env`].
-        env: &'static str,
-    },
+    #[error(
+        "{p}: this harness was not run from its source tree; pass {f} DIR (or set {e}) to the folder npm installed {n} {v} into",
+        p = .0.platform, f = .0.flag, e = .0.env, n = .0.name, v = .0.version
+    )]
+    NoDir(&'static NpmEngine),
 }
 
 /// An engine's files, found and checked.
@@ -146,10 +127,7 @@ impl NpmEngine {
     pub fn find(&'static self, explicit: Option<&Path>) -> Result<EngineFiles, NpmError> {
         let dir = match explicit {
             Some(d) => d.to_path_buf(),
-            None => source_dir()
-                .ok_or(NpmError::NoDir { platform: self.platform, name: self.name, version: self.version, flag: self.flag, env: self.env })?
-                .join("target")
-                .join(self.dir),
+            None => source_dir().ok_or(NpmError::NoDir(self))?.join("target").join(self.dir),
         };
         self.in_dir(&dir)
     }
@@ -159,16 +137,7 @@ impl NpmEngine {
         let mut files = Vec::new();
         for &(served, package, file) in self.files {
             let root = dir.join("node_modules").join(package);
-            let missing = |p: &Path| NpmError::Missing {
-                platform: self.platform,
-                name: self.name,
-                dir: dir.to_path_buf(),
-                missing: p.strip_prefix(dir).unwrap_or(p).display().to_string(),
-                version: self.version,
-                command: self.install_command(),
-                flag: self.flag,
-                env: self.env,
-            };
+            let missing = |p: &Path| NpmError::Missing { engine: self, dir: dir.to_path_buf(), missing: p.strip_prefix(dir).unwrap_or(p).display().to_string() };
             let manifest = root.join("package.json");
             let text = std::fs::read_to_string(&manifest).map_err(|_| missing(&manifest))?;
             let found = serde_json::from_str::<serde_json::Value>(&text)
@@ -176,7 +145,7 @@ impl NpmEngine {
                 .and_then(|v| v.get("version").and_then(|v| v.as_str()).map(str::to_string))
                 .unwrap_or_else(|| "unknown".into());
             if found != self.version {
-                return Err(NpmError::WrongVersion { platform: self.platform, dir: dir.to_path_buf(), package, found, wanted: self.version, command: self.install_command() });
+                return Err(NpmError::WrongVersion { engine: self, dir: dir.to_path_buf(), package, found });
             }
             let bundle = root.join(file);
             if !bundle.is_file() {
