@@ -48,7 +48,7 @@
 #   Against onnxruntime-web (issue 27, h100-ort.md): here `bash docs/hardware/h100-firefox.sh pack-ort` and
 #   pack-model; carry ort.tar.xz with harness.tar.xz (`stash && bash docs/hardware/h100-firefox.sh stash-ort`),
 #   MiniLM's two parts with stash-model, then `ort-minilm`, `ort-perception` and `ort-decoder` (Firefox and
-#   native), one call each; after Chromium's parts, `ort-chrome`.
+#   native), one call each; after Chromium's parts, `ort-chrome`, then `ort-profile` (JSEP's own profile in both).
 #   Chromium (an attempt; see h100-firefox.md): here `bash docs/hardware/h100-firefox.sh pack-chromium`,
 #   there `stash-chromium` once per part carried (chromium.tar.xz.aa, .ab, …), then `chromium`, and
 #   `chrome` for the suites in Chromium with the flags that got the GPU.
@@ -130,7 +130,7 @@ stash-model)
   fi
   exit 0
   ;;
-ort-minilm | ort-perception | ort-decoder | ort-chrome | perception | decode-dtypes | decode-profile | tune-quant | gpu-out-of-the-box | gpu-hidden-icd | gpu-minilm | gpu-tune | gpu-matmul | gpu-models | minilm-ops | suite | models | chromium | chrome | bench | bench-chrome | tune-native | tune-firefox | tune-matvec | decoder-native | matmul | kernels | decoder | tfjs | minilm | survive | checks | wall) ;;
+ort-minilm | ort-perception | ort-decoder | ort-chrome | ort-profile | perception | decode-dtypes | decode-profile | tune-quant | gpu-out-of-the-box | gpu-hidden-icd | gpu-minilm | gpu-tune | gpu-matmul | gpu-models | minilm-ops | suite | models | chromium | chrome | bench | bench-chrome | tune-native | tune-firefox | tune-matvec | decoder-native | matmul | kernels | decoder | tfjs | minilm | survive | checks | wall) ;;
 *) sed -n 2,23p "$0"; exit 2 ;;
 esac
 
@@ -386,6 +386,21 @@ ort-minilm | ort-perception | ort-chrome)
   if [ "$step" != ort-minilm ]; then
     run perception harness run "${where[@]}" "${o[@]}" --model vit,whisper --batch 1,8 --out "$dir/perception"
   fi
+  ;;
+ort-profile)
+  # JSEP's own per-kernel GPU profile (engineProfile) of each model case, in Chrome and Firefox: few
+  # samples, the profile is one run after them.
+  export LD_LIBRARY_PATH=/tmp/gpu/chromium-lib:$LD_LIBRARY_PATH
+  chrome=(--browser chrome --browser-path chrome=/tmp/gpu/chromium/chromium --driver-path chrome=/tmp/gpu/chromium/chromedriver
+    --browser-arg=--enable-features=Vulkan,VulkanFromANGLE,DefaultANGLEVulkan --browser-arg=--use-vulkan=native
+    --browser-arg=--disable-vulkan-surface --browser-arg=--ignore-gpu-blocklist --browser-arg=--disable-gpu-sandbox
+    --browser-arg=--use-angle=vulkan)
+  o=(--platform ort-jsep --no-ops --samples 2 --warmup 1 --max-time 0.5 --timeout 120 --retries 0 --ort-dir /tmp/gpu/ort)
+  for b in chrome firefox; do
+    if [ $b = chrome ]; then where=("${chrome[@]}"); else where=("${ff[@]}"); fi
+    run "profile-$b" harness run "${where[@]}" "${o[@]}" --model minilm,vit,whisper --batch 1,8 --seq 16,128 \
+      --weights /tmp/gpu/all-MiniLM-L6-v2 --out "$dir/profile-$b"
+  done
   ;;
 ort-decoder)
   # TinyLlama's shape cut to 4 layers (its 22 in f32 are 4.4 GB: past protobuf's 2 GB for one ONNX

@@ -34,6 +34,13 @@ fn models_on_ort(browser: &str) {
             // ORT's timings are its own, on the wall clock; its dispatch count is unknown.
             assert_eq!(case["timer"], "wallClock", "{case:#}");
             assert!(case["throughput"]["dispatchesPerRun"].is_null(), "{case:#}");
+            // JSEP's own per-kernel GPU profile where the adapter has timestamps; the C++ provider has none.
+            let timestamps = run["adapter"]["features"].as_array().is_some_and(|f| f.iter().any(|f| f == "timestamp-query"));
+            let profile = &case["engineProfile"];
+            assert_eq!(profile.is_object(), timestamps && run["platform"] == "ort-jsep", "{}: {case:#}", run["platform"]);
+            if let Some(ops) = profile["byOp"].as_array() {
+                assert!(ops.iter().any(|o| o["op"] == "MatMul") && profile["gpuMs"].as_f64().unwrap() > 0.0, "{profile:#}");
+            }
         }
     }
 }

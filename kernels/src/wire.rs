@@ -62,6 +62,23 @@ pub struct CaseMeasurement {
     /// coarsen `performance.now()`, and a sample is never reported below one step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timer_resolution_ms: Option<f64>,
+    /// Another engine's own GPU time of one run, kernel by kernel, where it has a profile
+    /// (onnxruntime-web's JSEP on an adapter with `timestamp-query`): beside the samples, never
+    /// one of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine_profile: Option<Vec<EngineKernel>>,
+}
+
+/// One kernel of an engine's profile of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EngineKernel {
+    /// The op it runs (`MatMul`, `Softmax`).
+    pub op: String,
+    /// The graph node it runs.
+    pub node: String,
+    /// Its GPU time between the timestamps around it, ms.
+    pub ms: f64,
 }
 
 fn one() -> u32 {
@@ -97,6 +114,7 @@ impl CaseMeasurement {
             timed_span_ms: sampled.timed_span,
             sent_ms: 0.0,
             timer_resolution_ms: None,
+            engine_profile: None,
         }
     }
 
@@ -282,6 +300,7 @@ mod tests {
             sent_ms: 0.0,
             output: CaseMeasurement::encode_output(&v),
             timer_resolution_ms: None,
+            engine_profile: None,
         };
         let back = m.decode_output().unwrap();
         assert_eq!(

@@ -2,7 +2,8 @@
 //! (`static/ort.js` loads it) on the ONNX file harness writes of the case's graph
 //! ([`kernels::model::onnx`]): the same wiring, weights and inputs as harness's own WebGPU run,
 //! checked against the same f64 reference. Inputs and outputs stay in GPU buffers while sampling
-//! ([`Engine`]'s policy, wall clock); the outputs are read back once at the end.
+//! ([`Engine`]'s policy, wall clock); then one more run under ORT's own profiler where it has one
+//! (JSEP, with `timestamp-query`), and the outputs are read back once at the end.
 
 use crate::engine::{describe, Engine};
 use kernels::model::onnx::{self, FeedData};
@@ -24,6 +25,10 @@ extern "C" {
     /// Runs the session `batch` times; resolves to `[submittedMs, doneMs, NaN]`.
     #[wasm_bindgen(catch, js_namespace = harnessOrt, js_name = submit)]
     fn submit(batch: u32) -> Result<js_sys::Promise, JsValue>;
+    /// ORT's own per-kernel GPU times of one more run (`[{op, node, ms}]`), or null where its
+    /// execution provider has no profile.
+    #[wasm_bindgen(catch, js_namespace = harnessOrt, js_name = profile)]
+    async fn profile() -> Result<JsValue, JsValue>;
     /// The last run's outputs, concatenated, as a `Float32Array`.
     #[wasm_bindgen(catch, js_namespace = harnessOrt, js_name = output)]
     async fn output() -> Result<JsValue, JsValue>;
@@ -66,14 +71,20 @@ impl Ort {
         let result = async {
             prepare(bytes, names, values, outputs).await?;
             let sampled = engine.sample(plan, clock, on_sample).await?;
+            let kernels = profile().await?;
             let values = js_sys::Float32Array::new(&output().await?).to_vec();
-            Ok::<_, JsValue>((sampled, values))
+            Ok::<_, JsValue>((sampled, kernels, values))
         }
         .await;
         let released = dispose().await;
-        let (sampled, values) = result.map_err(describe)?;
+        let (sampled, kernels, values) = result.map_err(describe)?;
         released.map_err(describe)?;
         // ORT builds its pipelines in the first run: no pipeline time of its own.
-        Ok(CaseMeasurement::of_sampled(case.id.clone(), 0.0, sampled, CaseMeasurement::encode_output(&values)))
+        let mut m = CaseMeasurement::of_sampled(case.id.clone(), 0.0, sampled, CaseMeasurement::encode_output(&values));
+        if !kernels.is_null() {
+            let json: String = js_sys::JSON::stringify(&kernels).map_err(describe)?.into();
+            m.engine_profile = Some(serde_json::from_str(&json).map_err(|e| format!("onnxruntime-web's profile: {e}"))?);
+        }
+        Ok(m)
     }
 }

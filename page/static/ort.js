@@ -10,6 +10,7 @@ import { script } from './tfjs.js';
 const BUNDLES = { webgpu: 'ort/ort.webgpu.min.js', jsep: 'ort/ort.min.js' };
 
 let session = null;
+let provider = null;
 let feeds = null;
 let buffers = [];
 let last = null;
@@ -28,6 +29,7 @@ globalThis.harnessOrt = {
     const bundle = BUNDLES[ep];
     if (!bundle) throw new Error(`unknown onnxruntime-web execution provider '${ep}' (harness knows webgpu and jsep)`);
     if (!globalThis.ort) await script(bundle, 'is --platform ort installed? see harness run --help');
+    provider = ep;
     // The WASM files beside the bundle; one thread, so no SharedArrayBuffer (cross-origin
     // isolation) is needed: the CPU side only schedules the GPU's work.
     ort.env.wasm.wasmPaths = new URL('ort/', location.href).href;
@@ -84,6 +86,37 @@ globalThis.harnessOrt = {
     return runs
       .then(() => ort.env.webgpu.device.queue.onSubmittedWorkDone())
       .then(() => new Float64Array([submittedMs, performance.now(), NaN]));
+  },
+
+  // ORT's own GPU time of one more run, kernel by kernel: [{op, node, ms}], or null where its
+  // execution provider has no profile (the C++ one has none in the browser) or the device no
+  // timestamp-query. JSEP then times each kernel between timestamps in a compute pass of its own
+  // and reports the times once it has read its query buffer back, which reading the outputs forces.
+  async profile() {
+    const device = ort.env.webgpu.device;
+    // JSEP asks for Chromium's timestamps inside passes where the adapter has them, instead of timestamp-query.
+    const timestamps = ['timestamp-query', 'chromium-experimental-timestamp-query-inside-passes'].some((f) => device.features.has(f));
+    if (provider !== 'jsep' || !timestamps) return null;
+    await queued;
+    const kernels = [];
+    ort.env.webgpu.profiling = {
+      mode: 'default',
+      ondata: (d) => kernels.push({ op: d.kernelType, node: d.kernelName, ms: (d.endTime - d.startTime) / 1e6 }),
+    };
+    try {
+      const out = await session.run(feeds);
+      release(last);
+      last = out;
+      for (const name of outputNames) await last[name].getData();
+      // The last query buffer's times arrive in a callback after the readback: wait for them to stop.
+      for (let seen = -1, waited = 0; kernels.length !== seen && waited < 3000; waited += 250) {
+        seen = kernels.length;
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    } finally {
+      ort.env.webgpu.profiling = { mode: 'off' };
+    }
+    return kernels;
   },
 
   // The last run's outputs read back (ORT flushes its pending work first), concatenated.

@@ -163,6 +163,23 @@ mod every_report {
     use crate::testdata::*;
 
     #[test]
+    fn an_engine_profile_sums_its_kernels_by_op_the_slowest_first() {
+        let k = |op: &str, ms: f64| kernels::wire::EngineKernel { op: op.into(), node: format!("{op}_node"), ms };
+        let p = EngineProfile::of(&[k("Softmax", 0.5), k("MatMul", 1.0), k("MatMul", 2.0), k("Add", 0.25)]).unwrap();
+        assert_eq!((p.gpu_ms, p.kernels), (3.75, 4));
+        let ops: Vec<(&str, usize, f64)> = p.by_op.iter().map(|o| (o.op.as_str(), o.count, o.ms)).collect();
+        assert_eq!(ops, [("MatMul", 2, 3.0), ("Softmax", 1, 0.5), ("Add", 1, 0.25)]);
+        assert_eq!(EngineProfile::of(&[]), None);
+        // In results.json, and valid there.
+        let mut report = report_with(vec![("chrome", vec![model_case("minilm/1x16/seed=1", &[1.0, 1.1])])]);
+        report.runs[0].cases[0].engine_profile = Some(p);
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(json["runs"][0]["cases"][0]["engineProfile"]["byOp"][0]["op"], "MatMul");
+        let errors = crate::schema::schema_errors(&json);
+        assert!(errors.is_empty(), "{errors:?}");
+    }
+
+    #[test]
     fn a_case_below_the_reports_clock_is_flagged_in_every_report() {
         let cases = vec![case("a", &[1.0, 1.1], true, true), case("b", &[1.0, 1.2], true, true), case("c", &[1.0, 1.3], true, true)];
         let mut report = report_with(vec![("firefox", cases)]);
@@ -416,7 +433,7 @@ mod schema {
     use serde_json::Value;
 
     /// Violations of `reports/schema/results.schema.json` by `results`.
-    fn schema_errors(results: &Value) -> Vec<String> {
+    pub(crate) fn schema_errors(results: &Value) -> Vec<String> {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/results.schema.json");
         let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
         let validator = jsonschema::validator_for(&schema).expect("the schema compiles");

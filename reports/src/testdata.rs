@@ -114,6 +114,7 @@ fn measure(spec: &CaseSpec, times: &[f64], verdict: Verdict, gpu: bool) -> CaseR
         timed_span_ms: (0.0, 0.0),
         sent_ms: 0.0,
         timer_resolution_ms: None,
+        engine_profile: None,
     };
     CaseReport::measured(spec, &spec.info().expect("a known case"), m, verdict)
 }

@@ -597,6 +597,56 @@ pub struct CaseReport {
     /// The attempts before this one (`--retries`), in order: each crashed or timed out.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub earlier_attempts: Vec<Attempt>,
+    /// Another engine's own profile of one run (onnxruntime-web's JSEP), summed by op.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine_profile: Option<EngineProfile>,
+}
+
+/// An engine's own GPU times of one run after sampling (onnxruntime-web's JSEP profile: the
+/// timestamps around each kernel, each kernel in a compute pass of its own, so the gaps between
+/// kernels are not in it, as they are in harness's GPU time of a whole pass).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EngineProfile {
+    /// The kernels' GPU times summed, ms.
+    pub gpu_ms: f64,
+    /// Kernels the run dispatched.
+    pub kernels: usize,
+    /// By op, the slowest first.
+    pub by_op: Vec<EngineOp>,
+}
+
+/// One op's share of an [`EngineProfile`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EngineOp {
+    /// The op (`MatMul`).
+    pub op: String,
+    /// Its kernels in the run.
+    pub count: usize,
+    /// Their GPU time, ms.
+    pub ms: f64,
+}
+
+impl EngineProfile {
+    /// The profile of `kernels`, summed by op; `None` for no kernels.
+    pub fn of(kernels: &[kernels::wire::EngineKernel]) -> Option<EngineProfile> {
+        if kernels.is_empty() {
+            return None;
+        }
+        let mut by_op: Vec<EngineOp> = Vec::new();
+        for k in kernels {
+            match by_op.iter_mut().find(|o| o.op == k.op) {
+                Some(o) => {
+                    o.count += 1;
+                    o.ms += k.ms;
+                }
+                None => by_op.push(EngineOp { op: k.op.clone(), count: 1, ms: k.ms }),
+            }
+        }
+        by_op.sort_by(|a, b| b.ms.total_cmp(&a.ms));
+        Some(EngineProfile { gpu_ms: kernels.iter().map(|k| k.ms).sum(), kernels: kernels.len(), by_op })
+    }
 }
 
 /// An attempt at a case that did not settle it: it crashed or timed out, and was run again.
@@ -823,6 +873,7 @@ impl CaseReport {
             }),
             roofline: None,
             earlier_attempts: Vec::new(),
+            engine_profile: None,
         }
     }
 
@@ -862,6 +913,7 @@ impl CaseReport {
         case.batch = Some(m.batch);
         case.in_flight = Some(m.in_flight);
         case.timer_resolution_ms = m.timer_resolution_ms;
+        case.engine_profile = m.engine_profile.as_deref().and_then(EngineProfile::of);
         case.correctness = Some(verdict);
         case
     }
