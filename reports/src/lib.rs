@@ -721,6 +721,15 @@ mod schema {
                 }
             }
         }
+        // JSEP's own profile of every case, in both browsers (the H200 has timestamps).
+        for f in ["chrome-profile-results.json", "firefox-profile-results.json"] {
+            let report = read_results(&evidence("h200-ort", &[f]).join(f)).unwrap();
+            assert_eq!(report.runs.iter().map(|r| r.platform.as_str()).collect::<Vec<_>>(), ["ort-jsep"], "{f}");
+            for case in &report.runs[0].cases {
+                let p = case.engine_profile.as_ref().unwrap_or_else(|| panic!("{f} {}: no profile", case.id));
+                assert!(p.gpu_ms > 0.0 && p.by_op.iter().map(|o| o.count).sum::<usize>() == p.kernels, "{f} {}", case.id);
+            }
+        }
     }
 
     /// The committed H100 evidence of docs/hardware/h100-minilm.md validates, every case passed, and

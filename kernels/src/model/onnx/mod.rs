@@ -546,6 +546,18 @@ impl Writer<'_> {
         Ok(self.reshape(&back, &[b, s, h, hd], &[rows as i64, h * hd]))
     }
 
+    /// A conv1d's input `x` as `[batch, channels, len]`, from rows of channels (a previous layer's
+    /// output) where `channels_last`.
+    fn channels_first(&mut self, x: T, [b, c, len]: [i64; 3], channels_last: bool) -> Result<String, ModelError> {
+        match channels_last {
+            true => {
+                let rows = self.shaped(x, &[b, len, c])?;
+                Ok(self.transpose(&rows, &[0, 2, 1]))
+            }
+            false => self.shaped(x, &[b, c, len]),
+        }
+    }
+
     /// The linear layer over an im2col'd tensor, written as the convolution it is; returns the
     /// `[rows, n]` output (bias added).
     fn conv(&mut self, unfolded: Unfolded, w: T, b: Option<T>, n: i64) -> Result<String, ModelError> {
@@ -558,13 +570,7 @@ impl Writer<'_> {
             }
             Unfolded::Unfold { x, batch, channels, len, kernel, stride, pad, channels_last } => {
                 let (bt, c, ln, kk) = (batch as i64, channels as i64, len as i64, kernel as i64);
-                let xv = match channels_last {
-                    true => {
-                        let rows = self.shaped(x, &[bt, ln, c])?;
-                        self.transpose(&rows, &[0, 2, 1])
-                    }
-                    false => self.shaped(x, &[bt, c, ln])?,
-                };
+                let xv = self.channels_first(x, [bt, c, ln], channels_last)?;
                 let wv = self.weight(w, &[n, c, kk], false)?;
                 let attrs = vec![ints("kernel_shape", &[kk]), ints("strides", &[stride as i64]), ints("pads", &[pad as i64, pad as i64])];
                 (xv, wv, attrs, vec![bt, n, Op::unfolded_len(len, kernel, stride, pad) as i64])
@@ -595,13 +601,7 @@ impl Writer<'_> {
             }
             Unfolded::Unfold { x, batch, channels, len, kernel, stride, pad, channels_last } => {
                 let (b, c, ln, k) = (batch as i64, channels as i64, len as i64, kernel as i64);
-                let xv = match channels_last {
-                    true => {
-                        let rows = self.shaped(x, &[b, ln, c])?;
-                        self.transpose(&rows, &[0, 2, 1])
-                    }
-                    false => self.shaped(x, &[b, c, ln])?,
-                };
+                let xv = self.channels_first(x, [b, c, ln], channels_last)?;
                 let pads = self.int64s("pads", &[6], &[0, 0, pad as i64, 0, 0, pad as i64]);
                 let padded = self.node("Pad", &[&xv, &pads], vec![]);
                 let out_len = Op::unfolded_len(len, kernel, stride, pad) as i64;
