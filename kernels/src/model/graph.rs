@@ -165,6 +165,15 @@ impl Graph {
         Ok(values)
     }
 
+    /// Tensor `t`'s initial values as numbers: integers (ids, lengths) as themselves, the rest as
+    /// [`values`](Graph::values) gives them.
+    pub(crate) fn values_f64(&self, t: T, weights: Option<&Weights>) -> Result<Vec<f64>, ModelError> {
+        Ok(match &self.tensors[t].data {
+            Data::U32(x) => x.iter().map(|&i| i as f64).collect(),
+            _ => self.values(t, weights)?.into_iter().map(f64::from).collect(),
+        })
+    }
+
     /// Checks that `weights` hold every tensor the graph reads from them, in the shape it needs
     /// and a type harness reads, without reading them: the first misfit, by name.
     pub fn check_weights(&self, weights: &Weights) -> Result<(), ModelError> {
@@ -248,11 +257,8 @@ impl Graph {
     /// Runs the graph on the CPU in f64 and returns the outputs, concatenated.
     pub fn evaluate(&self, weights: Option<&Weights>) -> Result<Vec<f64>, ModelError> {
         let mut v: Vec<Vec<f64>> = Vec::with_capacity(self.tensors.len());
-        for (t, tensor) in self.tensors.iter().enumerate() {
-            v.push(match &tensor.data {
-                Data::U32(x) => x.iter().map(|&i| i as f64).collect(),
-                _ => self.values(t, weights)?.into_iter().map(f64::from).collect(),
-            });
+        for t in 0..self.tensors.len() {
+            v.push(self.values_f64(t, weights)?);
         }
         for (_, op) in &self.ops {
             super::cpu::eval(op, &mut v);

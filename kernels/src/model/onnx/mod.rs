@@ -14,6 +14,7 @@ use super::graph::{Data, Graph};
 use super::op::{Op, T};
 use super::weights::Weights;
 use super::ModelError;
+use crate::wire::f32s_to_le_bytes;
 use proto::{AttributeProto, AttributeType, DataType, NodeProto, TensorProto};
 use std::collections::HashMap;
 
@@ -180,7 +181,7 @@ impl Writer<'_> {
 
     fn floats(&mut self, hint: &str, dims: &[i64], v: &[f32]) -> String {
         let name = self.fresh(hint);
-        self.initializer(name, DataType::Float, dims, v.iter().flat_map(|x| x.to_le_bytes()).collect())
+        self.initializer(name, DataType::Float, dims, f32s_to_le_bytes(v))
     }
 
     fn int64s(&mut self, hint: &str, dims: &[i64], v: &[i64]) -> String {
@@ -205,8 +206,8 @@ impl Writer<'_> {
         let dims = vec![tensor.len as i64];
         let name = tensor.name.clone();
         let is_int = matches!(tensor.data, Data::U32(_));
+        let values = self.graph.values(t, self.weights)?;
         if self.graph.inputs.contains(&t) {
-            let values = self.graph.values(t, self.weights)?;
             let (ty, data) = match is_int {
                 true => (DataType::Int32, FeedData::I32(values.iter().map(|v| v.to_bits() as i32).collect())),
                 false => (DataType::Float, FeedData::F32(values)),
@@ -214,11 +215,8 @@ impl Writer<'_> {
             self.inputs.push(value_info(&name, ty, &dims));
             self.feeds.push(Feed { name: name.clone(), data });
         } else {
-            let values = self.graph.values(t, self.weights)?;
-            let raw = match is_int {
-                true => values.iter().flat_map(|v| (v.to_bits() as i32).to_le_bytes()).collect(),
-                false => values.iter().flat_map(|v| v.to_le_bytes()).collect(),
-            };
+            // An integer tensor's values are its bits (see `Graph::values`), as little-endian i32s.
+            let raw = f32s_to_le_bytes(&values);
             self.initializer(name.clone(), if is_int { DataType::Int32 } else { DataType::Float }, &dims, raw);
         }
         let v = Value { name, dims };
@@ -228,11 +226,7 @@ impl Writer<'_> {
 
     /// Tensor `t`'s values as a constant (masks, pooling weights are made from lengths).
     fn constant(&self, t: T) -> Result<Vec<f64>, ModelError> {
-        let tensor = &self.graph.tensors[t];
-        Ok(match &tensor.data {
-            Data::U32(v) => v.iter().map(|&x| x as f64).collect(),
-            _ => self.graph.values(t, self.weights)?.into_iter().map(f64::from).collect(),
-        })
+        self.graph.values_f64(t, self.weights)
     }
 
     /// `name` (of shape `from`) reshaped to `dims`.
@@ -284,7 +278,7 @@ impl Writer<'_> {
         let (n, k) = (dims[0] as usize, numel(&dims[1..]) as usize);
         let raw: Vec<u8> = match transposed {
             true => (0..k).flat_map(|i| (0..n).map(move |j| (i, j))).flat_map(|(i, j)| values[j * k + i].to_le_bytes()).collect(),
-            false => values.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            false => f32s_to_le_bytes(&values),
         };
         let shape: Vec<i64> = if transposed { vec![k as i64, n as i64] } else { dims.to_vec() };
         let name = self.initializer(if transposed { format!("{name}.T") } else { name }, DataType::Float, &shape, raw);
@@ -350,15 +344,13 @@ impl Writer<'_> {
                 self.set(y, out, vec![rows, cols]);
             }
             Op::Add { a, b, y, n } => {
-                let av = self.value(a)?;
-                let dims = if numel(&av.dims) == n as i64 { av.dims.clone() } else { vec![n as i64] };
+                let dims = self.elementwise_dims(a, n)?;
                 let (a2, b2) = (self.shaped(a, &dims)?, self.shaped(b, &dims)?);
                 let out = self.node("Add", &[&a2, &b2], vec![]);
                 self.set(y, out, dims);
             }
             Op::Gelu { x, y, n } => {
-                let xv = self.value(x)?;
-                let dims = if numel(&xv.dims) == n as i64 { xv.dims.clone() } else { vec![n as i64] };
+                let dims = self.elementwise_dims(x, n)?;
                 let x2 = self.shaped(x, &dims)?;
                 // 0.5·x·(1 + erf(x/√2)), as PyTorch exports nn.GELU(); ORT fuses it into Gelu.
                 let r2 = self.scalar(std::f32::consts::SQRT_2);
@@ -372,8 +364,7 @@ impl Writer<'_> {
                 self.set(y, out, dims);
             }
             Op::SiluMul { g, u, y, n } => {
-                let gv = self.value(g)?;
-                let dims = if numel(&gv.dims) == n as i64 { gv.dims.clone() } else { vec![n as i64] };
+                let dims = self.elementwise_dims(g, n)?;
                 let (g2, u2) = (self.shaped(g, &dims)?, self.shaped(u, &dims)?);
                 let out = self.silu_mul(&g2, &u2);
                 self.set(y, out, dims);
@@ -490,6 +481,13 @@ impl Writer<'_> {
             }
         }
         Ok(())
+    }
+
+    /// The shape an elementwise op over the first `n` values of `t` keeps: `t`'s own where it has
+    /// exactly `n`, else flat.
+    fn elementwise_dims(&mut self, t: T, n: u32) -> Result<Vec<i64>, ModelError> {
+        let v = self.value(t)?;
+        Ok(if numel(&v.dims) == n as i64 { v.dims } else { vec![n as i64] })
     }
 
     fn silu_mul(&mut self, g: &str, u: &str) -> String {
