@@ -40,14 +40,6 @@ pub enum Platform {
 }
 
 impl Platform {
-    /// Every platform.
-    pub const ALL: [Platform; 7] = [Platform::Webgpu, Platform::Wasm, Platform::Native, Platform::Tfjs, Platform::Webnn, Platform::OrtWebgpu, Platform::OrtJsep];
-
-    /// The platform a report names ([`as_str`](Platform::as_str)).
-    pub fn from_name(name: &str) -> Option<Platform> {
-        Platform::ALL.into_iter().find(|p| p.as_str() == name)
-    }
-
     /// The platform's name as the CLI and reports spell it.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -74,9 +66,9 @@ impl Platform {
         }
         match self {
             Platform::Webgpu | Platform::Native => None,
-            Platform::OrtWebgpu | Platform::OrtJsep => match case.workload.as_ref().and_then(|w| w.graph(case.seed)) {
-                Some(_) => None,
-                None => Some(format!("{}: onnxruntime-web runs harness's models (minilm, llama, vit, whisper) only", case.kernel)),
+            Platform::OrtWebgpu | Platform::OrtJsep => match case.workload.as_ref().is_some_and(Workload::is_model) {
+                true => None,
+                false => Some(format!("{}: onnxruntime-web runs harness's models (minilm, llama, vit, whisper) only", case.kernel)),
             },
             Platform::Wasm | Platform::Tfjs | Platform::Webnn if case.kernel().and_then(|k| k.fault()) == Some(crate::Fault::LoseDevice) => {
                 Some(format!("{}: it destroys harness's own GPU device, which {} does not use", case.kernel, self.as_str()))
@@ -472,8 +464,8 @@ mod tests {
         let vit = crate::model::perception::PerceptionCase { model: "vit".into(), config, batch: 1, dtype: crate::dtype::Dtype::F32, op: None };
         let model = CaseSpec { workload: Some(Workload::Perception(vit)), ..kernel };
         assert_eq!(Platform::OrtWebgpu.unsupported(&model), None);
-        for p in Platform::ALL {
-            assert_eq!(Platform::from_name(p.as_str()), Some(p));
+        for p in [Platform::Webgpu, Platform::Wasm, Platform::Native, Platform::Tfjs, Platform::Webnn, Platform::OrtWebgpu, Platform::OrtJsep] {
+            assert_eq!(serde_json::from_str::<Platform>(&format!("\"{}\"", p.as_str())).unwrap(), p);
             assert_eq!(serde_json::to_string(&p).unwrap(), format!("\"{}\"", p.as_str()));
         }
         assert_eq!((Platform::OrtWebgpu.ort_ep(), Platform::OrtJsep.ort_ep(), Platform::Webgpu.ort_ep()), (Some("webgpu"), Some("jsep"), None));

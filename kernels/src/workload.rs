@@ -70,6 +70,11 @@ impl Workload {
         }
     }
 
+    /// Whether it is one of harness's models (what [`graph`](Workload::graph) gives a graph of).
+    pub fn is_model(&self) -> bool {
+        matches!(self, Workload::Encoder(_) | Workload::Decoder(_) | Workload::Perception(_))
+    }
+
     /// Whether it is one op of a model's layer alone (a per-op case), not a whole pass.
     pub fn one_op(&self) -> bool {
         match self {

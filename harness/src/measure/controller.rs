@@ -93,7 +93,7 @@ pub async fn run_browser(
     run.probe = Some(req.probe.status(req.webdriver_url.is_some()));
     reporter.event(RunEvent::RunStarted { browser: &run.browser, platform: &run.platform });
 
-    let mut book = CaseBook::new(&req.plan.cases);
+    let mut book = CaseBook::new(&req.plan.cases, req.platform);
     // What the platform cannot run is settled now, with the reason; the page gets the rest.
     for spec in &req.plan.cases {
         if let Some(reason) = req.platform.unsupported(spec) {
@@ -141,10 +141,6 @@ pub fn finish_run(mut run: PlatformRun, book: CaseBook, outcome: Result<()>, rep
         run.failure = Some(format!("{e:#}"));
     }
     run.cases = book.finish();
-    // Another engine's dispatches are its own: the count a case carries is harness's program's.
-    if Platform::from_name(&run.platform).is_some_and(Platform::other_engine) {
-        run.cases.iter_mut().filter_map(|c| c.throughput.as_mut()).for_each(|t| t.dispatches_per_run = None);
-    }
     reporter.event(RunEvent::RunFinished(&run));
     run
 }
@@ -669,12 +665,14 @@ pub struct CaseBook {
     earlier: HashMap<String, Vec<Attempt>>,
     /// The case the last crash hit, for the run's error list.
     last_crashed: Option<String>,
+    /// Where the cases run: another engine's dispatches are its own, so its cases carry no count.
+    platform: Platform,
 }
 
 impl CaseBook {
-    /// A book of `specs`, none settled.
-    pub fn new(specs: &[CaseSpec]) -> Self {
-        CaseBook { specs: specs.to_vec(), settled: HashMap::new(), earlier: HashMap::new(), last_crashed: None }
+    /// A book of `specs` run on `platform`, none settled.
+    pub fn new(specs: &[CaseSpec], platform: Platform) -> Self {
+        CaseBook { specs: specs.to_vec(), settled: HashMap::new(), earlier: HashMap::new(), last_crashed: None, platform }
     }
 
     /// An attempt at `spec` crashed or timed out: it is settled so, unless it has had fewer
@@ -720,6 +718,12 @@ impl CaseBook {
     /// Records `case` as settled, with its earlier attempts, and tells the reporter.
     fn settle(&mut self, mut case: CaseReport, reporter: &mut dyn Reporter) {
         case.earlier_attempts = self.earlier.remove(&case.id).unwrap_or_default();
+        // The dispatch count a case's info carries is harness's program's.
+        if self.platform.other_engine() {
+            if let Some(t) = &mut case.throughput {
+                t.dispatches_per_run = None;
+            }
+        }
         reporter.event(RunEvent::CaseFinished(&case));
         self.settled.insert(case.id.clone(), case);
     }

@@ -60,7 +60,7 @@ pub async fn run_native(
     run.probe = Some(probe.status(false));
     run.browser_info = Some(BrowserInfo { name: BROWSER.into(), version: WGPU.into(), path: None, environment: crate::measure::gpu_stack::applied_environment(), ..Default::default() });
     let (tx, mut events) = mpsc::unbounded_channel();
-    let mut book = CaseBook::new(&plan.cases);
+    let mut book = CaseBook::new(&plan.cases, Platform::Native);
     let t = Instant::now();
     reporter.event(RunEvent::RunStarted { browser: &run.browser, platform: &run.platform });
     reporter.event(RunEvent::Planned { browser: &run.browser, cases: plan.cases.len(), sampling: &plan.sampling });
