@@ -61,6 +61,9 @@ pub const ORT: NpmEngine = NpmEngine {
     ],
 };
 
+/// Every engine, each served under `/{dir}/`.
+pub const ENGINES: [&NpmEngine; 2] = [&TFJS, &ORT];
+
 impl NpmEngine {
     /// The command that installs it where harness looks by default.
     pub fn install_command(&self) -> String {
@@ -112,12 +115,10 @@ pub enum NpmError {
 }
 
 /// An engine's files, found and checked.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct EngineFiles {
-    /// The URL folder they are served under (`tfjs`, `ort`).
-    pub prefix: &'static str,
-    /// The npm prefix they were found under.
-    pub dir: PathBuf,
+    /// The engine (served under `/{engine.dir}/`).
+    pub engine: &'static NpmEngine,
     /// (served name, path) of each file.
     pub files: Vec<(&'static str, PathBuf)>,
 }
@@ -153,7 +154,7 @@ impl NpmEngine {
             }
             files.push((served, bundle));
         }
-        Ok(EngineFiles { prefix: self.dir, dir: dir.to_path_buf(), files })
+        Ok(EngineFiles { engine: self, files })
     }
 }
 
@@ -180,7 +181,7 @@ mod tests {
         assert!(found.files.iter().all(|(_, p)| p.is_file()));
         install(&ORT, dir.path(), kernels::model::onnx::ORT_WEB_VERSION);
         let found = ORT.in_dir(dir.path()).unwrap();
-        assert_eq!((found.prefix, found.files.len()), ("ort", 6));
+        assert_eq!((found.engine.dir, found.files.len()), ("ort", 6));
     }
 
     #[test]

@@ -204,10 +204,11 @@ fn router(state: Arc<AppState>, bundle_dir: &Path) -> Router {
         .route("/api/events", get(events))
         .route("/api/weights", get(weights))
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token));
-    let mut app = Router::new()
-        .merge(api)
-        .route("/tfjs/{name}", get(|s, name| engine_file(s, "tfjs", name)))
-        .route("/ort/{name}", get(|s, name| engine_file(s, "ort", name)))
+    let mut app = Router::new().merge(api);
+    for engine in crate::measure::npm::ENGINES {
+        app = app.route(&format!("/{}/{{name}}", engine.dir), get(move |s, name| engine_file(s, engine, name)));
+    }
+    let mut app = app
         .route("/webnn-standin.js", get(webnn_stand_in))
         .fallback_service(ServeDir::new(bundle_dir))
         .with_state(state);
@@ -264,23 +265,23 @@ async fn send_file(path: &Path, content_type: &'static str) -> Response {
     }
 }
 
-async fn engine_file(State(s): State<Arc<AppState>>, engine: &'static str, axum::extract::Path(name): axum::extract::Path<String>) -> Response {
+async fn engine_file(
+    State(s): State<Arc<AppState>>,
+    engine: &'static crate::measure::npm::NpmEngine,
+    axum::extract::Path(name): axum::extract::Path<String>,
+) -> Response {
     let path = s
         .engines
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .iter()
-        .filter(|e| e.prefix == engine)
+        .filter(|e| e.engine.dir == engine.dir)
         .flat_map(|e| e.files.iter())
         .find(|(n, _)| *n == name)
         .map(|(_, p)| p.clone());
     let Some(path) = path else {
-        let why = match engine {
-            "tfjs" => "only --platform tfjs serves TensorFlow.js",
-            "ort" => "only --platform ort-webgpu or ort-jsep serves onnxruntime-web",
-            _ => "no such file",
-        };
-        return (StatusCode::NOT_FOUND, format!("no file `{engine}/{name}` in this run ({why})")).into_response();
+        let (dir, platform, what) = (engine.dir, engine.platform, engine.name);
+        return (StatusCode::NOT_FOUND, format!("no file `{dir}/{name}` in this run (only {platform} serves {what})")).into_response();
     };
     // A streaming compile (WebAssembly.instantiateStreaming) needs the WASM type.
     send_file(&path, if name.ends_with(".wasm") { "application/wasm" } else { "text/javascript" }).await
@@ -463,6 +464,20 @@ mod token_tests {
         let _events = server.begin_run(plan);
         assert!(post(old).await.unwrap().contains("403"), "a finished run's token is refused");
     }
+    /// An engine's files are served under its own folder only: onnxruntime-web's under `/ort/`,
+    /// not under TensorFlow.js's `/tfjs/`.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn an_engines_files_are_served_under_its_own_folder() {
+        let bundle = tempfile::tempdir().unwrap();
+        let file = bundle.path().join("ort.min.js");
+        std::fs::write(&file, "// ort").unwrap();
+        let server = start(([127, 0, 0, 1], 0).into(), None, bundle.path()).await.unwrap();
+        server.serve_engine(&crate::measure::npm::EngineFiles { engine: &crate::measure::npm::ORT, files: vec![("ort.min.js", file)] });
+        let get = |path: &str| format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        let got = statuses(server.addr, vec![get("/ort/ort.min.js"), get("/tfjs/ort.min.js"), get("/ort/other.js")]).await;
+        assert!(got[0].contains("200") && got[1].contains("404") && got[2].contains("404"), "{got:?}");
+    }
+
     /// What README's "Remote browsers" states: every `/api/*` route is refused without the run's
     /// token; the page's static files (the bundle), `/tfjs/*`, `/ort/*` and `/webnn-standin.js` are served
     /// without one, since the page loads them by fixed URLs that carry no token.
