@@ -15,11 +15,10 @@ use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen]
 extern "C" {
-    /// Loads onnxruntime-web's bundle of execution provider `ep` from the harness server;
-    /// resolves to its version.
+    /// Loads onnxruntime-web's bundle of execution provider `ep` from the harness server.
     #[wasm_bindgen(catch, js_namespace = harnessOrt, js_name = load)]
     async fn load(ep: &str) -> Result<JsValue, JsValue>;
-    /// Creates the session and uploads the inputs; resolves to the session's creation time, ms.
+    /// Creates the session and uploads the inputs.
     #[wasm_bindgen(catch, js_namespace = harnessOrt, js_name = prepare)]
     async fn prepare(model: js_sys::Uint8Array, names: js_sys::Array, values: js_sys::Array, outputs: js_sys::Array) -> Result<JsValue, JsValue>;
     /// Runs the session `batch` times; resolves to `[submittedMs, doneMs, NaN]`.

@@ -24,7 +24,8 @@ function release(outputs) {
 }
 
 globalThis.harnessOrt = {
-  // Loads the bundle of execution provider `ep` ('webgpu' or 'jsep'); resolves to its version.
+  // Loads the bundle of execution provider `ep` ('webgpu' or 'jsep') (harness checked its version
+  // before the browser started).
   async load(ep) {
     const bundle = BUNDLES[ep];
     if (!bundle) throw new Error(`unknown onnxruntime-web execution provider '${ep}' (harness knows webgpu and jsep)`);
@@ -35,22 +36,18 @@ globalThis.harnessOrt = {
     ort.env.wasm.wasmPaths = new URL('ort/', location.href).href;
     ort.env.wasm.numThreads = 1;
     ort.env.wasm.proxy = false;
-    return ort.env.versions?.web || ort.env.versions?.common || 'unknown';
   },
 
   // Creates the session of the ONNX file `model` (a Uint8Array) on WebGPU, with every output
   // left in a GPU buffer, and uploads the inputs (names[i] gets values[i], a Float32Array or
   // Int32Array) into GPU buffers of ORT's device, so a run moves no data between CPU and GPU.
-  // Resolves to the milliseconds the session took to create.
   async prepare(model, names, values, outputs) {
     await this.dispose();
-    const t0 = performance.now();
     session = await ort.InferenceSession.create(model, {
       executionProviders: ['webgpu'],
       graphOptimizationLevel: 'all',
       preferredOutputLocation: 'gpu-buffer',
     });
-    const created = performance.now() - t0;
     const device = ort.env.webgpu.device;
     if (!device) throw new Error('onnxruntime-web created its session without a WebGPU device (ort.env.webgpu.device is unset)');
     feeds = {};
@@ -63,7 +60,6 @@ globalThis.harnessOrt = {
       feeds[name] = ort.Tensor.fromGpuBuffer(buffer, { dataType, dims: [v.length] });
     });
     outputNames = outputs;
-    return created;
   },
 
   // Runs the session `batch` times, keeping only the last outputs. Resolves to [submittedMs,
