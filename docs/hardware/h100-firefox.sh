@@ -153,6 +153,12 @@ run() { # name, command...: stdout in $dir/name.out, stderr in name.log, exit st
   echo "$name: exit $? in $((SECONDS - t0)) s" | tee -a "$dir/exit-codes.txt"
 }
 ff=(--browser firefox --browser-path "firefox=$FIREFOX")
+# Chromium with the flag set that got the H100 (see the chromium step); the steps that use it put
+# /tmp/gpu/chromium-lib on the library path.
+cr=(--browser chrome --browser-path chrome=/tmp/gpu/chromium/chromium --driver-path chrome=/tmp/gpu/chromium/chromedriver
+  --browser-arg=--enable-features=Vulkan,VulkanFromANGLE,DefaultANGLEVulkan --browser-arg=--use-vulkan=native
+  --browser-arg=--disable-vulkan-surface --browser-arg=--ignore-gpu-blocklist --browser-arg=--disable-gpu-sandbox
+  --browser-arg=--use-angle=vulkan)
 case $step in
 gpu-*)
   # A GPU machine as a user has it: the Vulkan loader and libglvnd on the library path (gpu.sh's
@@ -239,13 +245,9 @@ chromium)
 chrome)
   # The flag set that got the H100 (see the chromium step), for the same evidence as Firefox's.
   export LD_LIBRARY_PATH=/tmp/gpu/chromium-lib:$LD_LIBRARY_PATH
-  c=(--browser chrome --browser-path chrome=/tmp/gpu/chromium/chromium --driver-path chrome=/tmp/gpu/chromium/chromedriver
-     --browser-arg=--enable-features=Vulkan,VulkanFromANGLE,DefaultANGLEVulkan --browser-arg=--use-vulkan=native
-     --browser-arg=--disable-vulkan-surface --browser-arg=--ignore-gpu-blocklist --browser-arg=--disable-gpu-sandbox
-     --browser-arg=--use-angle=vulkan)
-  run verify-chrome harness verify "${c[@]/chrome=/}" --json
-  run chrome-default harness run "${c[@]}" --platform webgpu,native --suite default --out "$dir/default"
-  run chrome-models harness run "${c[@]}" --platform webgpu --model minilm,tinyllama --context 128 \
+  run verify-chrome harness verify "${cr[@]/chrome=/}" --json
+  run chrome-default harness run "${cr[@]}" --platform webgpu,native --suite default --out "$dir/default"
+  run chrome-models harness run "${cr[@]}" --platform webgpu --model minilm,tinyllama --context 128 \
     --weights /tmp/gpu/all-MiniLM-L6-v2 --timeout 300 --out "$dir/models"
   ;;
 bench | bench-chrome)
@@ -258,10 +260,7 @@ bench | bench-chrome)
     where=(native "--platform native" firefox "${ff[*]} --platform webgpu")
   else
     export LD_LIBRARY_PATH=/tmp/gpu/chromium-lib:$LD_LIBRARY_PATH
-    where=(chrome "--browser chrome --browser-path chrome=/tmp/gpu/chromium/chromium --driver-path chrome=/tmp/gpu/chromium/chromedriver
-      --browser-arg=--enable-features=Vulkan,VulkanFromANGLE,DefaultANGLEVulkan --browser-arg=--use-vulkan=native
-      --browser-arg=--disable-vulkan-surface --browser-arg=--ignore-gpu-blocklist --browser-arg=--disable-gpu-sandbox
-      --browser-arg=--use-angle=vulkan --platform webgpu")
+    where=(chrome "${cr[*]} --platform webgpu")
   fi
   set -- "${where[@]}"
   while [ $# -gt 0 ]; do
@@ -371,10 +370,7 @@ ort-minilm | ort-perception | ort-chrome)
   where=("${ff[@]}" --platform webgpu,ort,native)
   if [ "$step" = ort-chrome ]; then
     export LD_LIBRARY_PATH=/tmp/gpu/chromium-lib:$LD_LIBRARY_PATH
-    where=(--browser chrome --browser-path chrome=/tmp/gpu/chromium/chromium --driver-path chrome=/tmp/gpu/chromium/chromedriver
-      --browser-arg=--enable-features=Vulkan,VulkanFromANGLE,DefaultANGLEVulkan --browser-arg=--use-vulkan=native
-      --browser-arg=--disable-vulkan-surface --browser-arg=--ignore-gpu-blocklist --browser-arg=--disable-gpu-sandbox
-      --browser-arg=--use-angle=vulkan --platform webgpu,ort)
+    where=("${cr[@]}" --platform webgpu,ort)
   fi
   o=(--no-ops --samples 10 --max-time 2 --timeout 120 --retries 0 --ort-dir /tmp/gpu/ort)
   if [ "$step" != ort-perception ]; then
@@ -391,13 +387,9 @@ ort-profile)
   # JSEP's own per-kernel GPU profile (engineProfile) of each model case, in Chrome and Firefox: few
   # samples, the profile is one run after them.
   export LD_LIBRARY_PATH=/tmp/gpu/chromium-lib:$LD_LIBRARY_PATH
-  chrome=(--browser chrome --browser-path chrome=/tmp/gpu/chromium/chromium --driver-path chrome=/tmp/gpu/chromium/chromedriver
-    --browser-arg=--enable-features=Vulkan,VulkanFromANGLE,DefaultANGLEVulkan --browser-arg=--use-vulkan=native
-    --browser-arg=--disable-vulkan-surface --browser-arg=--ignore-gpu-blocklist --browser-arg=--disable-gpu-sandbox
-    --browser-arg=--use-angle=vulkan)
   o=(--platform ort-jsep --no-ops --samples 2 --warmup 1 --max-time 0.5 --timeout 120 --retries 0 --ort-dir /tmp/gpu/ort)
   for b in chrome firefox; do
-    if [ $b = chrome ]; then where=("${chrome[@]}"); else where=("${ff[@]}"); fi
+    if [ $b = chrome ]; then where=("${cr[@]}"); else where=("${ff[@]}"); fi
     run "profile-$b" harness run "${where[@]}" "${o[@]}" --model minilm,vit,whisper --batch 1,8 --seq 16,128 \
       --weights /tmp/gpu/all-MiniLM-L6-v2 --out "$dir/profile-$b"
   done
