@@ -315,19 +315,31 @@ impl Gpu {
     /// Creates the program's buffers, compiles its pipelines (timed) and bind groups, and readies
     /// GPU timestamps for the batches in flight.
     pub async fn prepare(&self, label: &str, program: &Program) -> Result<Prepared, GpuError> {
-        if let Some(feature) = program.features.iter().find(|f| !self.has(f)) {
-            let hint = match feature.as_str() {
-                "shader-f16" => " (f16 kernels store their inputs in f16; most GPUs have it, software adapters often do not)",
-                // wgpu 30's WebGPU backend has no mapping for `subgroups`, so it never asks the
-                // browser for it, even where the browser's adapter offers it.
-                "subgroups" if cfg!(target_arch = "wasm32") => " to wgpu (wgpu 30's WebGPU backend cannot request `subgroups` from the browser, so subgroup variants run natively only)",
-                "subgroups" => " (subgroup variants are tuner candidates where the adapter has it; the others run everywhere)",
-                _ => "",
-            };
-            return Err(GpuError::MissingFeature { label: label.to_string(), feature: feature.clone(), hint });
-        }
+        self.check_features(label, program)?;
+        let buffers = self.create_buffers(program).await.map_err(|message| GpuError::Pipeline { kernel: label.to_string(), message })?;
+        let t0 = now_ms();
+        self.create_pipelines(label, program, buffers, t0).await
+    }
+
+    /// Refuses a program that needs a feature the device lacks, saying what offers it.
+    fn check_features(&self, label: &str, program: &Program) -> Result<(), GpuError> {
+        let Some(feature) = program.features.iter().find(|f| !self.has(f)) else { return Ok(()) };
+        let hint = match feature.as_str() {
+            "shader-f16" => " (f16 kernels store their inputs in f16; most GPUs have it, software adapters often do not)",
+            // wgpu 30's WebGPU backend has no mapping for `subgroups`, so it never asks the
+            // browser for it, even where the browser's adapter offers it.
+            "subgroups" if cfg!(target_arch = "wasm32") => " to wgpu (wgpu 30's WebGPU backend cannot request `subgroups` from the browser, so subgroup variants run natively only)",
+            "subgroups" => " (subgroup variants are tuner candidates where the adapter has it; the others run everywhere)",
+            _ => "",
+        };
+        Err(GpuError::MissingFeature { label: label.to_string(), feature: feature.clone(), hint })
+    }
+
+    /// The program's buffers, each with its initial contents uploaded; the validation error
+    /// where one is refused.
+    async fn create_buffers(&self, program: &Program) -> Result<Vec<wgpu::Buffer>, String> {
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let buffers: Vec<wgpu::Buffer> = program
+        let buffers = program
             .buffers
             .iter()
             .map(|b| {
@@ -351,7 +363,16 @@ impl Gpu {
                 }
             })
             .collect();
-        let t0 = now_ms();
+        match scope.pop().await {
+            Some(err) => Err(err.to_string()),
+            None => Ok(buffers),
+        }
+    }
+
+    /// Creates the program's pipelines and bind groups over `buffers`; its pipeline time runs
+    /// from `since_ms` (when a precompilation began, or now).
+    async fn create_pipelines(&self, label: &str, program: &Program, buffers: Vec<wgpu::Buffer>, since_ms: f64) -> Result<Prepared, GpuError> {
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let pipelines: Vec<wgpu::ComputePipeline> = program
             .shaders
             .iter()
@@ -370,7 +391,7 @@ impl Gpu {
                 })
             })
             .collect();
-        let pipeline_ms = now_ms() - t0;
+        let pipeline_ms = now_ms() - since_ms;
         if let Some(err) = scope.pop().await {
             return Err(GpuError::Pipeline { kernel: label.to_string(), message: err.to_string() });
         }
@@ -401,6 +422,70 @@ impl Gpu {
         let outputs = program.outputs.iter().map(|&i| (i, program.buffers[i].init.len())).collect();
 
         Ok(Prepared { buffers, pipelines, steps, outputs, pipeline_ms, dispatched: AtomicU64::new(0) })
+    }
+
+    /// Runs `case` once as a fresh page would, after its weights were fetched: builds the
+    /// program, uploads it, creates its pipelines (with `precompile`, all at once through the
+    /// browser's `createComputePipelineAsync`, while the weights upload), submits one pass and
+    /// reads its output back. The page's clock readings at the end of each phase go to `marks`.
+    pub async fn run_cold(&mut self, case: &crate::CaseSpec, weights: Option<&Weights>, precompile: bool, marks: &mut Vec<(&'static str, f64)>) -> Result<Vec<u8>, GpuError> {
+        let label = case.kernel.clone();
+        self.guarded(async |gpu: &Gpu| {
+            let program = case.program(weights, gpu.has("subgroups")).map_err(|e| GpuError::Pipeline { kernel: label.clone(), message: e.to_string() })?;
+            gpu.check_fits(&label, &program)?;
+            gpu.check_features(&label, &program)?;
+            let t0 = now_ms();
+            let compiling = match precompile {
+                true => Some(gpu.precompile(&program)),
+                false => None,
+            };
+            let buffers = gpu.create_buffers(&program).await.map_err(|message| GpuError::Pipeline { kernel: label.clone(), message })?;
+            marks.push(("upload", now_ms()));
+            if let Some(compiling) = compiling {
+                compiling.await.map_err(|message| GpuError::Pipeline { kernel: label.clone(), message })?;
+            }
+            let prepared = gpu.create_pipelines(&label, &program, buffers, t0).await?;
+            #[cfg(target_arch = "wasm32")]
+            if precompile && precompile_unused() > 0 {
+                let message = format!("{} precompiled pipelines were not taken by wgpu: static/precompile.js no longer matches how wgpu creates them", precompile_unused());
+                return Err(GpuError::Pipeline { kernel: label.clone(), message });
+            }
+            marks.push(("pipelines", now_ms()));
+            let index = gpu.queue.submit([gpu.encode(&prepared, None, 1, None)]);
+            marks.push(("dispatch", now_ms()));
+            gpu.wait_natively(Some(index))?;
+            let outputs: Vec<(&wgpu::Buffer, u64)> = prepared.outputs.iter().map(|&(b, len)| (&prepared.buffers[b], len)).collect();
+            let bytes = gpu.read_buffers(&outputs).await?;
+            marks.push(("result", now_ms()));
+            Ok(bytes)
+        })
+        .await
+    }
+
+    /// Compiles every pipeline of `program` at once through the browser's
+    /// `createComputePipelineAsync` (wgpu 30 has no asynchronous creation): the page's
+    /// `precompile.js` keeps each, and hands it to wgpu when wgpu creates the same pipeline.
+    /// Natively there is nothing to do: wgpu creates pipelines as it is asked.
+    fn precompile(&self, program: &Program) -> impl std::future::Future<Output = Result<(), String>> {
+        #[cfg(target_arch = "wasm32")]
+        let pending = {
+            let shaders: js_sys::Array = program
+                .shaders
+                .iter()
+                .map(|s| js_sys::Array::of2(&for_this_compiler(&s.wgsl).as_ref().into(), &s.entry.as_str().into()))
+                .collect();
+            match self.device.as_webgpu() {
+                Some(device) => precompile_js(device, &shaders).map(wasm_bindgen_futures::JsFuture::from).map_err(|e| format!("{e:?}")),
+                None => Err("wgpu's device is not the browser's WebGPU device".to_string()),
+            }
+        };
+        #[cfg(not(target_arch = "wasm32"))]
+        let _ = program;
+        async move {
+            #[cfg(target_arch = "wasm32")]
+            pending?.await.map_err(|e| format!("precompiling: {}", js_sys::Error::from(e).message()))?;
+            Ok(())
+        }
     }
 
     /// GPU timestamp queries for the batches in flight, where the device has them.
@@ -943,6 +1028,18 @@ impl Drop for Queries {
 /// The WGSL as this platform's compiler takes it. Browsers want `enable subgroups;` before subgroup
 /// built-ins; naga 30 (the native path) lists that directive as unimplemented and refuses it, yet
 /// compiles the built-ins without it where the device has the `SUBGROUP` feature.
+#[cfg(target_arch = "wasm32")]
+#[wasm_bindgen::prelude::wasm_bindgen]
+extern "C" {
+    /// `static/precompile.js`: creates each `[code, entryPoint]` pipeline on `device` with
+    /// `createComputePipelineAsync`, all at once; resolves when all are ready.
+    #[wasm_bindgen(catch, js_namespace = harnessPrecompile, js_name = compile)]
+    fn precompile_js(device: &wgpu::webgpu::GpuDevice, shaders: &js_sys::Array) -> Result<js_sys::Promise, wasm_bindgen::JsValue>;
+    /// How many precompiled pipelines wgpu has not taken.
+    #[wasm_bindgen(js_namespace = harnessPrecompile, js_name = unused)]
+    fn precompile_unused() -> u32;
+}
+
 fn for_this_compiler(wgsl: &str) -> std::borrow::Cow<'_, str> {
     const ENABLE: &str = crate::catalog::matvec::SUBGROUPS_ENABLE;
     match wgsl.strip_prefix(ENABLE) {

@@ -38,7 +38,7 @@ pub use check::{compare, CheckRule, Drift, Tolerance, Verdict};
 pub use dtype::Dtype;
 pub use info::CaseInfo;
 pub use kernel::{Fault, Kernel};
-pub use plan::{CaseSpec, Platform, PlanError, RunPlan};
+pub use plan::{CaseSpec, ColdStart, Platform, PlanError, RunPlan};
 pub use sampling::{Sampling, SamplingMode, WarmupPolicy, WarmupStop};
 pub use shape::Shape;
 pub use suite::Suite;

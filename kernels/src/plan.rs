@@ -64,6 +64,15 @@ impl Platform {
                 (_, crate::bench::BenchKind::Gpu) => Some(format!("{}: a GPU bench runs on webgpu and native", b.label())),
             };
         }
+        match (self, case.cold) {
+            (Platform::Native, Some(_)) => {
+                return Some(format!("{}: a cold start is measured from a fresh page in a browser (natively, a case's pipelineMs and firstDispatchMs show its first run)", case.id))
+            }
+            (Platform::OrtWebgpu | Platform::OrtJsep, Some(c)) if c.precompile => {
+                return Some(format!("{}: onnxruntime-web creates its own pipelines in its first run; precompiling is harness's", case.id))
+            }
+            _ => {}
+        }
         match self {
             Platform::Webgpu | Platform::Native => None,
             Platform::OrtWebgpu | Platform::OrtJsep => match case.workload.as_ref().is_some_and(Workload::is_model) {
@@ -135,8 +144,24 @@ pub struct CaseSpec {
     /// ends with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat: Option<u32>,
+    /// Measured from a fresh page to its first result instead of in the steady state
+    /// (`--cold-start`); the id ends with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cold: Option<ColdStart>,
 }
 
+/// How a cold-start case is measured: each sample a new page in a fresh browser profile, timed
+/// from navigation to the first output read back, in phases.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ColdStart {
+    /// Fresh pages, one a sample.
+    pub samples: u32,
+    /// Every pipeline created up front, all at once, with `createComputePipelineAsync`, before
+    /// the first dispatch; otherwise each is created the usual way (`createComputePipeline`,
+    /// which browsers compile lazily).
+    pub precompile: bool,
+}
 impl CaseSpec {
     /// The case of `kernel` at `shape` with `seed`.
     pub fn new(kernel: &str, shape: Shape, seed: u64) -> Self {
@@ -148,6 +173,7 @@ impl CaseSpec {
             workload: None,
             variant: None,
             repeat: None,
+            cold: None,
         }
     }
 
@@ -165,12 +191,22 @@ impl CaseSpec {
         CaseSpec { id, repeat: Some(pass), ..self }
     }
 
+    /// The same case measured cold (`--cold-start`): `samples` fresh pages, with or without
+    /// precompiled pipelines, which its id names.
+    pub fn cold_start(self, samples: u32, precompile: bool) -> Self {
+        let id = format!("{}/cold{}", self.id, if precompile { "+precompile" } else { "" });
+        CaseSpec { id, cold: Some(ColdStart { samples, precompile }), ..self }
+    }
+
+    /// What the id adds for a repeat or a cold start.
     fn repeat_suffix(&self) -> String {
-        self.repeat.map(|r| format!("/repeat={r}")).unwrap_or_default()
+        let cold = self.cold.map(|c| if c.precompile { "/cold+precompile" } else { "/cold" }).unwrap_or_default();
+        format!("{cold}{}", self.repeat.map(|r| format!("/repeat={r}")).unwrap_or_default())
     }
 
     /// The id of the case whose output this one must equal: its own, or for a variant, the
-    /// default variant's (every variant computes the same thing); never a repeat's.
+    /// default variant's (every variant computes the same thing); never a repeat's or a cold
+    /// start's.
     pub fn reference_id(&self) -> String {
         match self.variant {
             Some(_) => default_id(&self.kernel, &self.shape, self.seed),
@@ -187,7 +223,7 @@ impl CaseSpec {
     /// the parameter where it is a number.
     pub fn of_bench(bench: crate::bench::BenchCase) -> Self {
         let shape = Shape(bench.param.as_deref().and_then(|p| p.parse().ok()).into_iter().collect());
-        CaseSpec { id: bench.label(), kernel: bench.name.clone(), shape, seed: 0, workload: Some(Workload::Bench(bench)), variant: None, repeat: None }
+        CaseSpec { id: bench.label(), kernel: bench.name.clone(), shape, seed: 0, workload: Some(Workload::Bench(bench)), variant: None, repeat: None, cold: None }
     }
 
     /// The catalogue kernel this case runs; `None` for a workload, or a kernel from another

@@ -67,6 +67,79 @@ pub struct CaseMeasurement {
     /// one of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine_profile: Option<Vec<EngineKernel>>,
+    /// A cold-start case's phases, from navigation to the first output read back; its one
+    /// sample is their sum.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cold: Option<ColdMeasurement>,
+}
+
+/// One cold start: a fresh page's way to its first result, phase by phase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ColdMeasurement {
+    /// The phases in order, each timed from the end of the one before; the first from the
+    /// page's navigation (`performance.timeOrigin`).
+    pub phases: Vec<ColdPhase>,
+    /// `performance.timeOrigin`: when navigation began, ms since the Unix epoch.
+    pub time_origin_ms: f64,
+    /// When harness received the result, ms since the Unix epoch (set by harness, not the page):
+    /// with `time_origin_ms`, a wall time independent of the page's own marks.
+    #[serde(default)]
+    pub arrived_ms: f64,
+}
+
+/// A phase of a cold start and its wall time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ColdPhase {
+    /// `device` (page, WASM, adapter and device), `fetch` (weights fetched), `upload` (program
+    /// built, weights uploaded), `pipelines`, `dispatch` (first pass encoded and submitted),
+    /// `result` (first output read back); for onnxruntime-web `engine` (its script loaded),
+    /// `onnx` (the model written), `session` (`InferenceSession.create`) in place of device,
+    /// upload and pipelines.
+    pub name: String,
+    /// Wall ms from the end of the phase before.
+    pub ms: f64,
+}
+
+impl ColdMeasurement {
+    /// The phases that end at the page's clock readings `marks` (`performance.now()`, ms since
+    /// navigation), named in order.
+    pub fn of_marks(marks: &[(&str, f64)], time_origin_ms: f64) -> Self {
+        let mut before = 0.0;
+        let phases = marks
+            .iter()
+            .map(|&(name, at)| {
+                let ms = at - before;
+                before = at;
+                ColdPhase { name: name.to_string(), ms }
+            })
+            .collect();
+        ColdMeasurement { phases, time_origin_ms, arrived_ms: 0.0 }
+    }
+
+    /// From navigation to the first result: the phases' sum.
+    pub fn first_result_ms(&self) -> f64 {
+        self.phases.iter().map(|p| p.ms).sum()
+    }
+
+    /// The measurement of a cold start: its one sample is [`ColdMeasurement::first_result_ms`],
+    /// by the wall clock, and `output` its first result.
+    pub fn into_measurement(self, case_id: String, output: String) -> CaseMeasurement {
+        let sample = Sample { wall_ms: self.first_result_ms(), gpu_ms: None };
+        let sampled = Sampled {
+            first_ms: sample.wall_ms,
+            warmup: Vec::new(),
+            warmup_stop: WarmupStop::Fixed,
+            samples: vec![sample],
+            stopped_by: StopReason::SampleCount,
+            mode: SamplingMode::Isolated,
+            batch: 1,
+            in_flight: 1,
+            timed_span: (0.0, 0.0),
+        };
+        CaseMeasurement { cold: Some(self), ..CaseMeasurement::of_sampled(case_id, 0.0, sampled, output) }
+    }
 }
 
 /// One kernel of an engine's profile of a run.
@@ -115,6 +188,7 @@ impl CaseMeasurement {
             sent_ms: 0.0,
             timer_resolution_ms: None,
             engine_profile: None,
+            cold: None,
         }
     }
 

@@ -6,7 +6,7 @@ use crate::ort::Ort;
 use crate::tfjs::Tfjs;
 use kernels::gpu::Gpu;
 use kernels::sampling::{now_ms, sample, Sample, Timed};
-use kernels::wire::{CaseMeasurement, PageError, Progress};
+use kernels::wire::{CaseMeasurement, ColdMeasurement, PageError, Progress};
 use kernels::{CaseSpec, Fault, Platform, RunPlan};
 use wasm_bindgen::prelude::*;
 use std::collections::HashMap;
@@ -18,6 +18,20 @@ use wasm_bindgen_futures::JsFuture;
 pub async fn run(token: String, progress: js_sys::Function) -> Result<(), JsValue> {
     let api = Api::new(token);
     let plan: RunPlan = api.get("plan").await?;
+    let emit = |event: Progress| {
+        if let Ok(json) = serde_json::to_string(&event) {
+            let _ = progress.call1(&JsValue::NULL, &JsValue::from_str(&json));
+        }
+    };
+    // A cold start's page runs its one case the way an app would, nothing measured before it.
+    if plan.cases.iter().any(|c| c.cold.is_some()) {
+        for case in &plan.cases {
+            emit(Progress::CaseStarted { case_id: case.id.clone(), at_ms: now_ms() });
+            let measured = run_cold(&plan, case, &api).await;
+            post_measured(&api, measured).await?;
+        }
+        return Ok(());
+    }
     let js_error = |e: kernels::gpu::GpuError| JsValue::from(js_sys::Error::new(&e.to_string()));
     let gpu = match plan.platform {
         Platform::Webgpu | Platform::Tfjs | Platform::OrtWebgpu | Platform::OrtJsep => {
@@ -36,16 +50,11 @@ pub async fn run(token: String, progress: js_sys::Function) -> Result<(), JsValu
         (_, Some(ep), Some(gpu)) => (None, None, Some(Ort::load(ep, gpu.latency_ms).await?)),
         (_, _, gpu) => (gpu, None, None),
     };
-    let emit = |event: Progress| {
-        if let Ok(json) = serde_json::to_string(&event) {
-            let _ = progress.call1(&JsValue::NULL, &JsValue::from_str(&json));
-        }
-    };
     let mut weights = Weights::default();
     for case in &plan.cases {
         emit(Progress::CaseStarted { case_id: case.id.clone(), at_ms: now_ms() });
         let on_sample = |done| emit(Progress::SampleDone { case_id: case.id.clone(), done });
-        let measured = if let Some(tfjs) = &tfjs {
+        let measured: Result<CaseMeasurement, CaseError> = if let Some(tfjs) = &tfjs {
             tfjs.run_case(&plan, case, &mut ServerClock(&api), on_sample).await.map_err(CaseError::Gpu)
         } else if let Some(ort) = &ort {
             match weights.of(case, &api).await {
@@ -57,18 +66,57 @@ pub async fn run(token: String, progress: js_sys::Function) -> Result<(), JsValu
         } else {
             run_case(gpu.as_mut(), &plan, case, &api, &mut weights, &emit).await
         };
-        match measured {
-            Ok(mut measurement) => {
-                measurement.sent_ms = now_ms();
-                api.post("result", &measurement).await?
-            }
-            // A case the GPU rejects is reported and the run goes on.
-            Err(CaseError::Gpu(message)) => api.post("error", &PageError::case(&case.id, message)).await?,
-            Err(CaseError::Adapter(error)) => api.post("error", &error).await?,
-            Err(CaseError::Js(e)) => return Err(e),
-        }
+        post_measured(&api, measured.map_err(|e| (case.id.as_str(), e))).await?;
     }
     Ok(())
+}
+
+/// Sends a case's measurement, or what went wrong with it; a case the GPU rejects is reported
+/// and the run goes on.
+async fn post_measured(api: &Api, measured: Result<CaseMeasurement, (&str, CaseError)>) -> Result<(), JsValue> {
+    match measured {
+        Ok(mut measurement) => {
+            measurement.sent_ms = now_ms();
+            api.post("result", &measurement).await
+        }
+        Err((id, CaseError::Gpu(message))) => api.post("error", &PageError::case(id, message)).await,
+        Err((_, CaseError::Adapter(error))) => api.post("error", &error).await,
+        Err((_, CaseError::Js(e))) => Err(e),
+    }
+}
+
+/// A cold start of `case`: from the page's navigation to its first output read back, in phases,
+/// on harness's own WebGPU or onnxruntime-web's.
+async fn run_cold<'a>(plan: &RunPlan, case: &'a CaseSpec, api: &Api) -> Result<CaseMeasurement, (&'a str, CaseError)> {
+    let fail = |e| (case.id.as_str(), e);
+    let mut marks = Vec::new();
+    let mut weights = Weights::default();
+    let values = match plan.platform.ort_ep() {
+        Some(ep) => {
+            let ort = Ort::load(ep, 0.0).await.map_err(|e| fail(CaseError::Js(e)))?;
+            marks.push(("engine", now_ms()));
+            let w = weights.of(case, api).await.map_err(fail)?;
+            marks.push(("fetch", now_ms()));
+            let values = ort.run_cold(case, w, &mut marks).await.map_err(|e| fail(CaseError::Gpu(e)))?;
+            kernels::wire::f32s_to_le_bytes(&values)
+        }
+        None => {
+            let js_error = |e: kernels::gpu::GpuError| fail(CaseError::Adapter(e.for_case(&case.id)));
+            let mut gpu = Gpu::new().await.map_err(js_error)?;
+            marks.push(("device", now_ms()));
+            let w = weights.of(case, api).await.map_err(fail)?;
+            marks.push(("fetch", now_ms()));
+            let precompile = case.cold.is_some_and(|c| c.precompile);
+            gpu.run_cold(case, w, precompile, &mut marks).await.map_err(js_error)?
+        }
+    };
+    let time_origin = js_sys::Reflect::get(&js_sys::global(), &"performance".into())
+        .and_then(|p| js_sys::Reflect::get(&p, &"timeOrigin".into()))
+        .ok()
+        .and_then(|t| t.as_f64())
+        .unwrap_or_default();
+    let cold = ColdMeasurement::of_marks(&marks, time_origin);
+    Ok(cold.into_measurement(case.id.clone(), CaseMeasurement::encode_bytes(&values)))
 }
 
 /// The CPU baseline: the kernel's f32 Rust code, timed with `performance.now()`.

@@ -4,6 +4,7 @@ import init, * as pkg from './pkg/page.js';
 import './tfjs.js';
 import './ort.js';
 import './webnn.js';
+import './precompile.js';
 
 const token = new URLSearchParams(location.search).get('token');
 const status = document.getElementById('status');

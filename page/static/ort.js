@@ -62,6 +62,13 @@ globalThis.harnessOrt = {
     outputNames = outputs;
   },
 
+  // Runs the session once (a cold start's first run), keeping its outputs.
+  async runOnce() {
+    const out = await session.run(feeds);
+    release(last);
+    last = out;
+  },
+
   // Runs the session `batch` times, keeping only the last outputs. Resolves to [submittedMs,
   // doneMs, NaN] once ORT's device finished the work submitted. A session runs one run at a time
   // (two at once clobber its state: 'Session mismatch' in JSEP, a hang in the C++ provider), so

@@ -19,6 +19,16 @@ pub struct RunArgs {
     /// their own (`…/repeat=2`) and are checked like the first.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000), help_heading = CASES, conflicts_with_all = ["resume", "tune"])]
     pub repeat: u32,
+    /// Measure each model's cold start instead of its steady state: N fresh pages per whole pass
+    /// (per-op cases and catalogue kernels are left out), each page in a new browser profile
+    /// (no shader or HTTP cache), timed from navigation to the first output read back and
+    /// checked, in phases: device (page, WASM, adapter, device), weights fetched, uploaded,
+    /// pipelines, first dispatch, first result. On webgpu each pass runs twice, as `…/cold`
+    /// (pipelines created the usual way, which browsers compile lazily) and `…/cold+precompile`
+    /// (all created up front at once with createComputePipelineAsync); onnxruntime-web's phases
+    /// are its script, weights fetched, ONNX written, session, first run, first result.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000), help_heading = CASES, conflicts_with_all = ["resume", "tune", "repeat", "roofline"])]
+    pub cold_start: Option<u32>,
     /// The device a WebNN context is asked for (`--platform webnn`).
     #[arg(long, value_enum, default_value = "gpu")]
     pub webnn_device: WebnnDeviceArg,
@@ -69,8 +79,8 @@ pub struct RunArgs {
 
 /// The options `--replay` takes from the results file, so it conflicts with them (as `--resume`
 /// does with the journal's).
-const REPLAYED: [&str; 16] = [
-    "resume", "suite", "repeat", "tune", "roofline", "platform", "filter", "seed", "browser", "sampling", "samples", "max_time",
+const REPLAYED: [&str; 17] = [
+    "resume", "suite", "repeat", "cold_start", "tune", "roofline", "platform", "filter", "seed", "browser", "sampling", "samples", "max_time",
     "target_ci", "warmup", "timeout", "retries",
 ];
 
@@ -81,7 +91,6 @@ Examples:
   harness run --browser chrome,firefox          both, one after the other, in one report
   harness run --platform webgpu,wasm,native     WebGPU beside the WASM-CPU and native-wgpu baselines
   harness run --platform webgpu,tfjs --filter matmul   harness's matmul beside TensorFlow.js 4.22's WebGPU
-  harness run --model minilm,vit --no-ops --platform webgpu,ort   harness's models beside onnxruntime-web (both EPs)
                                                 backend (install it with `bash ci/setup.sh`; see --tfjs-dir)
   harness run --filter 'matmul_*,softmax'       only some kernels, in that order (see `harness list`)
   harness run --filter 'matmul@13x17x19'        one of the suite's shapes of a kernel
@@ -95,6 +104,10 @@ Examples:
 Models and your own kernels:
   harness run --model minilm --platform webgpu,native     MiniLM sentences/s at batch 1, 8 × seq 16, 128
   harness run --model tinyllama --layers 2 --context 16   prefill and decode tokens/s, time per op
+  harness run --model minilm,vit --no-ops --platform webgpu,ort   harness's models beside onnxruntime-web (both EPs)
+  harness run --model minilm --batch 1 --seq 16 --cold-start 5 --platform webgpu,ort
+                                                from a fresh page to the first checked result, 5 fresh
+                                                profiles each, in phases; with and without precompiling
   harness run --kernel examples/kernels/scale.toml --browser chrome,firefox --platform webgpu,native
                                                 checked against the manifest's `expected` file; a kernel
                                                 without one is `unchecked` (agreement is not correctness)

@@ -19,6 +19,16 @@ pub const CATALOGUE_ON_WASM: CaseFilter = CaseFilter {
     skipped: "it runs catalogue kernels only (models and user kernels run on webgpu and native)",
 };
 
+/// The cold-start cases of `cases` (`--cold-start`): each model's whole passes, `samples` fresh
+/// pages each, with pipelines created the usual way and precompiled.
+fn cold_starts(cases: Vec<CaseSpec>, samples: u32) -> Result<Vec<CaseSpec>> {
+    let passes: Vec<CaseSpec> = cases.into_iter().filter(|c| c.workload.as_ref().is_some_and(|w| w.is_model() && !w.one_op())).collect();
+    if passes.is_empty() {
+        anyhow::bail!("--cold-start measures models: add --model minilm (or vit, whisper, tinyllama); catalogue kernels and user kernels have no cold start");
+    }
+    Ok(passes.into_iter().flat_map(|c| [c.clone().cold_start(samples, false), c.cold_start(samples, true)]).collect())
+}
+
 /// Runs the plan `args` describe in every browser and platform asked for.
 pub async fn exec(mut args: RunArgs) -> Result<ExitCode> {
     let journaled = journal(&args.pipeline)?;
@@ -58,6 +68,7 @@ fn settings(args: &RunArgs, shared: Settings) -> Settings {
 /// tuning variant, the roofline probes first and every repeat, with their references.
 fn plan(args: &RunArgs, replayed: Vec<CaseSpec>) -> Result<Planned> {
     let (suite, seed) = (args.suite.into(), args.pipeline.seed);
+    let replayed_none = replayed.is_empty();
     let filter = &args.pipeline.filter;
     let (cases, weights) = match replayed.is_empty() {
         true => {
@@ -84,6 +95,10 @@ fn plan(args: &RunArgs, replayed: Vec<CaseSpec>) -> Result<Planned> {
         false => cases,
     };
     let cases = kernels::plan::repeated(cases, args.repeat);
+    let cases = match args.cold_start {
+        Some(samples) if replayed_none => cold_starts(cases, samples)?,
+        _ => cases,
+    };
     let references = Arc::new(reference::References::new(weights.clone(), reference::DiskCache::from_env()));
     Ok(Planned { cases, references, weights })
 }

@@ -107,8 +107,93 @@ pub async fn run_browser(
     let req = &BrowserRunRequest { plan: RunPlan { cases: remaining, ..req.plan.clone() }, ..req.clone() };
     let mut events = server.begin_run(RunPlan { platform: req.platform, ..req.plan.clone() });
     tracing::info!("serving the page at {}", server.page_url());
-    let outcome = drive(req, server, &mut events, &mut run, &mut book, reporter, interrupted).await;
+    let outcome = async {
+        run_cold(req, server, &mut events, &mut run, &mut book, reporter, interrupted).await?;
+        match book.remaining().is_empty() {
+            true => Ok(()),
+            false => drive(req, server, &mut events, &mut run, &mut book, reporter, interrupted).await,
+        }
+    }
+    .await;
     finish_run(run, book, outcome, reporter)
+}
+
+/// Measures the book's cold-start cases (`--cold-start`): each sample is a new browser session,
+/// so a fresh profile (no shader or HTTP cache), on a page that runs that one case; the pages
+/// make one case. A page that fails ends its case with that failure; a browser that will not
+/// start ends the run.
+async fn run_cold(
+    req: &BrowserRunRequest,
+    server: &Server,
+    events: &mut mpsc::UnboundedReceiver<PageEvent>,
+    run: &mut PlatformRun,
+    book: &mut CaseBook,
+    reporter: &mut dyn Reporter,
+    interrupted: &mut watch::Receiver<bool>,
+) -> Result<()> {
+    let cold: Vec<CaseSpec> = book.remaining().into_iter().filter(|s| s.cold.is_some()).collect();
+    if cold.is_empty() {
+        return Ok(());
+    }
+    reporter.event(RunEvent::Planned { browser: &run.browser, cases: cold.len(), sampling: &req.plan.sampling });
+    for spec in cold {
+        let samples = spec.cold.map_or(1, |c| c.samples);
+        let mut pages = Vec::new();
+        for page in 1..=samples {
+            reporter.event(RunEvent::Step(&format!("{}: fresh page {page} of {samples}", spec.id)));
+            let t = Instant::now();
+            let mut session = start_session(req, server, run, reporter).await?;
+            run.phases.browser_start_ms += elapsed_ms(t);
+            let t = Instant::now();
+            let plan = RunPlan { platform: req.platform, cases: vec![spec.clone()], ..req.plan.clone() };
+            server.set_plan(plan.clone());
+            let mut one = CaseBook::new(std::slice::from_ref(&spec), req.platform);
+            let limits = CaseLimits { retries: 0, ..req.limits };
+            let flags = run.browser_info.as_ref().map(|b| b.flags.clone()).unwrap_or_default();
+            let result = match navigate(&session.client, &session.url).await {
+                Ok(()) => run_cases(&plan, limits, events, &mut session, run, &mut one, &mut OnePage(reporter), interrupted, &flags, &req.references, None).await,
+                Err(e) => Err(e),
+            };
+            run.phases.cases_ms += elapsed_ms(t);
+            session.end().await;
+            if *interrupted.borrow() {
+                return result;
+            }
+            let Some(mut case) = one.finish().pop() else { break };
+            if let Err(e) = &result {
+                let crashed = e.downcast_ref::<Crashed>().is_some();
+                run.errors.push(PageError { message: format!("{}, fresh page {page}: {e:#}", spec.id), fatal: true, crashed, ..PageError::case(&spec.id, String::new()) });
+                if case.status == CaseStatus::NotRun {
+                    case.status = CaseStatus::Error;
+                    case.message = Some(format!("{e:#}"));
+                }
+            }
+            let good = case.status.is_good();
+            if !good {
+                case.message = Some(format!("fresh page {page} of {samples}: {}", case.message.take().unwrap_or_default()));
+            }
+            pages.push(case);
+            if !good {
+                break;
+            }
+        }
+        if let Some(case) = CaseReport::merge_cold(pages) {
+            book.settle(case, reporter);
+        }
+    }
+    Ok(())
+}
+
+/// A reporter for one fresh page of a cold-start case: the case finishes once, after its last
+/// page, so a page's end is not passed on.
+struct OnePage<'a>(&'a mut dyn Reporter);
+
+impl Reporter for OnePage<'_> {
+    fn event(&mut self, event: RunEvent<'_>) {
+        if !matches!(event, RunEvent::CaseFinished(_)) {
+            self.0.event(event);
+        }
+    }
 }
 
 /// A run of `browser` on `platform` with nothing settled yet.
@@ -471,7 +556,10 @@ pub async fn run_cases(
                     PageEvent::Progress(Progress::SampleDone { case_id, done }) => {
                         reporter.event(RunEvent::SampleDone { case_id: &case_id, done });
                     }
-                    PageEvent::Result(m) => {
+                    PageEvent::Result(mut m) => {
+                        if let Some(cold) = &mut m.cold {
+                            cold.arrived_ms = chrono::Utc::now().timestamp_micros() as f64 / 1e3;
+                        }
                         if let Some(spec) = book.open_spec(&m.case_id) {
                             let label = format!("{} {}", run.browser, run.platform);
                             // The clocks while the timed samples ran; the whole case where the

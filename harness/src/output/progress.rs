@@ -42,6 +42,17 @@ impl TerminalReporter {
 /// `0.0123 ms gpu ±2.1% (median of 30, …)` for a measured case: the median, its 95% CI
 /// half-width, and how it was sampled.
 pub fn timing_phrase(case: &CaseReport) -> String {
+    if let (Some(cold), Some(w)) = (&case.cold_start, &case.wall) {
+        let precompiled = if cold.precompile { ", pipelines precompiled" } else { "" };
+        return format!(
+            "first result {} ms (median of {} fresh pages, {}–{} ms{precompiled}): {}",
+            reports::format_ms(w.median),
+            w.n,
+            reports::format_ms(w.min),
+            reports::format_ms(w.max),
+            cold.phases_line()
+        );
+    }
     match case.headline() {
         Some(h) => {
             let timer = case.timer.map(Timer::short).unwrap_or("wall");

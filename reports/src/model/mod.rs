@@ -13,7 +13,7 @@ pub use roofline::{Bound, CaseRoofline, Peak, Peaks};
 use stats::{summarize, Summary};
 use kernels::check::{Drift, Verdict};
 use kernels::sampling::{Sample, StopReason};
-use kernels::wire::{AdapterReport, CaseMeasurement, CompletionLatency, PageError};
+use kernels::wire::{AdapterReport, CaseMeasurement, ColdMeasurement, ColdPhase, CompletionLatency, PageError};
 use kernels::{CaseInfo, CaseSpec, SamplingMode, Shape, WarmupPolicy, WarmupStop};
 use serde::{Deserialize, Serialize};
 
@@ -457,6 +457,11 @@ pub enum CaseStatus {
 }
 
 impl CaseStatus {
+    /// Measured, and not found wrong: passed, or unchecked.
+    pub fn is_good(self) -> bool {
+        matches!(self, CaseStatus::Passed | CaseStatus::Unchecked)
+    }
+
     /// The status as written on disk.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -600,6 +605,45 @@ pub struct CaseReport {
     /// Another engine's own profile of one run (onnxruntime-web's JSEP), summed by op.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine_profile: Option<EngineProfile>,
+    /// A cold-start case's fresh pages, phase by phase (`harness run --cold-start`); its samples
+    /// are their times to the first result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cold_start: Option<ColdStartReport>,
+}
+
+/// A cold-start case: each sample a new page in a fresh browser profile, from navigation to the
+/// first output read back (and checked), in phases.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ColdStartReport {
+    /// Whether every pipeline was compiled up front, all at once, with
+    /// `createComputePipelineAsync`, before the first dispatch.
+    pub precompile: bool,
+    /// Each page's phases, in sample order.
+    pub pages: Vec<ColdMeasurement>,
+    /// Each phase's median over the pages, ms, in phase order.
+    pub median_phases: Vec<ColdPhase>,
+}
+
+impl ColdStartReport {
+    /// The report of `pages`.
+    pub fn of(precompile: bool, pages: Vec<ColdMeasurement>) -> Self {
+        let names: Vec<String> = pages.first().map(|p| p.phases.iter().map(|ph| ph.name.clone()).collect()).unwrap_or_default();
+        let median_phases = names
+            .into_iter()
+            .map(|name| {
+                let times: Vec<f64> = pages.iter().filter_map(|p| p.phases.iter().find(|ph| ph.name == name)).map(|ph| ph.ms).collect();
+                let ms = summarize(&times).map_or(0.0, |s| s.median);
+                ColdPhase { name, ms }
+            })
+            .collect();
+        ColdStartReport { precompile, pages, median_phases }
+    }
+
+    /// The median phases in a line: `device 120 ms · fetch 31.2 ms · …`.
+    pub fn phases_line(&self) -> String {
+        self.median_phases.iter().map(|p| format!("{} {} ms", p.name, format_ms(p.ms))).collect::<Vec<_>>().join(" · ")
+    }
 }
 
 /// An engine's own GPU times of one run after sampling (onnxruntime-web's JSEP profile: the
@@ -874,30 +918,13 @@ impl CaseReport {
             roofline: None,
             earlier_attempts: Vec::new(),
             engine_profile: None,
+            cold_start: None,
         }
     }
 
     /// A measured case: statistics from its samples, status from `verdict`.
     pub fn measured(spec: &CaseSpec, info: &CaseInfo, m: CaseMeasurement, verdict: Verdict) -> Self {
         let mut case = CaseReport::unmeasured(spec, info, CaseStatus::Passed, None);
-        let walls: Vec<f64> = m.samples.iter().map(|s| s.wall_ms).collect();
-        let gpus: Option<Vec<f64>> = m.samples.iter().map(|s| s.gpu_ms).collect();
-        case.wall = summarize(&walls);
-        case.gpu = gpus.as_deref().and_then(summarize);
-        let (timer, headline) = match (case.gpu, case.wall) {
-            (Some(g), _) => (Some(Timer::GpuTimestamp), Some(g)),
-            (None, Some(w)) => (Some(Timer::WallClock), Some(w)),
-            _ => (None, None),
-        };
-        case.timer = timer;
-        if let Some(h) = headline.filter(|h| h.median > 0.0) {
-            case.gflops = Some(case.flops / h.median / 1e6);
-            case.gbps = Some(case.bytes / h.median / 1e6);
-            if let Some(t) = &mut case.throughput {
-                t.per_second = Some(t.per_run / h.median * 1e3);
-                t.ms_per_item = Some(h.median / t.per_run);
-            }
-        }
         if !verdict.passed {
             case.status = CaseStatus::Failed;
             case.message = Some(describe_failure(&verdict));
@@ -914,8 +941,55 @@ impl CaseReport {
         case.in_flight = Some(m.in_flight);
         case.timer_resolution_ms = m.timer_resolution_ms;
         case.engine_profile = m.engine_profile.as_deref().and_then(EngineProfile::of);
+        case.cold_start = m.cold.map(|c| ColdStartReport::of(spec.cold.is_some_and(|s| s.precompile), vec![c]));
         case.correctness = Some(verdict);
+        case.summarize_samples();
         case
+    }
+
+    /// Sets the statistics, the headline timer and the rates from the samples. A cold start's
+    /// samples are one first run each: no rate of the steady state follows from them.
+    fn summarize_samples(&mut self) {
+        let walls: Vec<f64> = self.samples.iter().map(|s| s.wall_ms).collect();
+        let gpus: Option<Vec<f64>> = self.samples.iter().map(|s| s.gpu_ms).collect();
+        self.wall = summarize(&walls);
+        self.gpu = gpus.as_deref().and_then(summarize);
+        let (timer, headline) = match (self.gpu, self.wall) {
+            (Some(g), _) => (Some(Timer::GpuTimestamp), Some(g)),
+            (None, Some(w)) => (Some(Timer::WallClock), Some(w)),
+            _ => (None, None),
+        };
+        self.timer = timer;
+        if let Some(h) = headline.filter(|h| h.median > 0.0 && self.cold_start.is_none()) {
+            self.gflops = Some(self.flops / h.median / 1e6);
+            self.gbps = Some(self.bytes / h.median / 1e6);
+            if let Some(t) = &mut self.throughput {
+                t.per_second = Some(t.per_run / h.median * 1e3);
+                t.ms_per_item = Some(h.median / t.per_run);
+            }
+        }
+    }
+
+    /// One cold-start case of `pages`, each a report of one fresh page: their samples and phases
+    /// together, and the first page's status and check unless a later one did worse (failed,
+    /// or ran into an error), whose then stand.
+    pub fn merge_cold(pages: Vec<CaseReport>) -> Option<CaseReport> {
+        let worst = pages.iter().position(|p| !p.status.is_good()).unwrap_or(0);
+        let mut samples = Vec::new();
+        let mut measured = Vec::new();
+        let mut precompile = false;
+        for page in &pages {
+            samples.extend(page.samples.iter().copied());
+            if let Some(c) = &page.cold_start {
+                precompile = c.precompile;
+                measured.extend(c.pages.iter().cloned());
+            }
+        }
+        let mut case = pages.into_iter().nth(worst)?;
+        case.samples = samples;
+        case.cold_start = Some(ColdStartReport::of(precompile, measured));
+        case.summarize_samples();
+        Some(case)
     }
 
     /// Statistics of the headline timer.
