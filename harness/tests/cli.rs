@@ -56,6 +56,16 @@ fn a_filter_matching_nothing_names_the_known_kernels() {
 }
 
 #[test]
+fn a_cold_start_without_a_model_says_to_add_one_and_conflicts_with_repeat() {
+    let (code, _, err) = harness(&["run", "--suite", "quick", "--cold-start", "3"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("--cold-start measures models") && err.contains("--model minilm"), "{err}");
+    let (code, _, err) = harness(&["run", "--model", "minilm", "--cold-start", "3", "--repeat", "2"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("--repeat"), "{err}");
+}
+
+#[test]
 fn a_bad_bundle_folder_says_what_is_missing() {
     let dir = std::env::temp_dir();
     let (code, _, err) = harness(&["run", "--suite", "quick", "--bundle", dir.to_str().unwrap()]);

@@ -424,37 +424,62 @@ impl Gpu {
         Ok(Prepared { buffers, pipelines, steps, outputs, pipeline_ms, dispatched: AtomicU64::new(0) })
     }
 
-    /// Runs `case` once as a fresh page would, after its weights were fetched: builds the
-    /// program, uploads it, creates its pipelines (with `precompile`, all at once through the
-    /// browser's `createComputePipelineAsync`, while the weights upload), submits one pass and
-    /// reads its output back. The page's clock readings at the end of each phase go to `marks`.
-    pub async fn run_cold(&mut self, case: &crate::CaseSpec, weights: Option<&Weights>, precompile: bool, marks: &mut Vec<(&'static str, f64)>) -> Result<Vec<u8>, GpuError> {
+    /// Runs `case` once as a fresh page would, after its weights were fetched: builds each part's
+    /// program (a CLIP-shaped pair has two; its cold start says whether they load one after the
+    /// other or at once), uploads it, creates its pipelines (precompiled where it says so: all at
+    /// once through the browser's `createComputePipelineAsync`, while the weights upload), submits
+    /// one pass of every part and reads their outputs back. The page's clock readings at the end
+    /// of each phase go to `marks`; for parts loaded one after the other, `upload` ends after the
+    /// time all of them spent uploading.
+    pub async fn run_cold(&mut self, case: &crate::CaseSpec, weights: Option<&Weights>, marks: &mut Vec<(&'static str, f64)>) -> Result<Vec<u8>, GpuError> {
         let label = case.kernel.clone();
+        let cold = case.cold.unwrap_or(crate::ColdStart { samples: 1, precompile: false, parallel: false });
+        let parts = case.workload.as_ref().map(|w| w.parts(case.seed)).unwrap_or_default();
+        let failed = |message: String| GpuError::Pipeline { kernel: label.clone(), message };
+        if parts.is_empty() {
+            return Err(failed("a cold start runs harness's models only".into()));
+        }
         self.guarded(async |gpu: &Gpu| {
-            let program = case.program(weights, gpu.has("subgroups")).map_err(|e| GpuError::Pipeline { kernel: label.clone(), message: e.to_string() })?;
-            gpu.check_fits(&label, &program)?;
-            gpu.check_features(&label, &program)?;
-            let t0 = now_ms();
-            let compiling = match precompile {
-                true => Some(gpu.precompile(&program)),
-                false => None,
+            let start = now_ms();
+            // A part's prepared program, its time uploading, and when that ended.
+            let load = async |graph: &crate::model::graph::Graph| {
+                let begun = now_ms();
+                let program = graph.lower(weights, gpu.has("subgroups")).map_err(|e| failed(e.to_string()))?;
+                gpu.check_fits(&label, &program)?;
+                gpu.check_features(&label, &program)?;
+                let compiling = cold.precompile.then(|| gpu.precompile(&program));
+                let buffers = gpu.create_buffers(&program).await.map_err(failed)?;
+                let uploaded = now_ms();
+                if let Some(compiling) = compiling {
+                    compiling.await.map_err(failed)?;
+                }
+                let prepared = gpu.create_pipelines(&label, &program, buffers, uploaded).await?;
+                Ok::<_, GpuError>((prepared, uploaded - begun, uploaded))
             };
-            let buffers = gpu.create_buffers(&program).await.map_err(|message| GpuError::Pipeline { kernel: label.clone(), message })?;
-            marks.push(("upload", now_ms()));
-            if let Some(compiling) = compiling {
-                compiling.await.map_err(|message| GpuError::Pipeline { kernel: label.clone(), message })?;
-            }
-            let prepared = gpu.create_pipelines(&label, &program, buffers, t0).await?;
+            let loaded = match cold.parallel {
+                true => futures_util::future::try_join_all(parts.iter().map(load)).await?,
+                false => {
+                    let mut loaded = Vec::new();
+                    for part in &parts {
+                        loaded.push(load(part).await?);
+                    }
+                    loaded
+                }
+            };
+            let uploaded = match cold.parallel {
+                true => loaded.iter().map(|l| l.2).fold(start, f64::max),
+                false => start + loaded.iter().map(|l| l.1).sum::<f64>(),
+            };
+            marks.push(("upload", uploaded));
             #[cfg(target_arch = "wasm32")]
-            if precompile && precompile_unused() > 0 {
-                let message = format!("{} precompiled pipelines were not taken by wgpu: static/precompile.js no longer matches how wgpu creates them", precompile_unused());
-                return Err(GpuError::Pipeline { kernel: label.clone(), message });
+            if cold.precompile && precompile_unused() > 0 {
+                return Err(failed(format!("{} precompiled pipelines were not taken by wgpu: static/precompile.js no longer matches how wgpu creates them", precompile_unused())));
             }
             marks.push(("pipelines", now_ms()));
-            let index = gpu.queue.submit([gpu.encode(&prepared, None, 1, None)]);
+            let index = gpu.queue.submit(loaded.iter().map(|(prepared, ..)| gpu.encode(prepared, None, 1, None)));
             marks.push(("dispatch", now_ms()));
             gpu.wait_natively(Some(index))?;
-            let outputs: Vec<(&wgpu::Buffer, u64)> = prepared.outputs.iter().map(|&(b, len)| (&prepared.buffers[b], len)).collect();
+            let outputs: Vec<(&wgpu::Buffer, u64)> = loaded.iter().flat_map(|(p, ..)| p.outputs.iter().map(|&(b, len)| (&p.buffers[b], len))).collect();
             let bytes = gpu.read_buffers(&outputs).await?;
             marks.push(("result", now_ms()));
             Ok(bytes)

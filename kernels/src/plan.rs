@@ -161,6 +161,17 @@ pub struct ColdStart {
     /// the first dispatch; otherwise each is created the usual way (`createComputePipeline`,
     /// which browsers compile lazily).
     pub precompile: bool,
+    /// For a model of several parts (a CLIP-shaped pair), all loaded at once rather than one
+    /// after the other.
+    #[serde(default)]
+    pub parallel: bool,
+}
+
+impl ColdStart {
+    /// What a case id adds for it: `/cold`, `/cold+precompile`, `/cold+parallel`, ….
+    fn suffix(self) -> String {
+        format!("/cold{}{}", if self.precompile { "+precompile" } else { "" }, if self.parallel { "+parallel" } else { "" })
+    }
 }
 impl CaseSpec {
     /// The case of `kernel` at `shape` with `seed`.
@@ -191,16 +202,15 @@ impl CaseSpec {
         CaseSpec { id, repeat: Some(pass), ..self }
     }
 
-    /// The same case measured cold (`--cold-start`): `samples` fresh pages, with or without
-    /// precompiled pipelines, which its id names.
-    pub fn cold_start(self, samples: u32, precompile: bool) -> Self {
-        let id = format!("{}/cold{}", self.id, if precompile { "+precompile" } else { "" });
-        CaseSpec { id, cold: Some(ColdStart { samples, precompile }), ..self }
+    /// The same case measured cold (`--cold-start`) as `cold` says, which its id names.
+    pub fn cold_start(self, cold: ColdStart) -> Self {
+        let id = format!("{}{}", self.id, cold.suffix());
+        CaseSpec { id, cold: Some(cold), ..self }
     }
 
     /// What the id adds for a repeat or a cold start.
     fn repeat_suffix(&self) -> String {
-        let cold = self.cold.map(|c| if c.precompile { "/cold+precompile" } else { "/cold" }).unwrap_or_default();
+        let cold = self.cold.map(ColdStart::suffix).unwrap_or_default();
         format!("{cold}{}", self.repeat.map(|r| format!("/repeat={r}")).unwrap_or_default())
     }
 
@@ -414,6 +424,25 @@ mod tests {
         assert!(variant.id.ends_with("/bm64-bn64-bk16-tm4-tn4-v4/repeat=3"), "{}", variant.id);
         assert_eq!(variant.reference_id(), cases[matmul - 2 * cases.len()].id);
         assert_eq!(repeated(cases.clone(), 1), cases);
+    }
+
+    #[test]
+    fn a_cold_start_has_an_id_of_its_own_the_steady_reference_and_runs_in_browsers_only() {
+        use crate::model::decoder::{DecoderCase, LlamaConfig, Phase};
+        let config = LlamaConfig { hidden: 8, heads: 2, kv_heads: 1, ffn: 16, layers: 1 };
+        let d = DecoderCase { model: "tinyllama".into(), config, phase: Phase::Prefill, ctx: 16, dtype: Default::default(), weights: None };
+        let steady = CaseSpec::of_workload("tinyllama.prefill", Shape(vec![1, 16]), 1, Workload::Decoder(d));
+        let cold = steady.clone().cold_start(ColdStart { samples: 3, precompile: false, parallel: false });
+        let pre = steady.clone().cold_start(ColdStart { samples: 3, precompile: true, parallel: false });
+        let both = steady.clone().cold_start(ColdStart { samples: 3, precompile: true, parallel: true });
+        assert_eq!((cold.id.clone(), pre.id.clone()), (format!("{}/cold", steady.id), format!("{}/cold+precompile", steady.id)));
+        assert_eq!(both.id, format!("{}/cold+precompile+parallel", steady.id));
+        assert_eq!((cold.reference_id(), pre.reference_id(), both.reference_id()), (steady.id.clone(), steady.id.clone(), steady.id.clone()));
+        assert_eq!(Platform::Webgpu.unsupported(&pre), None);
+        assert_eq!(Platform::OrtJsep.unsupported(&cold), None);
+        assert!(Platform::OrtWebgpu.unsupported(&pre).is_some_and(|r| r.contains("its own pipelines")));
+        assert!(Platform::Native.unsupported(&cold).is_some_and(|r| r.contains("fresh page")));
+        assert_eq!(Platform::Native.unsupported(&steady), None);
     }
 
     #[test]

@@ -375,6 +375,7 @@ mod tests {
             output: CaseMeasurement::encode_output(&v),
             timer_resolution_ms: None,
             engine_profile: None,
+            cold: None,
         };
         let back = m.decode_output().unwrap();
         assert_eq!(

@@ -7,6 +7,7 @@
 use crate::bench::BenchCase;
 use crate::check::CheckRule;
 use crate::info::CaseInfo;
+use crate::model::clip::ClipCase;
 use crate::model::decoder::DecoderCase;
 use crate::model::encoder::EncoderCase;
 use crate::model::graph::Graph;
@@ -28,6 +29,8 @@ pub enum Workload {
     /// An image (ViT) or audio (Whisper) encoder with seeded weights: a batch through every layer,
     /// or one op of the first.
     Perception(PerceptionCase),
+    /// A CLIP-shaped pair: a text encoder and an image encoder, side by side.
+    Clip(ClipCase),
     /// A user's WGSL kernel from a manifest.
     User(UserKernel),
     /// A bench of a user's crate (`harness bench`): it runs in the user's own code, not as a
@@ -42,6 +45,7 @@ impl Workload {
             Workload::Encoder(e) => e.info(),
             Workload::Decoder(d) => d.info(),
             Workload::Perception(p) => p.info(),
+            Workload::Clip(c) => c.info(),
             Workload::User(u) => u.info(),
             Workload::Bench(b) => b.info(),
         }
@@ -56,6 +60,7 @@ impl Workload {
             Workload::Encoder(e) => e.graph().lower(weights, subgroups),
             Workload::Decoder(d) => d.graph(seed).lower(weights, subgroups),
             Workload::Perception(p) => p.graph(seed).lower(None, subgroups),
+            Workload::Clip(c) => c.graph(seed).lower(weights, subgroups),
         }
     }
 
@@ -66,13 +71,14 @@ impl Workload {
             Workload::Encoder(e) => Some(e.graph()),
             Workload::Decoder(d) => Some(d.graph(seed)),
             Workload::Perception(p) => Some(p.graph(seed)),
+            Workload::Clip(c) => Some(c.graph(seed)),
             Workload::User(_) | Workload::Bench(_) => None,
         }
     }
 
     /// Whether it is one of harness's models (what [`graph`](Workload::graph) gives a graph of).
     pub fn is_model(&self) -> bool {
-        matches!(self, Workload::Encoder(_) | Workload::Decoder(_) | Workload::Perception(_))
+        matches!(self, Workload::Encoder(_) | Workload::Decoder(_) | Workload::Perception(_) | Workload::Clip(_))
     }
 
     /// Whether it is one op of a model's layer alone (a per-op case), not a whole pass.
@@ -81,7 +87,16 @@ impl Workload {
             Workload::Encoder(e) => e.op.is_some(),
             Workload::Decoder(d) => matches!(d.phase, crate::model::decoder::Phase::Op(_) | crate::model::decoder::Phase::PrefillOp(_)),
             Workload::Perception(p) => p.op.is_some(),
-            Workload::User(_) | Workload::Bench(_) => false,
+            Workload::Clip(_) | Workload::User(_) | Workload::Bench(_) => false,
+        }
+    }
+
+    /// The graphs a page loads one by one, or all at once, for a cold start: a CLIP-shaped pair's
+    /// two encoders, or the model's one graph; empty for a user's kernel or bench.
+    pub fn parts(&self, seed: u64) -> Vec<Graph> {
+        match self {
+            Workload::Clip(c) => c.parts(seed).into(),
+            _ => self.graph(seed).into_iter().collect(),
         }
     }
 
@@ -93,6 +108,7 @@ impl Workload {
             }
             Workload::Decoder(d) => CheckRule::Cosine { row: d.row_len(), min: crate::model::MIN_COSINE, tol: d.tolerance() },
             Workload::Perception(p) => CheckRule::Cosine { row: p.row_len(), min: crate::model::MIN_COSINE, tol: crate::model::tolerance(p.dtype) },
+            Workload::Clip(c) => CheckRule::Cosine { row: c.row_len(), min: crate::model::MIN_COSINE, tol: crate::model::tolerance(c.text.dtype) },
             Workload::User(u) => CheckRule::Elementwise(u.tolerance),
             Workload::Bench(b) => CheckRule::Elementwise(b.reference.unwrap_or(crate::bench::DEFAULT_TOLERANCE)),
         }
@@ -102,6 +118,7 @@ impl Workload {
     pub fn weights_key(&self) -> Option<&str> {
         match self {
             Workload::Encoder(e) => Some(&e.weights),
+            Workload::Clip(c) => Some(&c.text.weights),
             Workload::Decoder(d) => d.weights.as_deref(),
             _ => None,
         }

@@ -7,6 +7,7 @@
 
 use crate::engine::{describe, Engine};
 use kernels::model::onnx::{self, FeedData};
+use kernels::model::graph::Graph;
 use kernels::model::weights::Weights;
 use kernels::sampling::{now_ms, ClockGate};
 use kernels::wire::CaseMeasurement;
@@ -18,10 +19,11 @@ extern "C" {
     /// Loads onnxruntime-web's bundle of execution provider `ep` from the harness server.
     #[wasm_bindgen(catch, js_namespace = harnessOrt, js_name = load)]
     async fn load(ep: &str) -> Result<JsValue, JsValue>;
-    /// Creates the session and uploads the inputs.
+    /// Creates a session for each of `models` (each `[model, names, values, outputs]`), one after
+    /// the other or all at once, and uploads their inputs.
     #[wasm_bindgen(catch, js_namespace = harnessOrt, js_name = prepare)]
-    async fn prepare(model: js_sys::Uint8Array, names: js_sys::Array, values: js_sys::Array, outputs: js_sys::Array) -> Result<JsValue, JsValue>;
-    /// Runs the session once, resolving when ORT has handed the run to the GPU.
+    async fn prepare(models: js_sys::Array, parallel: bool) -> Result<JsValue, JsValue>;
+    /// Runs every session once, resolving when ORT has handed the runs to the GPU.
     #[wasm_bindgen(catch, js_namespace = harnessOrt, js_name = runOnce)]
     async fn run_once() -> Result<JsValue, JsValue>;
     /// Runs the session `batch` times; resolves to `[submittedMs, doneMs, NaN]`.
@@ -54,11 +56,12 @@ impl Ort {
 
     /// Runs `case` by the plan's sampling policy and reads its output back.
     pub async fn run_case(&self, plan: &RunPlan, case: &CaseSpec, weights: Option<&Weights>, clock: &mut impl ClockGate, on_sample: impl FnMut(u32)) -> Result<CaseMeasurement, String> {
-        let model = Model::of(case, weights)?;
+        let graph = case.workload.as_ref().and_then(|w| w.graph(case.seed)).ok_or_else(|| only_models(case))?;
+        let models = onnx_models(&[graph], weights)?;
         let submit = |batch: u32, _timed: bool| submit(batch);
         let engine = Engine { submit: &submit, timestamps: false, latency_ms: self.latency_ms };
         let result = async {
-            model.prepare().await?;
+            prepare(models, false).await?;
             let sampled = engine.sample(plan, clock, on_sample).await?;
             let kernels = profile().await?;
             let values = js_sys::Float32Array::new(&output().await?).to_vec();
@@ -77,14 +80,20 @@ impl Ort {
         Ok(m)
     }
 
-    /// Runs `case` once as a fresh page would, after its weights were fetched: writes its ONNX
-    /// file, creates the session, runs it and reads the output back. The page's clock readings
-    /// at the end of each phase go to `marks`.
+    /// Runs `case` once as a fresh page would, after its weights were fetched: writes the ONNX
+    /// file of each of its parts (a CLIP-shaped pair has two), creates their sessions (one after
+    /// the other or at once, as its cold start says), runs each once and reads the outputs back.
+    /// The page's clock readings at the end of each phase go to `marks`.
     pub async fn run_cold(&self, case: &CaseSpec, weights: Option<&Weights>, marks: &mut Vec<(&'static str, f64)>) -> Result<Vec<f32>, String> {
-        let model = Model::of(case, weights)?;
+        let parts = case.workload.as_ref().map(|w| w.parts(case.seed)).unwrap_or_default();
+        if parts.is_empty() {
+            return Err(only_models(case));
+        }
+        let models = onnx_models(&parts, weights)?;
         marks.push(("onnx", now_ms()));
+        let parallel = case.cold.is_some_and(|c| c.parallel);
         let result = async {
-            model.prepare().await?;
+            prepare(models, parallel).await?;
             marks.push(("session", now_ms()));
             run_once().await?;
             marks.push(("dispatch", now_ms()));
@@ -100,34 +109,30 @@ impl Ort {
     }
 }
 
-/// A case's ONNX file and feeds, as onnxruntime-web takes them.
-struct Model {
-    bytes: js_sys::Uint8Array,
-    names: js_sys::Array,
-    values: js_sys::Array,
-    outputs: js_sys::Array,
+/// Why `case` does not run on onnxruntime-web.
+fn only_models(case: &CaseSpec) -> String {
+    format!("{}: onnxruntime-web runs harness's models only", case.kernel)
 }
 
-impl Model {
-    /// Writes the ONNX file of `case`'s graph.
-    fn of(case: &CaseSpec, weights: Option<&Weights>) -> Result<Model, String> {
-        let graph = case.workload.as_ref().and_then(|w| w.graph(case.seed)).ok_or_else(|| format!("{}: onnxruntime-web runs harness's models only", case.kernel))?;
-        let model = onnx::export(&graph, weights).map_err(|e| e.to_string())?;
-        let names = model.feeds.iter().map(|f| JsValue::from_str(&f.name)).collect();
-        let values = model
-            .feeds
-            .iter()
-            .map(|f| match &f.data {
-                FeedData::F32(v) => JsValue::from(js_sys::Float32Array::from(v.as_slice())),
-                FeedData::I32(v) => JsValue::from(js_sys::Int32Array::from(v.as_slice())),
-            })
-            .collect();
-        let outputs = model.outputs.iter().map(|o| JsValue::from_str(o)).collect();
-        Ok(Model { bytes: js_sys::Uint8Array::from(model.bytes.as_slice()), names, values, outputs })
-    }
-
-    /// Creates the session and uploads the inputs.
-    async fn prepare(self) -> Result<JsValue, JsValue> {
-        prepare(self.bytes, self.names, self.values, self.outputs).await
-    }
+/// The ONNX file of each graph, with its feeds and output names, as `[model, names, values,
+/// outputs]` for `harnessOrt.prepare`.
+fn onnx_models(graphs: &[Graph], weights: Option<&Weights>) -> Result<js_sys::Array, String> {
+    graphs
+        .iter()
+        .map(|graph| {
+            let model = onnx::export(graph, weights).map_err(|e| e.to_string())?;
+            let names: js_sys::Array = model.feeds.iter().map(|f| JsValue::from_str(&f.name)).collect();
+            let values: js_sys::Array = model
+                .feeds
+                .iter()
+                .map(|f| match &f.data {
+                    FeedData::F32(v) => JsValue::from(js_sys::Float32Array::from(v.as_slice())),
+                    FeedData::I32(v) => JsValue::from(js_sys::Int32Array::from(v.as_slice())),
+                })
+                .collect();
+            let outputs: js_sys::Array = model.outputs.iter().map(|o| JsValue::from_str(o)).collect();
+            let bytes = js_sys::Uint8Array::from(model.bytes.as_slice());
+            Ok(JsValue::from(js_sys::Array::of4(&bytes, &names, &values, &outputs)))
+        })
+        .collect()
 }

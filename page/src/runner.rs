@@ -106,8 +106,7 @@ async fn run_cold<'a>(plan: &RunPlan, case: &'a CaseSpec, api: &Api) -> Result<C
             marks.push(("device", now_ms()));
             let w = weights.of(case, api).await.map_err(fail)?;
             marks.push(("fetch", now_ms()));
-            let precompile = case.cold.is_some_and(|c| c.precompile);
-            gpu.run_cold(case, w, precompile, &mut marks).await.map_err(js_error)?
+            gpu.run_cold(case, w, &mut marks).await.map_err(js_error)?
         }
     };
     let time_origin = js_sys::Reflect::get(&js_sys::global(), &"performance".into())

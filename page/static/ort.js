@@ -9,18 +9,26 @@ import { script } from './tfjs.js';
 
 const BUNDLES = { webgpu: 'ort/ort.webgpu.min.js', jsep: 'ort/ort.min.js' };
 
-let session = null;
+// The sessions of the case, each with its feeds, output names and last outputs: one for a model
+// written as one ONNX file; a cold start of a CLIP-shaped pair loads its two encoders' files.
+let parts = [];
 let provider = null;
-let feeds = null;
 let buffers = [];
-let last = null;
-let outputNames = [];
 // The runs handed to ORT so far: each batch's runs wait for the batch before (see submit).
 let queued = Promise.resolve();
 
 function release(outputs) {
   if (!outputs) return;
   for (const t of Object.values(outputs)) t.dispose?.();
+}
+
+// Runs every part's session once, keeping only its latest outputs.
+async function runParts() {
+  for (const p of parts) {
+    const out = await p.session.run(p.feeds);
+    release(p.last);
+    p.last = out;
+  }
 }
 
 globalThis.harnessOrt = {
@@ -38,36 +46,38 @@ globalThis.harnessOrt = {
     ort.env.wasm.proxy = false;
   },
 
-  // Creates the session of the ONNX file `model` (a Uint8Array) on WebGPU, with every output
-  // left in a GPU buffer, and uploads the inputs (names[i] gets values[i], a Float32Array or
-  // Int32Array) into GPU buffers of ORT's device, so a run moves no data between CPU and GPU.
-  async prepare(model, names, values, outputs) {
+  // Creates a session for each of `models` ([model, names, values, outputs]: the ONNX file as a
+  // Uint8Array, and its inputs, names[i] getting values[i], a Float32Array or Int32Array), one
+  // after the other or, with `parallel`, all at once; every output is left in a GPU buffer and
+  // every input is uploaded into a GPU buffer of ORT's device, so a run moves no data between CPU
+  // and GPU.
+  async prepare(models, parallel) {
     await this.dispose();
-    session = await ort.InferenceSession.create(model, {
-      executionProviders: ['webgpu'],
-      graphOptimizationLevel: 'all',
-      preferredOutputLocation: 'gpu-buffer',
-    });
-    const device = ort.env.webgpu.device;
-    if (!device) throw new Error('onnxruntime-web created its session without a WebGPU device (ort.env.webgpu.device is unset)');
-    feeds = {};
-    names.forEach((name, i) => {
-      const v = values[i];
-      const dataType = v instanceof Int32Array ? 'int32' : 'float32';
-      const buffer = device.createBuffer({ size: Math.ceil(v.byteLength / 16) * 16, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
-      device.queue.writeBuffer(buffer, 0, v);
-      buffers.push(buffer);
-      feeds[name] = ort.Tensor.fromGpuBuffer(buffer, { dataType, dims: [v.length] });
-    });
-    outputNames = outputs;
+    const load = async ([model, names, values, outputs]) => {
+      const session = await ort.InferenceSession.create(model, {
+        executionProviders: ['webgpu'],
+        graphOptimizationLevel: 'all',
+        preferredOutputLocation: 'gpu-buffer',
+      });
+      const device = ort.env.webgpu.device;
+      if (!device) throw new Error('onnxruntime-web created its session without a WebGPU device (ort.env.webgpu.device is unset)');
+      const feeds = {};
+      names.forEach((name, i) => {
+        const v = values[i];
+        const dataType = v instanceof Int32Array ? 'int32' : 'float32';
+        const buffer = device.createBuffer({ size: Math.ceil(v.byteLength / 16) * 16, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
+        device.queue.writeBuffer(buffer, 0, v);
+        buffers.push(buffer);
+        feeds[name] = ort.Tensor.fromGpuBuffer(buffer, { dataType, dims: [v.length] });
+      });
+      return { session, feeds, outputNames: outputs, last: null };
+    };
+    if (parallel) parts = await Promise.all(models.map(load));
+    else for (const m of models) parts.push(await load(m));
   },
 
-  // Runs the session once (a cold start's first run), keeping its outputs.
-  async runOnce() {
-    const out = await session.run(feeds);
-    release(last);
-    last = out;
-  },
+  // Runs every session once (a cold start's first run), keeping the outputs.
+  runOnce: runParts,
 
   // Runs the session `batch` times, keeping only the last outputs. Resolves to [submittedMs,
   // doneMs, NaN] once ORT's device finished the work submitted. A session runs one run at a time
@@ -79,11 +89,7 @@ globalThis.harnessOrt = {
   submit(batch) {
     const submittedMs = performance.now();
     const runs = queued.then(async () => {
-      for (let i = 0; i < batch; i++) {
-        const out = await session.run(feeds);
-        release(last);
-        last = out;
-      }
+      for (let i = 0; i < batch; i++) await runParts();
     });
     queued = runs.catch(() => {});
     return runs
@@ -107,10 +113,8 @@ globalThis.harnessOrt = {
       ondata: (d) => kernels.push({ op: d.kernelType, node: d.kernelName, ms: (d.endTime - d.startTime) / 1e6 }),
     };
     try {
-      const out = await session.run(feeds);
-      release(last);
-      last = out;
-      for (const name of outputNames) await last[name].getData();
+      await runParts();
+      await this.output();
       // The last query buffer's times arrive in a callback after the readback: wait for them to stop.
       for (let seen = -1, waited = 0; kernels.length !== seen && waited < 3000; waited += 250) {
         seen = kernels.length;
@@ -124,14 +128,16 @@ globalThis.harnessOrt = {
 
   // The last run's outputs read back (ORT flushes its pending work first), concatenated.
   async output() {
-    if (!last) throw new Error('no output: the session never ran');
-    const parts = [];
-    for (const name of outputNames) parts.push(await last[name].getData());
-    const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
-    let at = 0;
+    const read = [];
     for (const p of parts) {
-      out.set(p, at);
-      at += p.length;
+      if (!p.last) throw new Error('no output: the session never ran');
+      for (const name of p.outputNames) read.push(await p.last[name].getData());
+    }
+    const out = new Float32Array(read.reduce((n, r) => n + r.length, 0));
+    let at = 0;
+    for (const r of read) {
+      out.set(r, at);
+      at += r.length;
     }
     return out;
   },
@@ -139,12 +145,12 @@ globalThis.harnessOrt = {
   async dispose() {
     await queued;
     queued = Promise.resolve();
-    release(last);
-    last = null;
+    for (const p of parts) {
+      release(p.last);
+      await p.session.release();
+    }
+    parts = [];
     for (const b of buffers) b.destroy();
     buffers = [];
-    feeds = null;
-    if (session) await session.release();
-    session = null;
   },
 };

@@ -180,6 +180,23 @@ mod every_report {
     }
 
     #[test]
+    fn cold_starts_get_a_table_of_their_own_in_every_report_and_stay_out_of_the_models_table() {
+        let marks = [("device", 100.0), ("fetch", 150.0), ("upload", 160.0), ("pipelines", 200.0), ("dispatch", 201.0), ("result", 300.0)];
+        let cold = CaseReport::merge_cold(vec![cold_page(true, &marks, true), cold_page(true, &marks, true)]).unwrap();
+        let report = report_with(vec![("chrome", vec![cold, model_case("minilm/1x16/seed=1", &[1.0, 1.1])])]);
+        let rows = cold_rows(&report);
+        assert_eq!(rows.len(), 1);
+        assert_eq!((rows[0].first_result.as_str(), rows[0].pages), ("300.0", 2));
+        assert!(model_rows(&report).iter().all(|m| m.case.cold_start.is_none()), "a first run is no rate");
+        let md = markdown::render(&report);
+        assert!(md.contains("## Cold start") && md.contains("/cold+precompile` | chrome/webgpu | 300.0 | 300.0–300.0 | 2 | device 100.0 ms"), "{md}");
+        let html = html::render(&report).unwrap();
+        assert!(html.contains("<h2>Cold start</h2>") && html.contains("device 100.0 ms · fetch 50.000 ms"), "the HTML report has the table");
+        let errors = crate::schema::schema_errors(&serde_json::to_value(&report).unwrap());
+        assert!(errors.is_empty(), "{errors:?}");
+    }
+
+    #[test]
     fn a_case_below_the_reports_clock_is_flagged_in_every_report() {
         let cases = vec![case("a", &[1.0, 1.1], true, true), case("b", &[1.0, 1.2], true, true), case("c", &[1.0, 1.3], true, true)];
         let mut report = report_with(vec![("firefox", cases)]);

@@ -115,8 +115,18 @@ fn measure(spec: &CaseSpec, times: &[f64], verdict: Verdict, gpu: bool) -> CaseR
         sent_ms: 0.0,
         timer_resolution_ms: None,
         engine_profile: None,
+        cold: None,
     };
     CaseReport::measured(spec, &spec.info().expect("a known case"), m, verdict)
+}
+
+/// One fresh page of a cold start of [`encoder_spec`], precompiled or not, whose phases end at
+/// the page's clock readings `marks`; its check `passed` or not.
+pub fn cold_page(precompile: bool, marks: &[(&str, f64)], passed: bool) -> CaseReport {
+    let spec = encoder_spec().cold_start(kernels::ColdStart { samples: 2, precompile, parallel: false });
+    let cold = kernels::wire::ColdMeasurement::of_marks(marks, 1.0e12);
+    let m = cold.into_measurement(spec.id.clone(), String::new());
+    CaseReport::measured(&spec, &spec.info().expect("a known case"), m, verdict(passed))
 }
 
 /// A report with one completed webgpu run per `(browser, cases)`.

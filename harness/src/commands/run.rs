@@ -20,13 +20,23 @@ pub const CATALOGUE_ON_WASM: CaseFilter = CaseFilter {
 };
 
 /// The cold-start cases of `cases` (`--cold-start`): each model's whole passes, `samples` fresh
-/// pages each, with pipelines created the usual way and precompiled.
+/// pages each, with pipelines created the usual way and precompiled; a model of two parts (a
+/// CLIP-shaped pair) also with its parts loaded at once.
 fn cold_starts(cases: Vec<CaseSpec>, samples: u32) -> Result<Vec<CaseSpec>> {
     let passes: Vec<CaseSpec> = cases.into_iter().filter(|c| c.workload.as_ref().is_some_and(|w| w.is_model() && !w.one_op())).collect();
     if passes.is_empty() {
         anyhow::bail!("--cold-start measures models: add --model minilm (or vit, whisper, tinyllama); catalogue kernels and user kernels have no cold start");
     }
-    Ok(passes.into_iter().flat_map(|c| [c.clone().cold_start(samples, false), c.cold_start(samples, true)]).collect())
+    let mut cold = Vec::new();
+    for case in passes {
+        let parts = case.workload.as_ref().map_or(1, |w| w.parts(case.seed).len());
+        for parallel in [false, true].into_iter().take(if parts > 1 { 2 } else { 1 }) {
+            for precompile in [false, true] {
+                cold.push(case.clone().cold_start(kernels::ColdStart { samples, precompile, parallel }));
+            }
+        }
+    }
+    Ok(cold)
 }
 
 /// Runs the plan `args` describe in every browser and platform asked for.
@@ -101,4 +111,20 @@ fn plan(args: &RunArgs, replayed: Vec<CaseSpec>) -> Result<Planned> {
     };
     let references = Arc::new(reference::References::new(weights.clone(), reference::DiskCache::from_env()));
     Ok(Planned { cases, references, weights })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::workload::{WorkloadArgs, Workloads};
+
+    #[test]
+    fn cold_starts_are_each_model_pass_twice_without_its_ops() {
+        let args = WorkloadArgs { model: vec!["vit:size=32,hidden=32,heads=4,layers=1,ffn=48".into()], batch: vec![1, 2], ..WorkloadArgs::default() };
+        let cases = Workloads::build(&args, 1).unwrap().cases;
+        assert!(cases.iter().any(|c| c.id.contains(".op.")));
+        let ids: Vec<String> = cold_starts(cases, 4).unwrap().into_iter().inspect(|c| assert_eq!(c.cold.map(|c| c.samples), Some(4))).map(|c| c.id).collect();
+        assert_eq!(ids, ["vit/1x5/seed=1/cold", "vit/1x5/seed=1/cold+precompile", "vit/2x5/seed=1/cold", "vit/2x5/seed=1/cold+precompile"]);
+        assert!(cold_starts(kernels::plan::build_cases(kernels::Suite::Quick, &["add".into()], 1).unwrap(), 4).is_err());
+    }
 }

@@ -147,6 +147,8 @@ async fn run_cold(
             let t = Instant::now();
             let plan = RunPlan { platform: req.platform, cases: vec![spec.clone()], ..req.plan.clone() };
             server.set_plan(plan.clone());
+            // What the last page sent after its case settled (its `done`) is not this page's.
+            while events.try_recv().is_ok() {}
             let mut one = CaseBook::new(std::slice::from_ref(&spec), req.platform);
             let limits = CaseLimits { retries: 0, ..req.limits };
             let flags = run.browser_info.as_ref().map(|b| b.flags.clone()).unwrap_or_default();

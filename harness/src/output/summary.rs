@@ -80,6 +80,7 @@ pub fn table(report: &RunReport) -> String {
         let _ = writeln!(out, "{}", phases(run));
     }
     out += &models(report);
+    out += &cold_starts(report);
     out += &flags(report);
     for warning in reports::adapter::software_adapter_warnings(report) {
         let _ = writeln!(out, "warning: {warning}");
@@ -118,6 +119,29 @@ pub fn models(report: &RunReport) -> String {
     }
     let note = note.map(|n| format!("{n}\n")).unwrap_or_default();
     format!("rates (models, and benches that declare elements)\n{t}\n{note}")
+}
+
+/// The cold-start cases of every run (`--cold-start`), phase by phase; empty when there are none.
+pub fn cold_starts(report: &RunReport) -> String {
+    let rows = reports::cold_rows(report);
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    t.set_header(vec!["case", "run", "first result ms", "min–max", "pages", "phases (median ms)", "status"]);
+    for c in rows {
+        t.add_row(vec![
+            Cell::new(&c.case.id),
+            Cell::new(&c.run),
+            Cell::new(&c.first_result).set_alignment(CellAlignment::Right),
+            Cell::new(&c.spread).set_alignment(CellAlignment::Right),
+            Cell::new(c.pages).set_alignment(CellAlignment::Right),
+            Cell::new(&c.phases),
+            Cell::new(c.case.status.as_str()),
+        ]);
+    }
+    format!("cold start (from a fresh page in a new profile to the first result read back)\n{t}\n")
 }
 
 /// The comparison with a baseline as a table, then its counts and the regression gate's verdict.

@@ -189,6 +189,7 @@ impl References {
             Some(Workload::Encoder(e)) => own(e.graph().evaluate(weights.as_deref()).map_err(|e| e.to_string())?),
             Some(Workload::Decoder(d)) => keep(d.graph(spec.seed).evaluate(weights.as_deref()).map_err(|e| e.to_string())?),
             Some(Workload::Perception(p)) => keep(p.graph(spec.seed).evaluate(None).map_err(|e| e.to_string())?),
+            Some(Workload::Clip(c)) => own(c.graph(spec.seed).evaluate(weights.as_deref()).map_err(|e| e.to_string())?),
             Some(Workload::User(kernels::user::UserKernel { expected: Some(path), .. })) => {
                 let text = std::fs::read_to_string(path).map_err(|e| format!("the expected-output file {path}: {e}"))?;
                 let values = crate::plan::manifest::expected_values(&text).map_err(|e| format!("{path}: {e}"))?;

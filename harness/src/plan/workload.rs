@@ -6,7 +6,8 @@ use crate::plan::manifest;
 use clap::Args;
 use kernels::model::decoder::{DecoderCase, LlamaConfig, Phase, OPS, TINYLLAMA};
 use kernels::model::encoder::{pack, BertConfig, EncoderCase, ENCODER_OPS};
-use kernels::model::perception::{Front, PerceptionCase, PerceptionConfig, PERCEPTION_OPS, VIT_B16, WHISPER_TINY};
+use kernels::model::clip::ClipCase;
+use kernels::model::perception::{Front, PerceptionCase, PerceptionConfig, PERCEPTION_OPS, VIT_B16, VIT_S16, WHISPER_TINY};
 use kernels::model::weights::Weights;
 use kernels::{CaseSpec, Dtype, Shape, Workload};
 use std::collections::HashMap;
@@ -28,7 +29,10 @@ pub struct WorkloadArgs {
     /// image encoder at 224×224) and `whisper` (Whisper-tiny's audio encoder over 30 s of
     /// log-mel), both with seeded weights, or another shape of them:
     /// `vit:size=S,patch=P,channels=C,hidden=H,heads=N,layers=L,ffn=F`,
-    /// `whisper:mels=M,frames=T,hidden=H,heads=N,layers=L,ffn=F` (keys left out keep the default).
+    /// `whisper:mels=M,frames=T,hidden=H,heads=N,layers=L,ffn=F` (keys left out keep the default);
+    /// `clip`, a CLIP-shaped pair: MiniLM beside a ViT-S/16-shaped image encoder as wide (384),
+    /// both at once, whose two encoders a cold start loads in turn and at once (`clip:` takes
+    /// ViT's keys, and `text_layers=N` to cut MiniLM).
     #[arg(long, conflicts_with = "replay")]
     pub model: Vec<String>,
     /// Model weights; repeatable. A folder: the encoder's model.safetensors, tokenizer.json and
@@ -75,6 +79,8 @@ pub struct WorkloadArgs {
 
 /// The key the encoder's weights are served under.
 pub const MINILM: &str = "minilm";
+/// The CLIP-shaped pair's name in `--model`.
+pub const CLIP: &str = "clip";
 
 /// The key a GGUF file's weights are served under.
 pub const GGUF: &str = "gguf";
@@ -145,9 +151,12 @@ impl Workloads {
         let gguf = given.gguf.as_deref().map(GgufFile::read).transpose()?;
         for model in &model_names(&args.model) {
             for &dtype in &dtypes(&args.dtype) {
-                if model == MINILM {
+                if model == MINILM || model.split(':').next() == Some(CLIP) {
                     let dir = weights_dir(given.dir.as_deref())?;
-                    w.cases.extend(encoder_cases(&dir, &args.batch, &args.seq, seed, dtype)?);
+                    w.cases.extend(match model == MINILM {
+                        true => encoder_cases(&dir, &args.batch, &args.seq, seed, dtype)?,
+                        false => clip_cases(model, &dir, args, seed, dtype)?,
+                    });
                     w.weights.insert(MINILM.into(), dir.join("model.safetensors"));
                 } else if let Some((name, config)) = perception_config(model, args.layers)? {
                     w.cases.extend(perception_cases(&name, config, &args.batch, seed, dtype));
@@ -291,6 +300,7 @@ pub fn f32_twin(spec: &CaseSpec) -> Option<(Dtype, CaseSpec)> {
         Workload::Encoder(e) => (&e.model, e.dtype),
         Workload::Decoder(d) => (&d.model, d.dtype),
         Workload::Perception(p) => (&p.model, p.dtype),
+        Workload::Clip(c) => (&c.model, c.text.dtype),
         Workload::User(_) | Workload::Bench(_) => return None,
     };
     let name = model.strip_suffix(&format!("-{dtype}")).filter(|_| dtype != Dtype::F32)?.to_string();
@@ -299,6 +309,11 @@ pub fn f32_twin(spec: &CaseSpec) -> Option<(Dtype, CaseSpec)> {
         Workload::Encoder(e) => Workload::Encoder(EncoderCase { model: name, dtype: Dtype::F32, ..e.clone() }),
         Workload::Decoder(d) => Workload::Decoder(DecoderCase { model: name, dtype: Dtype::F32, ..d.clone() }),
         Workload::Perception(p) => Workload::Perception(PerceptionCase { model: name, dtype: Dtype::F32, ..p.clone() }),
+        Workload::Clip(c) => Workload::Clip(ClipCase {
+            model: name,
+            text: EncoderCase { dtype: Dtype::F32, ..c.text.clone() },
+            vision: PerceptionCase { dtype: Dtype::F32, ..c.vision.clone() },
+        }),
         Workload::User(_) | Workload::Bench(_) => return None,
     };
     Some((dtype, CaseSpec::of_workload(&label, spec.shape.clone(), spec.seed, twin)))
@@ -343,11 +358,31 @@ fn weights_dir(explicit: Option<&Path>) -> Result<PathBuf, WorkloadError> {
 
 /// One encoder case per batch size and sequence length.
 fn encoder_cases(dir: &Path, batches: &[u32], seqs: &[u32], seed: u64, dtype: Dtype) -> Result<Vec<CaseSpec>, WorkloadError> {
+    let passes = encoder_passes(dir, batches, seqs, dtype, None)?;
+    let mut cases: Vec<CaseSpec> =
+        passes.iter().map(|e| CaseSpec::of_workload(&e.model, Shape(vec![e.batch, e.seq]), seed, Workload::Encoder(e.clone()))).collect();
+    // Each op alone at the smallest shape, where a fixed cost shows most (one short sentence).
+    let smallest = passes.iter().min_by_key(|e| (e.batch, e.seq));
+    if let Some(e) = smallest {
+        for op in ENCODER_OPS {
+            let case = EncoderCase { op: Some(op.into()), ..e.clone() };
+            cases.push(CaseSpec::of_workload(&format!("{}.op.{op}", e.model), Shape(vec![e.batch, e.seq]), seed, Workload::Encoder(case)));
+        }
+    }
+    Ok(cases)
+}
+
+/// MiniLM's whole passes of the folder `dir`, one per batch size and sequence length, with
+/// `layers` of its layers where given.
+fn encoder_passes(dir: &Path, batches: &[u32], seqs: &[u32], dtype: Dtype, layers: Option<u32>) -> Result<Vec<EncoderCase>, WorkloadError> {
     let bad = |what: &str, e: &dyn std::fmt::Display| WorkloadError::Weights(format!("{}: {e}", dir.join(what).display()));
     let text = std::fs::read_to_string(dir.join("config.json")).map_err(|e| bad("config.json", &e))?;
-    let config: BertConfig = serde_json::from_str(&text).map_err(|e| bad("config.json", &e))?;
-    if let Some(p) = config.problem() {
-        return Err(bad("config.json", &p));
+    let mut config: BertConfig = serde_json::from_str(&text).map_err(|e| bad("config.json", &e))?;
+    if let Some(problem) = config.problem() {
+        return Err(bad("config.json", &problem));
+    }
+    if let Some(l) = layers {
+        config.num_hidden_layers = l.min(config.num_hidden_layers);
     }
     let sentences = tokenize(&dir.join("tokenizer.json"), &SENTENCES)?;
     let mut cases = Vec::new();
@@ -357,21 +392,30 @@ fn encoder_cases(dir: &Path, batches: &[u32], seqs: &[u32], seed: u64, dtype: Dt
             let chosen: Vec<Vec<u32>> = sentences.iter().cycle().take(batch as usize).cloned().collect();
             let (ids, lens) = pack(&chosen, seq);
             let model = model_label(MINILM, dtype);
-            let case = EncoderCase { model: model.clone(), config, weights: MINILM.into(), prefix: String::new(), batch, seq, ids, lens, dtype, op: None };
-            cases.push(CaseSpec::of_workload(&model, Shape(vec![batch, seq]), seed, Workload::Encoder(case)));
+            cases.push(EncoderCase { model, config, weights: MINILM.into(), prefix: String::new(), batch, seq, ids, lens, dtype, op: None });
         }
     }
-    // Each op alone at the smallest shape, where a fixed cost shows most (one short sentence).
-    let (batch, seq) = (batches.iter().min(), seqs.iter().min().map(|&s| s.min(config.max_position_embeddings)));
-    let smallest = cases.iter().find_map(|c| match &c.workload {
-        Some(Workload::Encoder(e)) if Some(&e.batch) == batch && Some(e.seq) == seq => Some(e.clone()),
-        _ => None,
-    });
-    if let Some(e) = smallest {
-        for op in ENCODER_OPS {
-            let case = EncoderCase { op: Some(op.into()), ..e.clone() };
-            cases.push(CaseSpec::of_workload(&format!("{}.op.{op}", e.model), Shape(vec![e.batch, e.seq]), seed, Workload::Encoder(case)));
+    Ok(cases)
+}
+
+/// CLIP-shaped pairs (`clip`, or `clip:key=number,…` with ViT's keys and `text_layers`): MiniLM
+/// of `dir` beside a ViT as wide (ViT-S/16's shape by default), one pair per batch size and
+/// sequence length; `--layers` applies to the ViT.
+fn clip_cases(model: &str, dir: &Path, args: &WorkloadArgs, seed: u64, dtype: Dtype) -> Result<Vec<CaseSpec>, WorkloadError> {
+    let spec = model.split_once(':').map_or("", |(_, s)| s);
+    let mut text_layers = 0;
+    let (texts, vision): (Vec<&str>, Vec<&str>) = spec.split(',').partition(|p| p.trim_start().starts_with("text_layers"));
+    parse_shape(model, &texts.join(","), &mut [("text_layers", &mut text_layers)])?;
+    let config = vision_shape(model, &vision.join(","), VIT_S16, args.layers)?;
+    let name = model_label(CLIP, dtype);
+    let mut cases = Vec::new();
+    for text in encoder_passes(dir, &args.batch, &args.seq, dtype, (text_layers > 0).then_some(text_layers))? {
+        let vision = PerceptionCase { model: model_label("vit", dtype), config, batch: text.batch, dtype, op: None };
+        let pair = ClipCase { model: name.clone(), text, vision };
+        if let Some(problem) = pair.problem() {
+            return Err(WorkloadError::BadShape { model: model.into(), problem });
         }
+        cases.push(CaseSpec::of_workload(&name, Shape(vec![pair.text.batch, pair.text.seq]), seed, Workload::Clip(pair)));
     }
     Ok(cases)
 }
@@ -429,11 +473,18 @@ fn parse_shape(model: &str, spec: &str, keys: &mut [(&str, &mut u32)]) -> Result
 /// `:key=number,…`), with `--layers` applied; `None` for any other model.
 fn perception_config(model: &str, layers: Option<u32>) -> Result<Option<(String, PerceptionConfig)>, WorkloadError> {
     let (name, spec) = model.split_once(':').unwrap_or((model, ""));
-    let mut c = match name {
+    let default = match name {
         "vit" => VIT_B16,
         "whisper" => WHISPER_TINY,
         _ => return Ok(None),
     };
+    Ok(Some((name.to_string(), vision_shape(model, spec, default, layers)?)))
+}
+
+/// `default` with the keys `spec` sets (`size`, `patch`, `channels` or `mels`, `frames`, and
+/// `hidden`, `heads`, `layers`, `ffn`) and `--layers` applied, checked; `model` as written.
+fn vision_shape(model: &str, spec: &str, default: PerceptionConfig, layers: Option<u32>) -> Result<PerceptionConfig, WorkloadError> {
+    let mut c = default;
     let PerceptionConfig { front, hidden, heads, layers: l, ffn } = &mut c;
     let mut common = vec![("hidden", hidden), ("heads", heads), ("layers", l), ("ffn", ffn)];
     match front {
@@ -444,10 +495,10 @@ fn perception_config(model: &str, layers: Option<u32>) -> Result<Option<(String,
     if let Some(l) = layers {
         c.layers = l;
     }
-    if let Some(problem) = c.problem() {
-        return Err(WorkloadError::BadShape { model: model.into(), problem });
+    match c.problem() {
+        Some(problem) => Err(WorkloadError::BadShape { model: model.into(), problem }),
+        None => Ok(c),
     }
-    Ok(Some((name.to_string(), c)))
 }
 
 /// One case per batch size, then each op of the first layer alone at the smallest.
@@ -649,6 +700,24 @@ mod tests {
             sum += program.steps.len();
         }
         assert_eq!(sum, 1 + 1 + 3 + 1 + 1 + 1 + 1 + 1 + 1, "one layer's ops, once each");
+    }
+
+    /// A CLIP-shaped pair: MiniLM (cut to `text_layers`) beside a ViT as wide, one case per batch
+    /// and length, two parts for a cold start; a ViT of another width is refused.
+    #[test]
+    fn clip_pairs_minilm_with_a_vit_as_wide() {
+        let args = WorkloadArgs { model: vec!["clip:size=32,patch=8,layers=1,ffn=64,text_layers=2".into()], batch: vec![1, 2], seq: vec![8], ..WorkloadArgs::default() };
+        let w = Workloads::build(&args, 1).unwrap();
+        let ids: Vec<&str> = w.cases.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["clip/1x8/seed=1", "clip/2x8/seed=1"]);
+        assert!(w.weights.contains_key(MINILM));
+        let Some(Workload::Clip(pair)) = &w.cases[1].workload else { panic!() };
+        assert_eq!((pair.text.config.num_hidden_layers, pair.vision.config.layers, pair.vision.batch), (2, 1, 2));
+        assert_eq!(w.cases[1].workload.as_ref().unwrap().parts(1).len(), 2);
+        let rate = w.cases[1].info().unwrap().rate.unwrap();
+        assert_eq!((rate.item.as_str(), rate.per_run), ("pair", 2.0));
+        let narrow = WorkloadArgs { model: vec!["clip:size=32,patch=8,hidden=64,heads=4,layers=1,ffn=64".into()], ..args };
+        assert!(Workloads::build(&narrow, 1).unwrap_err().to_string().contains("must equal the text encoder's 384"));
     }
 
     /// The f64 reference of the encoder (this crate's tokenisation, kernels' graph, the real

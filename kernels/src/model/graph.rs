@@ -97,6 +97,28 @@ impl Graph {
         self.ops.push((tag, op));
     }
 
+    /// Independent graphs side by side as one (a CLIP-shaped pair of encoders): each tensor
+    /// named under its part's prefix (`text_model.`), the outputs and inputs in part order. Seeded
+    /// tensors keep their streams, so a part computes the same values alone as in the union;
+    /// parts must therefore not both seed a stream (a text encoder reads its weights from a file).
+    pub fn union(parts: Vec<(&str, Graph)>) -> Graph {
+        let seeds = |p: &Graph| p.tensors.iter().any(|t| matches!(t.data, Data::Seeded { .. }));
+        let seed = parts.iter().find(|(_, p)| seeds(p)).map_or(0, |(_, p)| p.seed);
+        let mut g = Graph { seed, ..Graph::default() };
+        for (prefix, part) in parts {
+            debug_assert!(part.seed == seed || !seeds(&part), "every part that seeds tensors has the same seed");
+            let offset = g.tensors.len();
+            g.tensors.extend(part.tensors.into_iter().map(|t| Tensor { name: format!("{prefix}{}", t.name), ..t }));
+            g.ops.extend(part.ops.into_iter().map(|(tag, mut op)| {
+                op.remap(|t| t + offset);
+                (tag, op)
+            }));
+            g.outputs.extend(part.outputs.iter().map(|t| t + offset));
+            g.inputs.extend(part.inputs.iter().map(|t| t + offset));
+        }
+        g
+    }
+
     /// Floating-point operations of one run.
     pub fn flops(&self) -> f64 {
         self.ops.iter().map(|(_, op)| op.flops()).sum()

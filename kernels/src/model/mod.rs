@@ -2,8 +2,10 @@
 //! tensors, lowered to WGSL dispatches ([`wgsl`]) and evaluated in f64 on the CPU ([`cpu`]) as
 //! the reference. [`encoder`] builds a BERT/MiniLM encoder over real weights ([`weights`]),
 //! [`decoder`] a Llama-style decoder over seeded ones or a GGUF file's ([`gguf`]), [`perception`]
-//! a ViT and Whisper's audio encoder over seeded ones.
+//! a ViT and Whisper's audio encoder over seeded ones, [`clip`] a text and an image encoder
+//! side by side.
 
+pub mod clip;
 pub mod cpu;
 pub mod decoder;
 pub mod encoder;

@@ -60,6 +60,10 @@ pub struct PerceptionConfig {
 /// ViT-B/16 at 224×224: 196 patches and a class token, 12 layers of width 768.
 pub const VIT_B16: PerceptionConfig = PerceptionConfig { front: Front::Image { size: 224, patch: 16, channels: 3 }, hidden: 768, heads: 12, layers: 12, ffn: 3072 };
 
+/// ViT-S/16 at 224×224: ViT-B/16's patches and tokens, 12 layers of width 384 (the image encoder
+/// of the CLIP-shaped pair, as wide as MiniLM).
+pub const VIT_S16: PerceptionConfig = PerceptionConfig { front: Front::Image { size: 224, patch: 16, channels: 3 }, hidden: 384, heads: 6, layers: 12, ffn: 1536 };
+
 /// Whisper-tiny's encoder over a 30 s window: 80 mel bins × 3000 frames, 1500 tokens after the
 /// convolutions, 4 layers of width 384.
 pub const WHISPER_TINY: PerceptionConfig = PerceptionConfig { front: Front::Audio { mels: 80, frames: 3000 }, hidden: 384, heads: 6, layers: 4, ffn: 1536 };
@@ -320,6 +324,19 @@ mod tests {
     fn tiny(front: Front) -> PerceptionCase {
         let config = PerceptionConfig { front, hidden: 32, heads: 4, layers: 2, ffn: 48 };
         PerceptionCase { model: "test".into(), config, batch: 2, dtype: Dtype::F32, op: None }
+    }
+
+    #[test]
+    fn a_union_of_graphs_computes_what_its_parts_compute_alone_under_prefixed_names() {
+        let (vit, whisper) = (tiny(Front::Image { size: 16, patch: 8, channels: 3 }), tiny(Front::Audio { mels: 8, frames: 16 }));
+        let parts = [vit.graph(5), whisper.graph(5)];
+        let alone: Vec<f64> = parts.iter().flat_map(|g| g.evaluate(None).unwrap()).collect();
+        let union = Graph::union(vec![("vision_model.", parts[0].clone()), ("audio_model.", parts[1].clone())]);
+        assert_eq!(union.evaluate(None).unwrap(), alone, "seeded tensors keep their streams");
+        assert_eq!((union.inputs.len(), union.outputs.len()), (2, 2));
+        assert!(union.tensors[union.inputs[1]].name.starts_with("audio_model."));
+        assert_eq!(union.dispatches(), parts[0].dispatches() + parts[1].dispatches());
+        assert!(union.lower(None, false).is_ok());
     }
 
     #[test]

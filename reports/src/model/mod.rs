@@ -836,7 +836,7 @@ pub fn model_rows(report: &RunReport) -> Vec<ModelRow<'_>> {
     let labels = labels(report);
     let mut rows = Vec::new();
     for (run, label) in report.runs.iter().zip(labels) {
-        for case in &run.cases {
+        for case in run.cases.iter().filter(|c| c.cold_start.is_none()) {
             let Some(t) = &case.throughput else { continue };
             let h = case.headline();
             rows.push(ModelRow {
@@ -855,6 +855,48 @@ pub fn model_rows(report: &RunReport) -> Vec<ModelRow<'_>> {
     }
     rows
 }
+
+/// One cold-start case of one run, formatted once for the Cold start tables of every report.
+#[derive(Debug, Clone, Serialize)]
+pub struct ColdRow<'a> {
+    /// The case.
+    pub case: &'a CaseReport,
+    /// The run's label (`chrome/webgpu`, see [`labels`]).
+    pub run: String,
+    /// Median ms from navigation to the first result, or `–`.
+    pub first_result: String,
+    /// `min–max` over the pages, or `–`.
+    pub spread: String,
+    /// Fresh pages measured.
+    pub pages: usize,
+    /// Each phase's median ([`ColdStartReport::phases_line`]), or `–`.
+    pub phases: String,
+}
+
+/// Every cold-start case of every run, run by run (`harness run --cold-start`): the rows of the
+/// Cold start tables; empty when the run measured none.
+pub fn cold_rows(report: &RunReport) -> Vec<ColdRow<'_>> {
+    let labels = labels(report);
+    let mut rows = Vec::new();
+    for (run, label) in report.runs.iter().zip(labels) {
+        for case in &run.cases {
+            let Some(cold) = &case.cold_start else { continue };
+            let w = case.wall.as_ref();
+            rows.push(ColdRow {
+                case,
+                run: label.clone(),
+                first_result: w.map(|w| format_ms(w.median)).unwrap_or_else(|| "–".into()),
+                spread: w.map(|w| format!("{}–{}", format_ms(w.min), format_ms(w.max))).unwrap_or_else(|| "–".into()),
+                pages: cold.pages.len(),
+                phases: if cold.median_phases.is_empty() { "–".into() } else { cold.phases_line() },
+            });
+        }
+    }
+    rows
+}
+
+/// What the Cold start tables mean, said under each.
+pub const COLD_NOTE: &str = "Each page is new, in a fresh browser profile (no HTTP or shader cache), timed from navigation (performance.timeOrigin) to the first output read back, which is then checked like any case. Phases, each from the end of the one before, median over the pages: harness's device (page, its WASM, adapter and device), fetch (weights), upload (program built, weights into GPU buffers), pipelines (created, and validated through an error scope, which waits for compilation), dispatch (first pass encoded and submitted), result (GPU done, output read back); onnxruntime-web's engine (page, WASM, ORT's script), fetch, onnx (the model file written in the page, what an app would fetch), session (InferenceSession.create), dispatch (first session.run), result. +precompile: every pipeline created up front, all at once, with createComputePipelineAsync.";
 
 /// The `variant` a case ran that its `id` does not already end with: what a table must add.
 pub fn untold_variant<'a>(id: &str, variant: Option<&'a str>) -> Option<&'a str> {
@@ -918,7 +960,7 @@ impl CaseReport {
             roofline: None,
             earlier_attempts: Vec::new(),
             engine_profile: None,
-            cold_start: None,
+            cold_start: spec.cold.map(|c| ColdStartReport::of(c.precompile, Vec::new())),
         }
     }
 
@@ -941,7 +983,10 @@ impl CaseReport {
         case.in_flight = Some(m.in_flight);
         case.timer_resolution_ms = m.timer_resolution_ms;
         case.engine_profile = m.engine_profile.as_deref().and_then(EngineProfile::of);
-        case.cold_start = m.cold.map(|c| ColdStartReport::of(spec.cold.is_some_and(|s| s.precompile), vec![c]));
+        if let (Some(report), Some(c)) = (&mut case.cold_start, m.cold) {
+            report.pages.push(c);
+            *report = ColdStartReport::of(report.precompile, std::mem::take(&mut report.pages));
+        }
         case.correctness = Some(verdict);
         case.summarize_samples();
         case
@@ -1096,5 +1141,32 @@ mod tests {
         assert_eq!(format_ms(0.0081), "0.00810");
         assert_eq!(format_ms(0.000512), "0.000512");
         assert_eq!(format_ms(0.0), "0.0000");
+    }
+
+    #[test]
+    fn cold_pages_merge_into_one_case_whose_samples_are_the_first_results_and_whose_worst_page_stands() {
+        use crate::testdata::cold_page;
+        let marks = |scale: f64| [("device", 100.0 * scale), ("fetch", 150.0 * scale), ("upload", 160.0 * scale), ("pipelines", 200.0 * scale), ("dispatch", 201.0 * scale), ("result", 300.0 * scale)];
+        let page = cold_page(true, &marks(1.0), true);
+        assert_eq!(page.samples.len(), 1);
+        assert_eq!(page.samples[0].wall_ms, 300.0, "the sample is the time to the first result");
+        assert_eq!((page.timer, page.throughput.as_ref().and_then(|t| t.per_second), page.gflops), (Some(Timer::WallClock), None, None), "a first run is no rate");
+        let phases = &page.cold_start.as_ref().unwrap().median_phases;
+        assert_eq!(phases.iter().map(|p| (p.name.as_str(), p.ms)).collect::<Vec<_>>(), [("device", 100.0), ("fetch", 50.0), ("upload", 10.0), ("pipelines", 40.0), ("dispatch", 1.0), ("result", 99.0)]);
+
+        let merged = CaseReport::merge_cold(vec![cold_page(true, &marks(1.0), true), cold_page(true, &marks(2.0), true), cold_page(true, &marks(3.0), true)]).unwrap();
+        assert_eq!(merged.status, CaseStatus::Passed);
+        assert_eq!(merged.samples.iter().map(|s| s.wall_ms).collect::<Vec<_>>(), [300.0, 600.0, 900.0]);
+        assert_eq!((merged.wall.unwrap().median, merged.wall.unwrap().n), (600.0, 3));
+        let cold = merged.cold_start.as_ref().unwrap();
+        assert!(cold.precompile);
+        assert_eq!(cold.pages.len(), 3);
+        assert_eq!(cold.median_phases[0].ms, 200.0, "each phase's median over the pages");
+        assert!(cold.phases_line().starts_with("device 200.0 ms · fetch 100.0 ms"), "{}", cold.phases_line());
+
+        let wrong = CaseReport::merge_cold(vec![cold_page(false, &marks(1.0), true), cold_page(false, &marks(2.0), false)]).unwrap();
+        assert_eq!(wrong.status, CaseStatus::Failed, "a page with a wrong first result fails the case");
+        assert_eq!(wrong.samples.len(), 2);
+        assert!(CaseReport::merge_cold(Vec::new()).is_none());
     }
 }
