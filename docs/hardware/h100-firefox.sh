@@ -49,6 +49,8 @@
 #   pack-model; carry ort.tar.xz with harness.tar.xz (`stash && bash docs/hardware/h100-firefox.sh stash-ort`),
 #   MiniLM's two parts with stash-model, then `ort-minilm`, `ort-perception` and `ort-decoder` (Firefox and
 #   native), one call each; after Chromium's parts, `ort-chrome`, then `ort-profile` (JSEP's own profile in both).
+#   Cold start (issue 27, h100-cold.md): with ort.tar.xz and MiniLM's two parts stashed, `cold-firefox` and
+#   `cold-perception-firefox`; after Chromium's parts, `cold-chrome` and `cold-perception-chrome`.
 #   Chromium (an attempt; see h100-firefox.md): here `bash docs/hardware/h100-firefox.sh pack-chromium`,
 #   there `stash-chromium` once per part carried (chromium.tar.xz.aa, .ab, …), then `chromium`, and
 #   `chrome` for the suites in Chromium with the flags that got the GPU.
@@ -130,7 +132,7 @@ stash-model)
   fi
   exit 0
   ;;
-ort-minilm | ort-perception | ort-decoder | ort-chrome | ort-profile | perception | decode-dtypes | decode-profile | tune-quant | gpu-out-of-the-box | gpu-hidden-icd | gpu-minilm | gpu-tune | gpu-matmul | gpu-models | minilm-ops | suite | models | chromium | chrome | bench | bench-chrome | tune-native | tune-firefox | tune-matvec | decoder-native | matmul | kernels | decoder | tfjs | minilm | survive | checks | wall) ;;
+cold-firefox | cold-chrome | cold-perception-firefox | cold-perception-chrome | ort-minilm | ort-perception | ort-decoder | ort-chrome | ort-profile | perception | decode-dtypes | decode-profile | tune-quant | gpu-out-of-the-box | gpu-hidden-icd | gpu-minilm | gpu-tune | gpu-matmul | gpu-models | minilm-ops | suite | models | chromium | chrome | bench | bench-chrome | tune-native | tune-firefox | tune-matvec | decoder-native | matmul | kernels | decoder | tfjs | minilm | survive | checks | wall) ;;
 *) sed -n 2,23p "$0"; exit 2 ;;
 esac
 
@@ -393,6 +395,25 @@ ort-profile)
     run "profile-$b" harness run "${where[@]}" "${o[@]}" --model minilm,vit,whisper --batch 1,8 --seq 16,128 \
       --weights /tmp/gpu/all-MiniLM-L6-v2 --out "$dir/profile-$b"
   done
+  ;;
+cold-firefox | cold-chrome | cold-perception-firefox | cold-perception-chrome)
+  # Cold start (issue 27, h100-cold.md): from a fresh page in a new profile to the first checked result,
+  # in phases; harness's own pipelines created the usual way and precompiled, beside both of ORT's
+  # execution providers. cold-*: MiniLM 1×16 and the CLIP-shaped pair (MiniLM beside a ViT-S/16-shaped
+  # encoder, loaded in turn and at once), 5 pages a case; cold-perception-*: ViT-B/16 and Whisper-tiny's
+  # encoder at batch 1, 3 pages a case.
+  where=("${ff[@]}")
+  if [ "${step%-chrome}" != "$step" ]; then
+    export LD_LIBRARY_PATH=/tmp/gpu/chromium-lib:$LD_LIBRARY_PATH
+    where=("${cr[@]}")
+  fi
+  o=(--platform webgpu,ort --batch 1 --seq 16 --timeout 120 --retries 0 --ort-dir /tmp/gpu/ort --weights /tmp/gpu/all-MiniLM-L6-v2)
+  if [ "${step#cold-perception}" = "$step" ]; then
+    run minilm harness run "${where[@]}" "${o[@]}" --model minilm --cold-start 5 --out "$dir/minilm"
+    run clip harness run "${where[@]}" "${o[@]}" --model clip --cold-start 5 --out "$dir/clip"
+  else
+    run perception harness run "${where[@]}" "${o[@]}" --model vit,whisper --cold-start 3 --out "$dir/perception"
+  fi
   ;;
 ort-decoder)
   # TinyLlama's shape cut to 4 layers (its 22 in f32 are 4.4 GB: past protobuf's 2 GB for one ONNX
