@@ -49,8 +49,8 @@
 #   pack-model; carry ort.tar.xz with harness.tar.xz (`stash && bash docs/hardware/h100-firefox.sh stash-ort`),
 #   MiniLM's two parts with stash-model, then `ort-minilm`, `ort-perception` and `ort-decoder` (Firefox and
 #   native), one call each; after Chromium's parts, `ort-chrome`, then `ort-profile` (JSEP's own profile in both).
-#   Cold start (issue 27, h100-cold.md): with ort.tar.xz and MiniLM's two parts stashed, `cold-firefox` and
-#   `cold-perception-firefox`; after Chromium's parts, `cold-chrome` and `cold-perception-chrome`.
+#   Cold start (issue 27, h100-cold.md): with ort.tar.xz and MiniLM's two parts stashed, `cold-firefox`,
+#   `cold-perception-firefox` and `cold-decoder`; after Chromium's parts, `cold-chrome` and `cold-perception-chrome`.
 #   Chromium (an attempt; see h100-firefox.md): here `bash docs/hardware/h100-firefox.sh pack-chromium`,
 #   there `stash-chromium` once per part carried (chromium.tar.xz.aa, .ab, …), then `chromium`, and
 #   `chrome` for the suites in Chromium with the flags that got the GPU.
@@ -132,7 +132,7 @@ stash-model)
   fi
   exit 0
   ;;
-cold-firefox | cold-chrome | cold-perception-firefox | cold-perception-chrome | ort-minilm | ort-perception | ort-decoder | ort-chrome | ort-profile | perception | decode-dtypes | decode-profile | tune-quant | gpu-out-of-the-box | gpu-hidden-icd | gpu-minilm | gpu-tune | gpu-matmul | gpu-models | minilm-ops | suite | models | chromium | chrome | bench | bench-chrome | tune-native | tune-firefox | tune-matvec | decoder-native | matmul | kernels | decoder | tfjs | minilm | survive | checks | wall) ;;
+cold-firefox | cold-chrome | cold-perception-firefox | cold-perception-chrome | cold-decoder | ort-minilm | ort-perception | ort-decoder | ort-chrome | ort-profile | perception | decode-dtypes | decode-profile | tune-quant | gpu-out-of-the-box | gpu-hidden-icd | gpu-minilm | gpu-tune | gpu-matmul | gpu-models | minilm-ops | suite | models | chromium | chrome | bench | bench-chrome | tune-native | tune-firefox | tune-matvec | decoder-native | matmul | kernels | decoder | tfjs | minilm | survive | checks | wall) ;;
 *) sed -n 2,23p "$0"; exit 2 ;;
 esac
 
@@ -414,6 +414,12 @@ cold-firefox | cold-chrome | cold-perception-firefox | cold-perception-chrome)
   else
     run perception harness run "${where[@]}" "${o[@]}" --model vit,whisper --cold-start 3 --out "$dir/perception"
   fi
+  ;;
+cold-decoder)
+  # TinyLlama's shape cut to 4 layers (as ort-decoder), prefill of 128 tokens and a decode step, cold in
+  # Firefox, 3 pages a case.
+  run decoder harness run "${ff[@]}" --platform webgpu,ort --model tinyllama --layers 4 --context 128 --cold-start 3 \
+    --timeout 120 --retries 0 --ort-dir /tmp/gpu/ort --out "$dir/decoder"
   ;;
 ort-decoder)
   # TinyLlama's shape cut to 4 layers (its 22 in f32 are 4.4 GB: past protobuf's 2 GB for one ONNX
