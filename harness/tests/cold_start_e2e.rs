@@ -81,5 +81,5 @@ fn a_clip_shaped_pair_starts_cold_in_headless_firefox_its_encoders_loaded_in_tur
 
 #[test]
 fn cold_starts_in_headless_chromium_add_up_phase_by_phase_on_webgpu_precompiled_or_not_and_on_ort_webgpu() {
-    cold_start("chrome", "vit:size=32,patch=8,hidden=32,heads=4,layers=1,ffn=64", "ort-webgpu", 2, &["/cold", "/cold+precompile"]);
+    cold_start("chrome", "vit:size=32,patch=8,hidden=32,heads=4,layers=1,ffn=64", "ort-webgpu", 1, &["/cold", "/cold+precompile"]);
 }

@@ -71,6 +71,14 @@ impl Platform {
             (Platform::OrtWebgpu | Platform::OrtJsep, Some(c)) if c.precompile => {
                 return Some(format!("{}: onnxruntime-web creates its own pipelines in its first run; precompiling is harness's", case.id))
             }
+            // Seen on the GPU machine in Chrome and Firefox (docs/hardware/h200-cold.md).
+            (Platform::OrtWebgpu, Some(c)) if c.parallel => {
+                return Some(format!(
+                    "{}: onnxruntime-web {}'s C++ WebGPU provider refuses two sessions created at once (\"another WebGPU EP inference session is being created\"); ort-jsep loads them at once",
+                    case.id,
+                    crate::model::onnx::ORT_WEB_VERSION
+                ))
+            }
             _ => {}
         }
         match self {
@@ -441,6 +449,9 @@ mod tests {
         assert_eq!(Platform::Webgpu.unsupported(&pre), None);
         assert_eq!(Platform::OrtJsep.unsupported(&cold), None);
         assert!(Platform::OrtWebgpu.unsupported(&pre).is_some_and(|r| r.contains("its own pipelines")));
+        let parallel = steady.clone().cold_start(ColdStart { samples: 3, precompile: false, parallel: true });
+        assert!(Platform::OrtWebgpu.unsupported(&parallel).is_some_and(|r| r.contains("two sessions created at once")));
+        assert_eq!(Platform::OrtJsep.unsupported(&parallel), None);
         assert!(Platform::Native.unsupported(&cold).is_some_and(|r| r.contains("fresh page")));
         assert_eq!(Platform::Native.unsupported(&steady), None);
     }
