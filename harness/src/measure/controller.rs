@@ -107,30 +107,37 @@ pub async fn run_browser(
     let req = &BrowserRunRequest { plan: RunPlan { cases: remaining, ..req.plan.clone() }, ..req.clone() };
     let mut events = server.begin_run(RunPlan { platform: req.platform, ..req.plan.clone() });
     tracing::info!("serving the page at {}", server.page_url());
+    let mut browsing = Browsing { req, server, events: &mut events, run: &mut run, book: &mut book, reporter: &mut *reporter, interrupted };
     let outcome = async {
-        run_cold(req, server, &mut events, &mut run, &mut book, reporter, interrupted).await?;
-        match book.remaining().is_empty() {
+        run_cold(&mut browsing).await?;
+        match browsing.book.remaining().is_empty() {
             true => Ok(()),
-            false => drive(req, server, &mut events, &mut run, &mut book, reporter, interrupted).await,
+            false => drive(&mut browsing).await,
         }
     }
     .await;
     finish_run(run, book, outcome, reporter)
 }
 
+/// One browser's run under way: what it was asked, the server, the page's events, the run and the
+/// book of its cases being filled in, and where its events and an interrupt come from.
+struct Browsing<'a> {
+    req: &'a BrowserRunRequest,
+    server: &'a Server,
+    events: &'a mut mpsc::UnboundedReceiver<PageEvent>,
+    run: &'a mut PlatformRun,
+    book: &'a mut CaseBook,
+    reporter: &'a mut dyn Reporter,
+    interrupted: &'a mut watch::Receiver<bool>,
+}
+
 /// Measures the book's cold-start cases (`--cold-start`): each sample is a new browser session,
 /// so a fresh profile (no shader or HTTP cache), on a page that runs that one case; the pages
 /// make one case. A page that fails ends its case with that failure; a browser that will not
 /// start ends the run.
-async fn run_cold(
-    req: &BrowserRunRequest,
-    server: &Server,
-    events: &mut mpsc::UnboundedReceiver<PageEvent>,
-    run: &mut PlatformRun,
-    book: &mut CaseBook,
-    reporter: &mut dyn Reporter,
-    interrupted: &mut watch::Receiver<bool>,
-) -> Result<()> {
+async fn run_cold(browsing: &mut Browsing<'_>) -> Result<()> {
+    let Browsing { req, server, events, run, book, reporter, interrupted } = browsing;
+    let reporter: &mut dyn Reporter = &mut **reporter;
     let cold: Vec<CaseSpec> = book.remaining().into_iter().filter(|s| s.cold.is_some()).collect();
     if cold.is_empty() {
         return Ok(());
@@ -306,15 +313,11 @@ impl Session<'_> {
     }
 }
 
-async fn drive(
-    req: &BrowserRunRequest,
-    server: &Server,
-    events: &mut mpsc::UnboundedReceiver<PageEvent>,
-    run: &mut PlatformRun,
-    book: &mut CaseBook,
-    reporter: &mut dyn Reporter,
-    interrupted: &mut watch::Receiver<bool>,
-) -> Result<()> {
+/// Runs the book's cases in sessions of the browser, a fresh one after each crash, until every
+/// case is settled or the browser is given up.
+async fn drive(browsing: &mut Browsing<'_>) -> Result<()> {
+    let Browsing { req, server, events, run, book, reporter, interrupted } = browsing;
+    let reporter: &mut dyn Reporter = &mut **reporter;
     let spec = req.browser.spec();
     let mut crashes_in_a_row = 0;
     loop {
