@@ -940,16 +940,20 @@ pub fn steady_wall_ms(submitted_ms: f64, previous_done_ms: f64, done_ms: f64, n:
 pub const SAME_TICK_MS: f64 = 1.0;
 
 /// Per-dispatch wall times of queued batches of `batch` dispatches that were seen complete at
-/// `done[1..]` (`done[0]`: the completion before the first). A browser that reports completion
-/// on a timer (Firefox: every ~100 ms) reports many batches in one tick; each batch of a tick
-/// gets the tick's share: the time since the previous tick over the batches it completed, which
-/// with the GPU kept busy is the GPU's throughput.
-pub fn spread_ticks(done: &[f64], batch: u32) -> Vec<f64> {
+/// `done[1..]` (`done[0]`: the completion before the first), with each batch's GPU time per
+/// dispatch in `gpu` where timestamps gave one. A browser that reports completion on a timer
+/// (Firefox: every ~100 ms) reports many batches in one tick; each batch of a tick gets the tick's
+/// share: the time since the previous tick over the batches it completed, which with the GPU kept
+/// busy is the GPU's throughput. A completion that comes sooner after the one before than its own
+/// batch's GPU time means the one before was seen late (Chrome delivers completions in bursts):
+/// the two share their span too, rather than one counting the other's time.
+pub fn spread_ticks(done: &[f64], batch: u32, gpu: &[Option<f64>]) -> Vec<f64> {
     let mut walls = vec![0.0; done.len().saturating_sub(1)];
+    let too_soon = |i: usize| SAME_TICK_MS.max(gpu.get(i - 1).copied().flatten().unwrap_or(0.0) * f64::from(batch));
     let mut start = 1;
     while start < done.len() {
         let mut end = start;
-        while end + 1 < done.len() && done[end + 1] - done[end] < SAME_TICK_MS {
+        while end + 1 < done.len() && done[end + 1] - done[end] < too_soon(end + 1) {
             end += 1;
         }
         let per = (done[end] - done[start - 1]) / ((end - start + 1) as f64 * batch as f64);
@@ -970,7 +974,8 @@ pub fn share_ticks(sampled: &mut Sampled, returned: &[f64]) {
     // A tick of no length (everything already done when first looked at, as on a CPU adapter
     // that runs work at submit) says nothing, and a share below the batch's own GPU time cannot be
     // (see [`steady_wall_ms`]): those keep the time they were seen.
-    for (s, wall) in sampled.samples.iter_mut().zip(spread_ticks(done, sampled.batch)) {
+    let gpu: Vec<Option<f64>> = sampled.samples.iter().map(|s| s.gpu_ms).collect();
+    for (s, wall) in sampled.samples.iter_mut().zip(spread_ticks(done, sampled.batch, &gpu)) {
         if wall > 0.0 && s.gpu_ms.is_none_or(|gpu| wall >= gpu) {
             s.wall_ms = wall;
         }
@@ -1082,15 +1087,31 @@ mod tests {
         // Firefox's ~100 ms completion timer: five 5 ms batches of 1000 dispatches each come back
         // in two ticks (three, then two), the GPU busy throughout.
         let done = [0.0, 100.0, 100.2, 100.3, 125.0, 125.1];
-        let walls = spread_ticks(&done, 1000);
+        let walls = spread_ticks(&done, 1000, &[None; 5]);
         let tick1 = 100.3 / 3.0 / 1000.0;
         let tick2 = (125.1 - 100.3) / 2.0 / 1000.0;
         for (got, want) in walls.iter().zip([tick1, tick1, tick1, tick2, tick2]) {
             assert!((got - want).abs() < 1e-9, "{walls:?}");
         }
         // Completions a batch apart (native, Chromium) keep their own intervals.
-        assert_eq!(spread_ticks(&[10.0, 15.0, 20.0, 26.0], 2), [2.5, 2.5, 3.0]);
-        assert!(spread_ticks(&[1.0], 5).is_empty());
+        assert_eq!(spread_ticks(&[10.0, 15.0, 20.0, 26.0], 2, &[Some(2.4); 3]), [2.5, 2.5, 3.0]);
+        assert!(spread_ticks(&[1.0], 5, &[]).is_empty());
+    }
+
+    #[test]
+    fn a_completion_seen_late_shares_its_span_with_the_one_seen_soon_after_it() {
+        // Chrome: batches of 5 ms on the GPU (1000 dispatches of 5 µs), the GPU busy throughout;
+        // the completion at 15 ms was seen at 18.5, the next on time at 20. 1.5 ms apart is less
+        // than a batch takes, so the two share the 10 ms since 10: 5 µs each, not 8.5 and a
+        // sample that counts its queueing behind the late one.
+        let gpu = [Some(0.005); 5];
+        let walls = spread_ticks(&[0.0, 5.0, 10.0, 18.5, 20.0, 25.0], 1000, &gpu);
+        for w in &walls {
+            assert!((w - 0.005).abs() < 1e-12, "{walls:?}");
+        }
+        // Without GPU times nothing tells a late completion from a slow batch.
+        let walls = spread_ticks(&[0.0, 5.0, 10.0, 18.5, 20.0, 25.0], 1000, &[None; 5]);
+        assert!((walls[2] - 0.0085).abs() < 1e-12 && (walls[3] - 0.0015).abs() < 1e-12, "{walls:?}");
     }
 
     #[test]
