@@ -24,9 +24,12 @@ pub struct RunArgs {
     /// (no shader or HTTP cache), timed from navigation to the first output read back and
     /// checked, in phases: device (page, WASM, adapter, device), weights fetched, uploaded,
     /// pipelines, first dispatch, first result. On webgpu each pass runs twice, as `…/cold`
-    /// (pipelines created the usual way, which browsers compile lazily) and `…/cold+precompile`
-    /// (all created up front at once with createComputePipelineAsync); onnxruntime-web's phases
-    /// are its script, weights fetched, ONNX written, session, first run, first result.
+    /// (each pipeline created the usual way, with createComputePipeline, as the program is
+    /// readied) and `…/cold+precompile` (all created up front at once with
+    /// createComputePipelineAsync, while the weights upload); a two-encoder model (`--model
+    /// clip`) also as `…/cold+parallel` and `…/cold+precompile+parallel`, its encoders loaded at
+    /// once. onnxruntime-web's phases are its script, weights fetched, ONNX written, session,
+    /// first run, first result.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000), help_heading = CASES, conflicts_with_all = ["resume", "tune", "repeat", "roofline"])]
     pub cold_start: Option<u32>,
     /// The device a WebNN context is asked for (`--platform webnn`).
