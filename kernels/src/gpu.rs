@@ -315,10 +315,23 @@ impl Gpu {
     /// Creates the program's buffers, compiles its pipelines (timed) and bind groups, and readies
     /// GPU timestamps for the batches in flight.
     pub async fn prepare(&self, label: &str, program: &Program) -> Result<Prepared, GpuError> {
+        Ok(self.prepare_timed(label, program, false).await?.0)
+    }
+
+    /// [`Gpu::prepare`], and when the buffers were uploaded (the page's clock). With `precompile`,
+    /// every pipeline is compiled at once through the browser's `createComputePipelineAsync`
+    /// while the buffers upload ([`Gpu::precompile`]); the pipeline time runs from the upload's end
+    /// either way.
+    async fn prepare_timed(&self, label: &str, program: &Program, precompile: bool) -> Result<(Prepared, f64), GpuError> {
+        let failed = |message: String| GpuError::Pipeline { kernel: label.to_string(), message };
         self.check_features(label, program)?;
-        let buffers = self.create_buffers(program).await.map_err(|message| GpuError::Pipeline { kernel: label.to_string(), message })?;
-        let t0 = now_ms();
-        self.create_pipelines(label, program, buffers, t0).await
+        let compiling = precompile.then(|| self.precompile(program));
+        let buffers = self.create_buffers(program).await.map_err(failed)?;
+        let uploaded = now_ms();
+        if let Some(compiling) = compiling {
+            compiling.await.map_err(failed)?;
+        }
+        Ok((self.create_pipelines(label, program, buffers, uploaded).await?, uploaded))
     }
 
     /// Refuses a program that needs a feature the device lacks, saying what offers it.
@@ -446,14 +459,7 @@ impl Gpu {
                 let begun = now_ms();
                 let program = graph.lower(weights, gpu.has("subgroups")).map_err(|e| failed(e.to_string()))?;
                 gpu.check_fits(&label, &program)?;
-                gpu.check_features(&label, &program)?;
-                let compiling = cold.precompile.then(|| gpu.precompile(&program));
-                let buffers = gpu.create_buffers(&program).await.map_err(failed)?;
-                let uploaded = now_ms();
-                if let Some(compiling) = compiling {
-                    compiling.await.map_err(failed)?;
-                }
-                let prepared = gpu.create_pipelines(&label, &program, buffers, uploaded).await?;
+                let (prepared, uploaded) = gpu.prepare_timed(&label, &program, cold.precompile).await?;
                 Ok::<_, GpuError>((prepared, uploaded - begun, uploaded))
             };
             let loaded = match cold.parallel {
@@ -1055,9 +1061,6 @@ impl Drop for Queries {
     }
 }
 
-/// The WGSL as this platform's compiler takes it. Browsers want `enable subgroups;` before subgroup
-/// built-ins; naga 30 (the native path) lists that directive as unimplemented and refuses it, yet
-/// compiles the built-ins without it where the device has the `SUBGROUP` feature.
 #[cfg(target_arch = "wasm32")]
 #[wasm_bindgen::prelude::wasm_bindgen]
 extern "C" {
@@ -1070,6 +1073,9 @@ extern "C" {
     fn precompile_unused() -> u32;
 }
 
+/// The WGSL as this platform's compiler takes it. Browsers want `enable subgroups;` before subgroup
+/// built-ins; naga 30 (the native path) lists that directive as unimplemented and refuses it, yet
+/// compiles the built-ins without it where the device has the `SUBGROUP` feature.
 fn for_this_compiler(wgsl: &str) -> std::borrow::Cow<'_, str> {
     const ENABLE: &str = crate::catalog::matvec::SUBGROUPS_ENABLE;
     match wgsl.strip_prefix(ENABLE) {

@@ -78,7 +78,6 @@ fn settings(args: &RunArgs, shared: Settings) -> Settings {
 /// tuning variant, the roofline probes first and every repeat, with their references.
 fn plan(args: &RunArgs, replayed: Vec<CaseSpec>) -> Result<Planned> {
     let (suite, seed) = (args.suite.into(), args.pipeline.seed);
-    let replayed_none = replayed.is_empty();
     let filter = &args.pipeline.filter;
     let (cases, weights) = match replayed.is_empty() {
         true => {
@@ -106,8 +105,9 @@ fn plan(args: &RunArgs, replayed: Vec<CaseSpec>) -> Result<Planned> {
     };
     let cases = kernels::plan::repeated(cases, args.repeat);
     let cases = match args.cold_start {
-        Some(samples) if replayed_none => cold_starts(cases, samples)?,
-        _ => cases,
+        // --cold-start conflicts with --replay and --resume: replayed cases keep their own.
+        Some(samples) => cold_starts(cases, samples)?,
+        None => cases,
     };
     let references = Arc::new(reference::References::new(weights.clone(), reference::DiskCache::from_env()));
     Ok(Planned { cases, references, weights })

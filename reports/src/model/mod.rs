@@ -984,8 +984,7 @@ impl CaseReport {
         case.timer_resolution_ms = m.timer_resolution_ms;
         case.engine_profile = m.engine_profile.as_deref().and_then(EngineProfile::of);
         if let (Some(report), Some(c)) = (&mut case.cold_start, m.cold) {
-            report.pages.push(c);
-            *report = ColdStartReport::of(report.precompile, std::mem::take(&mut report.pages));
+            *report = ColdStartReport::of(report.precompile, vec![c]);
         }
         case.correctness = Some(verdict);
         case.summarize_samples();
