@@ -11,6 +11,9 @@
 #   target/tfjs                  TensorFlow.js 4.22.0 (@tensorflow/tfjs-core, -backend-webgpu) for
 #                                --platform tfjs, with npm
 #   target/ort                   onnxruntime-web 1.30.0 for --platform ort-webgpu/ort-jsep, with npm
+#   target/transformers          transformers.js 4.3.1 (@huggingface/transformers, with the onnxruntime-web
+#                                build it pins) for --platform transformers, with npm (scripts and
+#                                optional packages skipped: its native dependencies are not used)
 #   target/onnxruntime-node      onnxruntime-node 1.30.0 (its install script skipped: it fetches
 #                                CUDA libraries), whose native libonnxruntime the ONNX tests run on
 #   default-jre-headless         Java, and target/selenium: the Selenium Grid 4.48.0 jar (npm package
@@ -77,6 +80,12 @@ if ! grep -qs "\"version\": \"$ort_version\"" target/ort/node_modules/onnxruntim
    [ ! -f target/ort/node_modules/onnxruntime-web/dist/ort.webgpu.min.js ]; then
   echo "ci/setup.sh: installing onnxruntime-web $ort_version into target/ort (for --platform ort-webgpu/ort-jsep)"
   npm install --prefix target/ort --no-save --no-package-lock --no-audit --no-fund --silent onnxruntime-web@$ort_version
+fi
+transformers_version=4.3.1
+if ! grep -qs "\"version\": \"$transformers_version\"" target/transformers/node_modules/@huggingface/transformers/package.json; then
+  echo "ci/setup.sh: installing transformers.js $transformers_version into target/transformers (for --platform transformers)"
+  npm install --prefix target/transformers --no-save --no-package-lock --no-audit --no-fund --silent --ignore-scripts --omit=optional \
+    @huggingface/transformers@$transformers_version
 fi
 if ! grep -qs "\"version\": \"$ort_version\"" target/onnxruntime-node/node_modules/onnxruntime-node/package.json; then
   echo "ci/setup.sh: installing onnxruntime-node $ort_version into target/onnxruntime-node (ONNX Runtime's CPU build, for the ONNX tests)"

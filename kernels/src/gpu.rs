@@ -485,7 +485,7 @@ impl Gpu {
             let index = gpu.queue.submit(loaded.iter().map(|(prepared, ..)| gpu.encode(prepared, None, 1, None)));
             marks.push(("dispatch", now_ms()));
             gpu.wait_natively(Some(index))?;
-            let outputs: Vec<(&wgpu::Buffer, u64)> = loaded.iter().flat_map(|(p, ..)| p.outputs.iter().map(|&(b, len)| (&p.buffers[b], len))).collect();
+            let outputs: Vec<(&wgpu::Buffer, u64)> = loaded.iter().flat_map(|(p, ..)| p.output_buffers()).collect();
             let bytes = gpu.read_buffers(&outputs).await?;
             marks.push(("result", now_ms()));
             Ok(bytes)
@@ -716,8 +716,26 @@ impl Gpu {
             self.queue.submit([clears.finish()]);
             self.dispatch(case).await?;
         }
-        let outputs: Vec<(&wgpu::Buffer, u64)> = case.outputs.iter().map(|&(b, len)| (&case.buffers[b], len)).collect();
-        self.read_buffers(&outputs).await
+        self.read_buffers(&case.output_buffers()).await
+    }
+
+    /// Replaces the contents of `program`'s buffer `label` with `bytes` before the next run: a
+    /// run from text writes each call's token ids and lengths so.
+    pub fn write_input(&self, case: &Prepared, program: &Program, label: &str, bytes: &[u8]) -> Result<(), GpuError> {
+        let index = program.buffers.iter().position(|b| b.label == label);
+        let buffer = index.and_then(|i| case.buffers.get(i)).filter(|b| b.size() >= bytes.len() as u64);
+        let Some(buffer) = buffer else {
+            return Err(GpuError::Pipeline { kernel: label.to_string(), message: format!("the program has no buffer `{label}` of {} bytes to write", bytes.len()) });
+        };
+        self.queue.write_buffer(buffer, 0, bytes);
+        Ok(())
+    }
+
+    /// Submits one run of `case` and reads its outputs back: one call of an app that awaits its
+    /// answer.
+    pub async fn run_and_read(&self, case: &Prepared) -> Result<Vec<u8>, GpuError> {
+        self.queue.submit([self.encode(case, None, 1, None)]);
+        self.read_buffers(&case.output_buffers()).await
     }
 
     /// Copies the first `len` bytes of each buffer back to the CPU, concatenated: what a check
@@ -1037,6 +1055,11 @@ pub struct Prepared {
 }
 
 impl Prepared {
+    /// Each output buffer and its bytes, in the program's output order.
+    fn output_buffers(&self) -> Vec<(&wgpu::Buffer, u64)> {
+        self.outputs.iter().map(|&(b, len)| (&self.buffers[b], len)).collect()
+    }
+
     /// The dispatches recorded into command buffers so far, every run of every batch: what a
     /// test holds against the dispatches a case's report says one run issues.
     pub fn dispatched(&self) -> u64 {

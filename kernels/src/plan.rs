@@ -37,6 +37,11 @@ pub enum Platform {
     /// The same with onnxruntime-web's JavaScript WebGPU execution provider (JSEP).
     #[serde(rename = "ort-jsep")]
     OrtJsep,
+    /// transformers.js ([`crate::model::onnx::TRANSFORMERS_VERSION`]): its
+    /// `pipeline('feature-extraction')` on MiniLM from text, with its own tokenizer, on the ONNX
+    /// file harness writes (onnxruntime-web's C++ WebGPU provider underneath). It runs
+    /// from-text cases only ([`CaseSpec::from_text`]).
+    Transformers,
 }
 
 impl Platform {
@@ -50,6 +55,7 @@ impl Platform {
             Platform::Webnn => "webnn",
             Platform::OrtWebgpu => "ort-webgpu",
             Platform::OrtJsep => "ort-jsep",
+            Platform::Transformers => "transformers",
         }
     }
 
@@ -81,8 +87,24 @@ impl Platform {
             }
             _ => {}
         }
+        match (self, case.from_text) {
+            (Platform::Webgpu | Platform::Transformers, true) => return None,
+            (Platform::Transformers, false) => {
+                return Some(format!(
+                    "{}: transformers.js runs MiniLM from text only (add --from-text); --platform ort-webgpu runs the model alone on the same engine",
+                    case.id
+                ))
+            }
+            (_, true) => {
+                return Some(format!(
+                    "{}: a pipeline from text runs in a page, on webgpu (harness, its tokenizer in WASM) and transformers (transformers.js); the model case at the same shape is the other platforms' measure",
+                    case.id
+                ))
+            }
+            _ => {}
+        }
         match self {
-            Platform::Webgpu | Platform::Native => None,
+            Platform::Webgpu | Platform::Native | Platform::Transformers => None,
             Platform::OrtWebgpu | Platform::OrtJsep => match case.workload.as_ref().is_some_and(Workload::is_model) {
                 true => None,
                 false => Some(format!("{}: onnxruntime-web runs harness's models (minilm, llama, vit, whisper) only", case.kernel)),
@@ -125,7 +147,7 @@ impl Platform {
     /// Whether it runs another engine's kernels rather than harness's WGSL (so tuned variants
     /// mean nothing there).
     pub fn other_engine(self) -> bool {
-        matches!(self, Platform::Tfjs | Platform::Webnn | Platform::OrtWebgpu | Platform::OrtJsep)
+        matches!(self, Platform::Tfjs | Platform::Webnn | Platform::OrtWebgpu | Platform::OrtJsep | Platform::Transformers)
     }
 }
 
@@ -156,6 +178,10 @@ pub struct CaseSpec {
     /// (`--cold-start`); the id ends with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cold: Option<ColdStart>,
+    /// Timed end to end from text, as a web app embeds sentences: tokenize, run, pool, each
+    /// sample one call (`--from-text`, MiniLM only); the id ends with `/from-text`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub from_text: bool,
 }
 
 /// How a cold-start case is measured: each sample a new page in a fresh browser profile, timed
@@ -193,6 +219,7 @@ impl CaseSpec {
             variant: None,
             repeat: None,
             cold: None,
+            from_text: false,
         }
     }
 
@@ -216,15 +243,22 @@ impl CaseSpec {
         CaseSpec { id, cold: Some(cold), ..self }
     }
 
-    /// What the id adds for a repeat or a cold start.
+    /// The same case timed end to end from text (`--from-text`), which its id names.
+    pub fn from_text(self) -> Self {
+        let id = format!("{}/from-text", self.id);
+        CaseSpec { id, from_text: true, ..self }
+    }
+
+    /// What the id adds for a repeat, a cold start or a run from text.
     fn repeat_suffix(&self) -> String {
         let cold = self.cold.map(ColdStart::suffix).unwrap_or_default();
-        format!("{cold}{}", self.repeat.map(|r| format!("/repeat={r}")).unwrap_or_default())
+        let text = if self.from_text { "/from-text" } else { "" };
+        format!("{text}{cold}{}", self.repeat.map(|r| format!("/repeat={r}")).unwrap_or_default())
     }
 
     /// The id of the case whose output this one must equal: its own, or for a variant, the
-    /// default variant's (every variant computes the same thing); never a repeat's or a cold
-    /// start's.
+    /// default variant's (every variant computes the same thing); never a repeat's, a cold
+    /// start's or a run from text's.
     pub fn reference_id(&self) -> String {
         match self.variant {
             Some(_) => default_id(&self.kernel, &self.shape, self.seed),
@@ -241,7 +275,7 @@ impl CaseSpec {
     /// the parameter where it is a number.
     pub fn of_bench(bench: crate::bench::BenchCase) -> Self {
         let shape = Shape(bench.param.as_deref().and_then(|p| p.parse().ok()).into_iter().collect());
-        CaseSpec { id: bench.label(), kernel: bench.name.clone(), shape, seed: 0, workload: Some(Workload::Bench(bench)), variant: None, repeat: None, cold: None }
+        CaseSpec { id: bench.label(), kernel: bench.name.clone(), shape, seed: 0, workload: Some(Workload::Bench(bench)), variant: None, repeat: None, cold: None, from_text: false }
     }
 
     /// The catalogue kernel this case runs; `None` for a workload, or a kernel from another

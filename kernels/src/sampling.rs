@@ -336,6 +336,49 @@ pub async fn sample<T: Timed>(
     Ok(Sampled { first_ms, warmup, warmup_stop, samples, stopped_by, mode: s.mode, batch, in_flight, timed_span })
 }
 
+/// Work timed end to end in named phases, one call at a time (a pipeline from text: tokenize,
+/// run, pool): what [`sample_phases`] samples.
+#[allow(async_fn_in_trait)]
+pub trait Phased {
+    /// What a failed call reports.
+    type Error;
+    /// Makes one call and returns its phases, each `(name, wall ms)`, in order.
+    async fn call(&mut self) -> Result<Vec<(&'static str, f64)>, Self::Error>;
+}
+
+/// Samples `work` by the policy `s`, isolated (each sample one call, awaited, as an app awaits
+/// it): a sample's wall time is the sum of its phases. Returns the samples and each timed
+/// sample's phases, in order.
+pub async fn sample_phases<P: Phased>(
+    s: &Sampling,
+    work: &mut P,
+    clock: &mut impl ClockGate,
+    on_sample: impl FnMut(u32),
+) -> Result<(Sampled, Vec<Vec<crate::wire::Phase>>), P::Error> {
+    struct Calls<'a, P> {
+        work: &'a mut P,
+        phases: Vec<Vec<crate::wire::Phase>>,
+    }
+    impl<P: Phased> Timed for Calls<'_, P> {
+        type Error = P::Error;
+        async fn run(&mut self, batch: u32) -> Result<Sample, P::Error> {
+            let mut total = 0.0;
+            for _ in 0..batch {
+                let phases = self.work.call().await?;
+                total += phases.iter().map(|p| p.1).sum::<f64>();
+                self.phases.push(phases.into_iter().map(|(name, ms)| crate::wire::Phase { name: name.to_string(), ms }).collect());
+            }
+            Ok(Sample { wall_ms: total / batch as f64, gpu_ms: None })
+        }
+    }
+    let isolated = Sampling { mode: SamplingMode::Isolated, ..s.clone() };
+    let mut calls = Calls { work, phases: Vec::new() };
+    let sampled = sample(&isolated, &mut calls, clock, on_sample).await?;
+    // The first run and the warm-up came before the timed samples.
+    let timed = calls.phases.split_off(calls.phases.len() - sampled.samples.len());
+    Ok((sampled, timed))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -496,5 +539,28 @@ mod tests {
         let w = pollster::block_on(sample(&s, &mut scripted(|_| 1.0), &mut clock, |_| {})).unwrap();
         // Times are flat after two windows; the clock holds warm-up for two more.
         assert_eq!((w.warmup.len(), w.warmup_stop, clock.asked), (20, WarmupStop::Stable, 3));
+    }
+
+    /// Calls whose phases take 1 and 2 ms, then 3 and 4, …: counts the calls made.
+    struct Steps(u32);
+    impl Phased for Steps {
+        type Error = std::convert::Infallible;
+        async fn call(&mut self) -> Result<Vec<(&'static str, f64)>, Self::Error> {
+            self.0 += 1;
+            Ok(vec![("tokenize", self.0 as f64), ("run", 2.0 * self.0 as f64)])
+        }
+    }
+
+    #[test]
+    fn phased_samples_are_the_sums_of_their_phases_and_keep_only_the_timed_calls_phases() {
+        let s = Sampling { mode: SamplingMode::Steady, warmup: WarmupPolicy::Fixed(2), samples: 3, max_time_ms: 1e9, target_ci_pct: None };
+        let mut steps = Steps(0);
+        let (sampled, phases) = pollster::block_on(sample_phases(&s, &mut steps, &mut NoClock, |_| {})).unwrap();
+        // One first call and two warm-up calls come before the three timed ones, isolated.
+        assert_eq!((steps.0, sampled.mode, sampled.batch), (6, SamplingMode::Isolated, 1));
+        let walls: Vec<f64> = sampled.samples.iter().map(|s| s.wall_ms).collect();
+        assert_eq!(walls, [12.0, 15.0, 18.0]);
+        let firsts: Vec<(&str, f64)> = phases.iter().map(|p| (p[0].name.as_str(), p[0].ms)).collect();
+        assert_eq!(firsts, [("tokenize", 4.0), ("tokenize", 5.0), ("tokenize", 6.0)]);
     }
 }

@@ -71,6 +71,10 @@ pub struct CaseMeasurement {
     /// sample is their sum.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cold: Option<ColdMeasurement>,
+    /// A from-text case's phases (`tokenize`, `run`, `pool`), one list per timed sample, in
+    /// order: each sample is their sum.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<Vec<Vec<Phase>>>,
 }
 
 /// One cold start: a fresh page's way to its first result, phase by phase.
@@ -79,7 +83,7 @@ pub struct CaseMeasurement {
 pub struct ColdMeasurement {
     /// The phases in order, each timed from the end of the one before; the first from the
     /// page's navigation (`performance.timeOrigin`).
-    pub phases: Vec<ColdPhase>,
+    pub phases: Vec<Phase>,
     /// `performance.timeOrigin`: when navigation began, ms since the Unix epoch.
     pub time_origin_ms: f64,
     /// When harness received the result, ms since the Unix epoch (set by harness, not the page):
@@ -88,15 +92,15 @@ pub struct ColdMeasurement {
     pub arrived_ms: f64,
 }
 
-/// A phase of a cold start and its wall time.
+/// A named span of wall time: a phase of a cold start, or of one run of a pipeline from text.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ColdPhase {
+pub struct Phase {
     /// `device` (page, WASM, adapter and device), `fetch` (weights fetched), `upload` (program
     /// built, weights uploaded), `pipelines`, `dispatch` (first pass encoded and submitted),
     /// `result` (first output read back); for onnxruntime-web `engine` (its script loaded),
     /// `onnx` (the model written), `session` (`InferenceSession.create`) in place of device,
-    /// upload and pipelines.
+    /// upload and pipelines. From text: `tokenize`, `run`, `pool`.
     pub name: String,
     /// Wall ms from the end of the phase before.
     pub ms: f64,
@@ -112,7 +116,7 @@ impl ColdMeasurement {
             .map(|&(name, at)| {
                 let ms = at - before;
                 before = at;
-                ColdPhase { name: name.to_string(), ms }
+                Phase { name: name.to_string(), ms }
             })
             .collect();
         ColdMeasurement { phases, time_origin_ms, arrived_ms: 0.0 }
@@ -189,6 +193,7 @@ impl CaseMeasurement {
             timer_resolution_ms: None,
             engine_profile: None,
             cold: None,
+            split: None,
         }
     }
 
@@ -376,6 +381,7 @@ mod tests {
             timer_resolution_ms: None,
             engine_profile: None,
             cold: None,
+            split: None,
         };
         let back = m.decode_output().unwrap();
         assert_eq!(

@@ -9,7 +9,7 @@ use kernels::dtype::Dtype;
 use kernels::model::decoder::{DecoderCase, LlamaConfig, Phase};
 use kernels::model::encoder::{BertConfig, EncoderCase};
 use kernels::model::graph::Graph;
-use kernels::model::onnx::{export, FeedData};
+use kernels::model::onnx::{export, export_bert, FeedData, Onnx};
 use kernels::model::perception::{Front, PerceptionCase, PerceptionConfig};
 use kernels::model::weights::Weights;
 use ort::session::{Session, SessionInputValue};
@@ -42,16 +42,21 @@ fn environment() -> &'static ort::environment::Environment {
 
 /// Runs `graph` exported to ONNX on ORT's CPU and returns its outputs, concatenated.
 fn run_on_ort(graph: &Graph, weights: Option<&Weights>) -> Vec<f64> {
-    let onnx = export(graph, weights).expect("export");
+    run_file_on_ort(export(graph, weights).expect("export"))
+}
+
+/// Runs the file `onnx` on ORT's CPU, fed its own feeds; returns its outputs, concatenated.
+fn run_file_on_ort(onnx: Onnx) -> Vec<f64> {
     let mut session = Session::builder(environment()).unwrap().commit_from_memory(&onnx.bytes).unwrap_or_else(|e| panic!("ONNX Runtime refused the file: {e}"));
     let inputs: Vec<(Cow<str>, SessionInputValue)> = onnx
         .feeds
         .iter()
         .map(|f| {
-            let shape = vec![f.len() as i64];
+            let shape = f.dims.clone();
             let value: SessionInputValue = match &f.data {
                 FeedData::F32(v) => Tensor::from_array((shape, v.clone())).unwrap().into(),
                 FeedData::I32(v) => Tensor::from_array((shape, v.clone())).unwrap().into(),
+                FeedData::I64(v) => Tensor::from_array((shape, v.clone())).unwrap().into(),
             };
             (Cow::from(f.name.clone()), value)
         })
@@ -101,6 +106,24 @@ fn minilm_with_its_real_weights_and_padding_written_as_onnx_matches_the_referenc
     let weights = Weights::parse(read("model.safetensors")).unwrap();
     // Two sentences of 8 and 5 tokens, padded to 8: the mask and the pooling see only real ones.
     let ids = vec![101, 7592, 2088, 2003, 1037, 3231, 6251, 102, 101, 2023, 2003, 2009, 102, 0, 0, 0];
-    let case = EncoderCase { model: "minilm".into(), config, weights: "minilm".into(), prefix: String::new(), batch: 2, seq: 8, ids, lens: vec![8, 5], dtype: Dtype::F32, op: None };
+    let case = EncoderCase { model: "minilm".into(), config, weights: "minilm".into(), prefix: String::new(), batch: 2, seq: 8, ids, lens: vec![8, 5], dtype: Dtype::F32, op: None, texts: Vec::new() };
     assert_matches("minilm", &case.graph(), Some(&weights), case.row_len());
+
+    // With BERT's signature, as transformers.js feeds it: the hidden states out, pooled here as
+    // its feature-extraction pipeline pools them (mean over the mask, then L2), in f64.
+    let onnx = export_bert(&case.graph(), Some(&weights)).unwrap();
+    let names: Vec<(&str, &[i64])> = onnx.feeds.iter().map(|f| (f.name.as_str(), f.dims.as_slice())).collect();
+    assert_eq!(names, [("input_ids", &[2i64, 8][..]), ("attention_mask", &[2, 8][..])]);
+    assert_eq!(onnx.outputs, ["last_hidden_state"]);
+    let hidden = run_file_on_ort(onnx);
+    let h = case.config.hidden_size as usize;
+    let mut pooled = Vec::new();
+    for (i, &len) in case.lens.iter().enumerate() {
+        let mean: Vec<f64> = (0..h).map(|d| (0..len as usize).map(|t| hidden[(i * 8 + t) * h + d]).sum::<f64>() / len as f64).collect();
+        let norm = mean.iter().map(|v| v * v).sum::<f64>().sqrt();
+        pooled.extend(mean.iter().map(|v| v / norm));
+    }
+    let want = case.graph().evaluate(Some(&weights)).unwrap();
+    let verdict = check(&pooled, &want, CheckRule::Cosine { row: h, min: kernels::model::MIN_COSINE, tol: kernels::model::tolerance(Dtype::F32) });
+    assert!(verdict.passed, "BERT-signature file: pooled hidden states differ from the reference: {verdict:?}");
 }

@@ -10,6 +10,8 @@ mod ort;
 #[cfg(target_arch = "wasm32")]
 mod runner;
 #[cfg(target_arch = "wasm32")]
+mod text;
+#[cfg(target_arch = "wasm32")]
 mod tfjs;
 #[cfg(target_arch = "wasm32")]
 mod webnn;

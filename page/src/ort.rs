@@ -128,6 +128,7 @@ fn onnx_models(graphs: &[Graph], weights: Option<&Weights>) -> Result<js_sys::Ar
                 .map(|f| match &f.data {
                     FeedData::F32(v) => JsValue::from(js_sys::Float32Array::from(v.as_slice())),
                     FeedData::I32(v) => JsValue::from(js_sys::Int32Array::from(v.as_slice())),
+                    FeedData::I64(v) => JsValue::from(js_sys::BigInt64Array::from(v.as_slice())),
                 })
                 .collect();
             let outputs: js_sys::Array = model.outputs.iter().map(|o| JsValue::from_str(o)).collect();

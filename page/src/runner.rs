@@ -34,7 +34,7 @@ pub async fn run(token: String, progress: js_sys::Function) -> Result<(), JsValu
     }
     let js_error = |e: kernels::gpu::GpuError| JsValue::from(js_sys::Error::new(&e.to_string()));
     let gpu = match plan.platform {
-        Platform::Webgpu | Platform::Tfjs | Platform::OrtWebgpu | Platform::OrtJsep => {
+        Platform::Webgpu | Platform::Tfjs | Platform::OrtWebgpu | Platform::OrtJsep | Platform::Transformers => {
             let mut gpu = Gpu::new().await.map_err(js_error)?;
             // Measured before the cases: it is a fact about the browser, and it sizes the batches.
             let latency = gpu.measure_latency().await.map_err(js_error)?;
@@ -43,11 +43,12 @@ pub async fn run(token: String, progress: js_sys::Function) -> Result<(), JsValu
         }
         _ => None,
     };
-    // TensorFlow.js and onnxruntime-web have devices of their own: harness's is only kept for
-    // the latency it measured.
+    // TensorFlow.js, onnxruntime-web and transformers.js have devices of their own: harness's
+    // is only kept for the latency it measured.
     let (mut gpu, tfjs, ort) = match (plan.platform, plan.platform.ort_ep(), gpu) {
         (Platform::Tfjs, _, Some(gpu)) => (None, Some(Tfjs::load(gpu.latency_ms).await?), None),
         (_, Some(ep), Some(gpu)) => (None, None, Some(Ort::load(ep, gpu.latency_ms).await?)),
+        (Platform::Transformers, _, _) => (None, None, None),
         (_, _, gpu) => (gpu, None, None),
     };
     let mut weights = Weights::default();
@@ -59,6 +60,11 @@ pub async fn run(token: String, progress: js_sys::Function) -> Result<(), JsValu
         } else if let Some(ort) = &ort {
             match weights.of(case, &api).await {
                 Ok(w) => ort.run_case(&plan, case, w, &mut ServerClock(&api), on_sample).await.map_err(CaseError::Gpu),
+                Err(e) => Err(e),
+            }
+        } else if plan.platform == Platform::Transformers {
+            match weights.of(case, &api).await {
+                Ok(w) => crate::text::run_transformers(&plan, case, w, &api, &mut ServerClock(&api), on_sample).await.map_err(CaseError::Gpu),
                 Err(e) => Err(e),
             }
         } else if plan.platform == Platform::Webnn {
@@ -173,6 +179,9 @@ async fn run_case(
     let on_sample = |done| emit(Progress::SampleDone { case_id: case.id.clone(), done });
     if let (Some(gpu), Some(_)) = (gpu.as_deref_mut(), &case.workload) {
         let weights = weights.of(case, api).await?;
+        if case.from_text {
+            return crate::text::run_harness(gpu, plan, case, weights, api, &mut ServerClock(api), on_sample).await.map_err(|e| CaseError::Adapter(e.for_case(&case.id)));
+        }
         return gpu.run_case(plan, case, weights, &mut ServerClock(api), on_sample).await.map_err(|e| CaseError::Adapter(e.for_case(&case.id)));
     }
     let kernel = case.kernel().ok_or_else(|| match case.workload {

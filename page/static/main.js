@@ -5,6 +5,7 @@ import './tfjs.js';
 import './ort.js';
 import './webnn.js';
 import './precompile.js';
+import './transformers.js';
 
 const token = new URLSearchParams(location.search).get('token');
 const status = document.getElementById('status');

@@ -3,7 +3,7 @@
 //! places it.
 
 use crate::baseline::BaselineComparison;
-use crate::model::{cold_rows, format_ci as pct, format_ms, model_rows, vs_f32_note, CaseReport, ColdRow, ModelRow, PlatformRun, RunReport, Timer, COLD_NOTE};
+use crate::model::{format_ci as pct, format_ms, model_rows, phased_tables, vs_f32_note, CaseReport, ModelRow, PhasedTable, PlatformRun, RunReport, Timer};
 use crate::ReportError;
 use serde::Serialize;
 use stats::outliers::Severity;
@@ -39,9 +39,8 @@ struct ReportView<'a> {
     /// Some model row has an error against its f32 model: the Models table's *vs f32* column,
     /// and what it means.
     vs_f32_note: Option<&'static str>,
-    /// Cold-start cases (`--cold-start`), and what their table means.
-    cold: Vec<ColdRow<'a>>,
-    cold_note: &'static str,
+    /// Cases timed in phases (`--cold-start`, `--from-text`), a table a kind.
+    phased: Vec<PhasedTable<'a>>,
     comparison: Option<ComparisonView>,
     /// Browsers that ran on a software adapter on a machine with a hardware GPU: a banner.
     warnings: Vec<String>,
@@ -265,8 +264,7 @@ impl<'a> ReportView<'a> {
             runs,
             vs_f32_note: vs_f32_note(&models),
             models,
-            cold: cold_rows(report),
-            cold_note: COLD_NOTE,
+            phased: phased_tables(report),
             comparison: comparison(report, &clock_flags),
             warnings: crate::adapter::software_adapter_warnings(report),
             clock_flags,

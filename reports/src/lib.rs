@@ -206,13 +206,33 @@ mod every_report {
     }
 
     #[test]
+    fn cases_from_text_get_a_table_of_their_phases_in_every_report() {
+        let text = text_case(&[("tokenize", 0.5), ("run", 3.0), ("pool", 0.25)], 4);
+        assert_eq!(text.id, "minilm/2x4/seed=1/from-text");
+        let report = report_with(vec![("firefox", vec![text, model_case("minilm/1x16/seed=1", &[1.0, 1.1])])]);
+        let tables = phased_tables(&report);
+        assert_eq!(tables.len(), 1);
+        let row = &tables[0].rows[0];
+        assert_eq!((tables[0].title, row.median.as_str(), row.count), ("From text", "3.750", 4));
+        assert_eq!(row.phases, "tokenize 0.5000 ms · run 3.000 ms · pool 0.2500 ms");
+        let md = markdown::render(&report);
+        assert!(md.contains("## From text") && md.contains("| ms a call (median) | min–max | calls |") && md.contains("tokenize 0.5000 ms"), "{md}");
+        let html = html::render(&report).unwrap();
+        assert!(html.contains("<h2>From text</h2>") && html.contains("run 3.000 ms"), "the HTML report has the table");
+        let errors = crate::schema::schema_errors(&serde_json::to_value(&report).unwrap());
+        assert!(errors.is_empty(), "{errors:?}");
+    }
+
+    #[test]
     fn cold_starts_get_a_table_of_their_own_in_every_report_and_stay_out_of_the_models_table() {
         let marks = [("device", 100.0), ("fetch", 150.0), ("upload", 160.0), ("pipelines", 200.0), ("dispatch", 201.0), ("result", 300.0)];
         let cold = CaseReport::merge_cold(vec![cold_page(true, &marks, true), cold_page(true, &marks, true)]).unwrap();
         let report = report_with(vec![("chrome", vec![cold, model_case("minilm/1x16/seed=1", &[1.0, 1.1])])]);
-        let rows = cold_rows(&report);
-        assert_eq!(rows.len(), 1);
-        assert_eq!((rows[0].first_result.as_str(), rows[0].pages), ("300.0", 2));
+        let tables = phased_tables(&report);
+        assert_eq!(tables.len(), 1);
+        let rows = &tables[0].rows;
+        assert_eq!((tables[0].title, rows.len()), ("Cold start", 1));
+        assert_eq!((rows[0].median.as_str(), rows[0].count), ("300.0", 2));
         assert!(model_rows(&report).iter().all(|m| m.case.cold_start.is_none()), "a first run is no rate");
         let md = markdown::render(&report);
         assert!(md.contains("## Cold start") && md.contains("/cold+precompile` | chrome/webgpu | 300.0 | 300.0–300.0 | 2 | device 100.0 ms"), "{md}");

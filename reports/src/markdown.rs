@@ -5,7 +5,7 @@ use crate::compare::{compare_runs, Comparison};
 use crate::probe::{case_clocks, enough_samples, judging_rule, ClockFlag, THROTTLE_THRESHOLD};
 use stats::Class;
 use crate::model::roofline::{any_roofline, format_roofline};
-use crate::model::{cold_rows, format_ms as ms, model_rows, vs_f32_note, RunReport, Timer, COLD_NOTE};
+use crate::model::{format_ms as ms, model_rows, phased_tables, vs_f32_note, RunReport, Timer};
 use std::fmt::Write;
 
 /// Renders the summary of `report`.
@@ -79,7 +79,7 @@ pub fn render(report: &RunReport) -> String {
         s += &baseline_section(b);
     }
     models(&mut s, report);
-    cold_starts(&mut s, report);
+    phased(&mut s, report);
     let clocks = ClockFlags { flags: crate::probe::clock_flags(report), note: clock_note(report) };
     match compare_runs(report) {
         Some(cmp) => comparison(&mut s, &cmp, &clocks),
@@ -160,18 +160,17 @@ fn models(s: &mut String, report: &RunReport) {
     }
 }
 
-fn cold_starts(s: &mut String, report: &RunReport) {
-    let rows = cold_rows(report);
-    if rows.is_empty() {
-        return;
+/// A table of each kind of case timed in phases (cold starts, runs from text).
+fn phased(s: &mut String, report: &RunReport) {
+    for t in phased_tables(report) {
+        let _ = writeln!(s, "\n## {}\n", t.title);
+        let _ = writeln!(s, "| case | run | {} | min–max | {} | phases (median ms) | status |", t.median_header, t.count_header);
+        let _ = writeln!(s, "|---|---|---:|---:|---:|---|---|");
+        for c in t.rows {
+            let _ = writeln!(s, "| `{}` | {} | {} | {} | {} | {} | {} |", c.case.id, c.run, c.median, c.spread, c.count, c.phases, c.case.status.as_str());
+        }
+        let _ = writeln!(s, "\n{}", t.note);
     }
-    let _ = writeln!(s, "\n## Cold start\n");
-    let _ = writeln!(s, "| case | run | first result ms (median) | min–max | pages | phases (median ms) | status |");
-    let _ = writeln!(s, "|---|---|---:|---:|---:|---|---|");
-    for c in rows {
-        let _ = writeln!(s, "| `{}` | {} | {} | {} | {} | {} | {} |", c.case.id, c.run, c.first_result, c.spread, c.pages, c.phases, c.case.status.as_str());
-    }
-    let _ = writeln!(s, "\n{COLD_NOTE}");
 }
 
 /// The report's clock flags and how they were judged.

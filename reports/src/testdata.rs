@@ -53,7 +53,7 @@ pub fn encoder_spec() -> CaseSpec {
         type_vocab_size: 1,
         layer_norm_eps: 1e-12,
     };
-    let e = EncoderCase { model: "minilm".into(), config, weights: "minilm".into(), prefix: String::new(), batch: 2, seq: 4, ids: vec![1, 2, 3, 0, 4, 5, 0, 0], lens: vec![3, 2], dtype: Default::default(), op: None };
+    let e = EncoderCase { model: "minilm".into(), config, weights: "minilm".into(), prefix: String::new(), batch: 2, seq: 4, ids: vec![1, 2, 3, 0, 4, 5, 0, 0], lens: vec![3, 2], dtype: Default::default(), op: None, texts: Vec::new() };
     CaseSpec::of_workload("minilm", Shape(vec![2, 4]), 1, Workload::Encoder(e))
 }
 
@@ -99,7 +99,12 @@ fn verdict(passed: bool) -> Verdict {
 
 /// `spec` measured with the given sample times (wall, and GPU too when `gpu`) and `verdict`.
 fn measure(spec: &CaseSpec, times: &[f64], verdict: Verdict, gpu: bool) -> CaseReport {
-    let m = CaseMeasurement {
+    CaseReport::measured(spec, &spec.info().expect("a known case"), measurement(spec, times, gpu), verdict)
+}
+
+/// What a page sends of `spec` with the given sample times (wall, and GPU too when `gpu`).
+fn measurement(spec: &CaseSpec, times: &[f64], gpu: bool) -> CaseMeasurement {
+    CaseMeasurement {
         case_id: spec.id.clone(),
         pipeline_ms: 0.1,
         first_dispatch_ms: 1.0,
@@ -116,8 +121,17 @@ fn measure(spec: &CaseSpec, times: &[f64], verdict: Verdict, gpu: bool) -> CaseR
         timer_resolution_ms: None,
         engine_profile: None,
         cold: None,
-    };
-    CaseReport::measured(spec, &spec.info().expect("a known case"), m, verdict)
+        split: None,
+    }
+}
+
+/// [`encoder_spec`] from text, `calls` calls each of `phases` (`(name, ms)`), passed.
+pub fn text_case(phases: &[(&str, f64)], calls: usize) -> CaseReport {
+    let spec = encoder_spec().from_text();
+    let total: f64 = phases.iter().map(|p| p.1).sum();
+    let call: Vec<kernels::wire::Phase> = phases.iter().map(|&(name, ms)| kernels::wire::Phase { name: name.into(), ms }).collect();
+    let m = CaseMeasurement { split: Some(vec![call; calls]), ..measurement(&spec, &vec![total; calls], false) };
+    CaseReport::measured(&spec, &spec.info().expect("a known case"), m, verdict(true))
 }
 
 /// One fresh page of a cold start of [`encoder_spec`], precompiled or not, whose phases end at

@@ -30,7 +30,7 @@ pub struct RunArgs {
     /// clip`) also as `…/cold+parallel` and `…/cold+precompile+parallel`, its encoders loaded at
     /// once. onnxruntime-web's phases are its script, weights fetched, ONNX written, session,
     /// first run, first result.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000), help_heading = CASES, conflicts_with_all = ["resume", "tune", "repeat", "roofline"])]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000), help_heading = CASES, conflicts_with_all = ["resume", "tune", "repeat", "roofline", "from_text"])]
     pub cold_start: Option<u32>,
     /// The device a WebNN context is asked for (`--platform webnn`).
     #[arg(long, value_enum, default_value = "gpu")]
@@ -72,6 +72,12 @@ pub struct RunArgs {
     /// tree, where `bash ci/setup.sh` installs it].
     #[arg(long, env = "HARNESS_ORT_DIR", value_name = "DIR")]
     pub ort_dir: Option<PathBuf>,
+    /// With --platform transformers: the folder npm installed `@huggingface/transformers` 4.3.1
+    /// into, with the onnxruntime-web build it pins (node_modules/@huggingface/transformers/ and
+    /// node_modules/onnxruntime-web/) [default: target/transformers of the source tree, where
+    /// `bash ci/setup.sh` installs them].
+    #[arg(long, env = "HARNESS_TRANSFORMERS_DIR", value_name = "DIR")]
+    pub transformers_dir: Option<PathBuf>,
     /// Where cases run, browsers, sampling, baselines, output and server.
     #[command(flatten)]
     pub pipeline: PipelineArgs,

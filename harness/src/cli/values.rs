@@ -34,6 +34,11 @@ pub enum PlatformArg {
     OrtJsep,
     /// ort-webgpu and ort-jsep, both.
     Ort,
+    /// transformers.js 4.3 (onnxruntime-web's C++ WebGPU provider underneath): its
+    /// `pipeline('feature-extraction')` on MiniLM from text, tokenizer included, on the ONNX file
+    /// harness writes with BERT's signature. From-text cases only (--model minilm --from-text).
+    /// Needs its npm package (`bash ci/setup.sh`, or --transformers-dir).
+    Transformers,
 }
 
 impl PlatformArg {
@@ -50,6 +55,7 @@ impl PlatformArg {
             PlatformArg::OrtWebgpu => &[P::OrtWebgpu],
             PlatformArg::OrtJsep => &[P::OrtJsep],
             PlatformArg::Ort => &[P::OrtWebgpu, P::OrtJsep],
+            PlatformArg::Transformers => &[P::Transformers],
         }
     }
 }

@@ -68,6 +68,7 @@ pub fn pipeline_settings(args: &PipelineArgs, default_platforms: &[PlatformArg],
         webnn_device: kernels::webnn::Device::Gpu,
         tfjs_dir: None,
         ort_dir: None,
+        transformers_dir: None,
         tuning: Tuning::Off,
         baselines: Baselines {
             compare_with: args.baseline.baseline.clone(),

@@ -67,6 +67,7 @@ fn settings(args: &RunArgs, shared: Settings) -> Settings {
         webnn_device: args.webnn_device.into(),
         tfjs_dir: args.tfjs_dir.clone(),
         ort_dir: args.ort_dir.clone(),
+        transformers_dir: args.transformers_dir.clone(),
         tuning,
         serve: Serve { bundle: args.bundle.clone(), ..shared.serve.clone() },
         cases_for: CATALOGUE_ON_WASM,

@@ -9,13 +9,14 @@ use std::time::SystemTime;
 
 /// The page's static files, copied into every bundle: built into harness, so a bench bundle needs
 /// no source tree.
-const STATIC_FILES: [(&str, &str); 6] = [
+const STATIC_FILES: [(&str, &str); 7] = [
     ("index.html", include_str!("../../../page/static/index.html")),
     ("main.js", include_str!("../../../page/static/main.js")),
     ("tfjs.js", include_str!("../../../page/static/tfjs.js")),
     ("ort.js", include_str!("../../../page/static/ort.js")),
     ("webnn.js", include_str!("../../../page/static/webnn.js")),
     ("precompile.js", include_str!("../../../page/static/precompile.js")),
+    ("transformers.js", include_str!("../../../page/static/transformers.js")),
 ];
 
 /// A folder the server can serve as the page.

@@ -1,10 +1,12 @@
 //! Where the JavaScript engines harness runs beside its own come from: TensorFlow.js for
 //! `--platform tfjs` (the browser bundles of `@tensorflow/tfjs-core` and
 //! `@tensorflow/tfjs-backend-webgpu`) and onnxruntime-web for `--platform ort-webgpu`/`ort-jsep`
-//! (its `dist/` bundles and WASM). Each is installed by npm under a folder (`ci/setup.sh` puts them
-//! in `target/tfjs` and `target/ort` of the source tree; a flag or environment variable names
-//! another), checked at the version harness drives before any browser starts, and served to the
-//! page under `/tfjs/` or `/ort/`.
+//! (its `dist/` bundles and WASM), transformers.js for `--platform transformers` (its browser
+//! bundle, and the WASM of the onnxruntime-web build it pins). Each is installed by npm under a
+//! folder (`ci/setup.sh` puts them in `target/tfjs`, `target/ort` and `target/transformers` of the
+//! source tree; a flag or environment variable names another), checked at the versions harness
+//! drives before any browser starts, and served to the page under `/tfjs/`, `/ort/` or
+//! `/transformers/`.
 
 use crate::plan::source_dir;
 use std::path::{Path, PathBuf};
@@ -18,6 +20,11 @@ pub struct NpmEngine {
     pub platform: &'static str,
     /// The version harness drives.
     pub version: &'static str,
+    /// The npm packages its files come from, each `(package, version, given to npm install)`:
+    /// a package another pulls in (transformers.js's onnxruntime-web) is checked, not named.
+    pub packages: &'static [(&'static str, &'static str, bool)],
+    /// What `npm install` adds to its usual flags.
+    pub npm_flags: &'static str,
     /// The folder under the source tree's `target/` it is installed in, and the URL path the
     /// server serves its files under.
     pub dir: &'static str,
@@ -34,6 +41,8 @@ pub const TFJS: NpmEngine = NpmEngine {
     name: "TensorFlow.js",
     platform: "--platform tfjs",
     version: kernels::tfjs::VERSION,
+    packages: &[("@tensorflow/tfjs-core", kernels::tfjs::VERSION, true), ("@tensorflow/tfjs-backend-webgpu", kernels::tfjs::VERSION, true)],
+    npm_flags: "",
     dir: "tfjs",
     flag: "--tfjs-dir",
     env: "HARNESS_TFJS_DIR",
@@ -48,6 +57,8 @@ pub const ORT: NpmEngine = NpmEngine {
     name: "onnxruntime-web",
     platform: "--platform ort-webgpu/ort-jsep",
     version: kernels::model::onnx::ORT_WEB_VERSION,
+    packages: &[("onnxruntime-web", kernels::model::onnx::ORT_WEB_VERSION, true)],
+    npm_flags: "",
     dir: "ort",
     flag: "--ort-dir",
     env: "HARNESS_ORT_DIR",
@@ -61,16 +72,54 @@ pub const ORT: NpmEngine = NpmEngine {
     ],
 };
 
+/// transformers.js: its one-module browser bundle (onnxruntime-web's JavaScript inside) and the
+/// WASM of the onnxruntime-web build it pins, which it would otherwise fetch from a CDN. Its
+/// `onnxruntime-node` dependency (native, with an install script that downloads CUDA libraries)
+/// and `sharp` are not used in a browser: npm's scripts and optional packages are skipped.
+pub const TRANSFORMERS: NpmEngine = NpmEngine {
+    name: "transformers.js",
+    platform: "--platform transformers",
+    version: kernels::model::onnx::TRANSFORMERS_VERSION,
+    packages: &[
+        ("@huggingface/transformers", kernels::model::onnx::TRANSFORMERS_VERSION, true),
+        ("onnxruntime-web", kernels::model::onnx::TRANSFORMERS_ORT_VERSION, false),
+    ],
+    npm_flags: "--ignore-scripts --omit=optional ",
+    dir: "transformers",
+    flag: "--transformers-dir",
+    env: "HARNESS_TRANSFORMERS_DIR",
+    files: &[
+        ("transformers.min.js", "@huggingface/transformers", "dist/transformers.min.js"),
+        ("ort-wasm-simd-threaded.asyncify.mjs", "onnxruntime-web", "dist/ort-wasm-simd-threaded.asyncify.mjs"),
+        ("ort-wasm-simd-threaded.asyncify.wasm", "onnxruntime-web", "dist/ort-wasm-simd-threaded.asyncify.wasm"),
+    ],
+};
+
 /// Every engine, each served under `/{dir}/`.
-pub const ENGINES: [&NpmEngine; 2] = [&TFJS, &ORT];
+pub const ENGINES: [&NpmEngine; 3] = [&TFJS, &ORT, &TRANSFORMERS];
 
 impl NpmEngine {
     /// The command that installs it where harness looks by default.
     pub fn install_command(&self) -> String {
-        let mut packages: Vec<&str> = self.files.iter().map(|(_, p, _)| *p).collect();
-        packages.dedup();
-        let at: Vec<String> = packages.iter().map(|p| format!("{p}@{}", self.version)).collect();
-        format!("npm install --prefix target/{} --no-save --no-package-lock {}", self.dir, at.join(" "))
+        let at: Vec<String> = self.packages.iter().filter(|p| p.2).map(|(p, v, _)| format!("{p}@{v}")).collect();
+        format!("npm install --prefix target/{} --no-save --no-package-lock {}{}", self.dir, self.npm_flags, at.join(" "))
+    }
+
+    /// The version harness drives of `package`, one of its files' packages.
+    fn version_of(&self, package: &str) -> &'static str {
+        self.packages.iter().find(|p| p.0 == package).map_or(self.version, |p| p.1)
+    }
+
+    /// Where npm put `package` under `dir`: nested under a package that depends on it at
+    /// another version than the top level's, else at the top level.
+    fn package_root(&self, dir: &Path, package: &str) -> PathBuf {
+        let modules = dir.join("node_modules");
+        self.packages
+            .iter()
+            .filter(|p| p.0 != package)
+            .map(|p| modules.join(p.0).join("node_modules").join(package))
+            .find(|nested| nested.join("package.json").is_file())
+            .unwrap_or_else(|| modules.join(package))
     }
 }
 
@@ -94,7 +143,7 @@ pub enum NpmError {
     /// Installed at another version than harness drives.
     #[error(
         "{p}: {package} in {d} is version {found}, harness drives {v}; reinstall with `{c}`",
-        p = .engine.platform, d = .dir.display(), v = .engine.version, c = .engine.install_command()
+        p = .engine.platform, d = .dir.display(), v = .engine.version_of(.package), c = .engine.install_command()
     )]
     WrongVersion {
         /// The engine.
@@ -137,7 +186,7 @@ impl NpmEngine {
     pub fn in_dir(&'static self, dir: &Path) -> Result<EngineFiles, NpmError> {
         let mut files = Vec::new();
         for &(served, package, file) in self.files {
-            let root = dir.join("node_modules").join(package);
+            let root = self.package_root(dir, package);
             let missing = |p: &Path| NpmError::Missing { engine: self, dir: dir.to_path_buf(), missing: p.strip_prefix(dir).unwrap_or(p).display().to_string() };
             let manifest = root.join("package.json");
             let text = std::fs::read_to_string(&manifest).map_err(|_| missing(&manifest))?;
@@ -145,7 +194,7 @@ impl NpmEngine {
                 .ok()
                 .and_then(|v| v.get("version").and_then(|v| v.as_str()).map(str::to_string))
                 .unwrap_or_else(|| "unknown".into());
-            if found != self.version {
+            if found != self.version_of(package) {
                 return Err(NpmError::WrongVersion { engine: self, dir: dir.to_path_buf(), package, found });
             }
             let bundle = root.join(file);
@@ -165,6 +214,7 @@ mod tests {
     fn install(engine: &NpmEngine, dir: &Path, version: &str) {
         for (_, package, file) in engine.files {
             let root = dir.join("node_modules").join(package);
+            let version = if version == engine.version { engine.version_of(package) } else { version };
             std::fs::create_dir_all(root.join("dist")).unwrap();
             std::fs::write(root.join("package.json"), format!(r#"{{"name": "{package}", "version": "{version}"}}"#)).unwrap();
             std::fs::write(root.join(file), "/* bundle */").unwrap();
@@ -182,6 +232,27 @@ mod tests {
         install(&ORT, dir.path(), kernels::model::onnx::ORT_WEB_VERSION);
         let found = ORT.in_dir(dir.path()).unwrap();
         assert_eq!((found.engine.dir, found.files.len()), ("ort", 6));
+    }
+
+    #[test]
+    fn transformers_js_is_found_with_the_onnxruntime_web_it_pins_nested_or_not() {
+        let dir = tempfile::tempdir().unwrap();
+        install(&TRANSFORMERS, dir.path(), kernels::model::onnx::TRANSFORMERS_VERSION);
+        let found = TRANSFORMERS.in_dir(dir.path()).unwrap();
+        assert_eq!(found.files.len(), 3);
+        // Beside an onnxruntime-web of another version at the top level, npm nests the pinned one.
+        std::fs::write(dir.path().join("node_modules/onnxruntime-web/package.json"), r#"{"version": "1.30.0"}"#).unwrap();
+        let err = TRANSFORMERS.in_dir(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("onnxruntime-web") && err.contains("1.30.0") && err.contains(kernels::model::onnx::TRANSFORMERS_ORT_VERSION), "{err}");
+        assert!(err.contains("npm install --prefix target/transformers --no-save --no-package-lock --ignore-scripts --omit=optional @huggingface/transformers@4.3.1"), "{err}");
+        let nested = dir.path().join("node_modules/@huggingface/transformers/node_modules/onnxruntime-web");
+        std::fs::create_dir_all(nested.join("dist")).unwrap();
+        std::fs::write(nested.join("package.json"), format!(r#"{{"version": "{}"}}"#, kernels::model::onnx::TRANSFORMERS_ORT_VERSION)).unwrap();
+        for f in ["ort-wasm-simd-threaded.asyncify.mjs", "ort-wasm-simd-threaded.asyncify.wasm"] {
+            std::fs::write(nested.join("dist").join(f), "").unwrap();
+        }
+        let found = TRANSFORMERS.in_dir(dir.path()).unwrap();
+        assert!(found.files[1].1.starts_with(&nested), "{:?}", found.files);
     }
 
     #[test]

@@ -80,7 +80,7 @@ pub fn table(report: &RunReport) -> String {
         let _ = writeln!(out, "{}", phases(run));
     }
     out += &models(report);
-    out += &cold_starts(report);
+    out += &phased(report);
     out += &flags(report);
     for warning in reports::adapter::software_adapter_warnings(report) {
         let _ = writeln!(out, "warning: {warning}");
@@ -121,27 +121,32 @@ pub fn models(report: &RunReport) -> String {
     format!("rates (models, and benches that declare elements)\n{t}\n{note}")
 }
 
-/// The cold-start cases of every run (`--cold-start`), phase by phase; empty when there are none.
-pub fn cold_starts(report: &RunReport) -> String {
-    let rows = reports::cold_rows(report);
-    if rows.is_empty() {
-        return String::new();
+/// The cases timed in phases (`--cold-start`, `--from-text`), a table a kind; empty when there
+/// are none.
+pub fn phased(report: &RunReport) -> String {
+    let mut out = String::new();
+    for table in reports::phased_tables(report) {
+        let mut t = Table::new();
+        t.load_preset(UTF8_FULL_CONDENSED);
+        t.set_header(vec!["case", "run", table.median_header, "min–max", table.count_header, "phases (median ms)", "status"]);
+        for c in table.rows {
+            t.add_row(vec![
+                Cell::new(&c.case.id),
+                Cell::new(&c.run),
+                Cell::new(&c.median).set_alignment(CellAlignment::Right),
+                Cell::new(&c.spread).set_alignment(CellAlignment::Right),
+                Cell::new(c.count).set_alignment(CellAlignment::Right),
+                Cell::new(&c.phases),
+                Cell::new(c.case.status.as_str()),
+            ]);
+        }
+        let what = match table.id {
+            "cold-start" => "cold start (from a fresh page in a new profile to the first result read back)",
+            _ => "from text (sentences to embeddings read back, one call a sample)",
+        };
+        out += &format!("{what}\n{t}\n");
     }
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
-    t.set_header(vec!["case", "run", "first result ms", "min–max", "pages", "phases (median ms)", "status"]);
-    for c in rows {
-        t.add_row(vec![
-            Cell::new(&c.case.id),
-            Cell::new(&c.run),
-            Cell::new(&c.first_result).set_alignment(CellAlignment::Right),
-            Cell::new(&c.spread).set_alignment(CellAlignment::Right),
-            Cell::new(c.pages).set_alignment(CellAlignment::Right),
-            Cell::new(&c.phases),
-            Cell::new(c.case.status.as_str()),
-        ]);
-    }
-    format!("cold start (from a fresh page in a new profile to the first result read back)\n{t}\n")
+    out
 }
 
 /// The comparison with a baseline as a table, then its counts and the regression gate's verdict.

@@ -136,6 +136,8 @@ pub struct Settings {
     pub tfjs_dir: Option<PathBuf>,
     /// Where onnxruntime-web is installed, instead of the source tree's `target/ort`.
     pub ort_dir: Option<PathBuf>,
+    /// Where transformers.js is installed, instead of the source tree's `target/transformers`.
+    pub transformers_dir: Option<PathBuf>,
     /// Tuning, and the cache of its winners.
     pub tuning: Tuning,
     /// Baselines to compare with and save.
@@ -287,6 +289,9 @@ impl Settings {
         }
         if self.platforms.iter().any(|p| p.ort_ep().is_some()) && !self.tuning() {
             engines.push(npm::ORT.find(self.ort_dir.as_deref())?);
+        }
+        if self.platforms.contains(&Platform::Transformers) && !self.tuning() {
+            engines.push(npm::TRANSFORMERS.find(self.transformers_dir.as_deref())?);
         }
         let in_browser = self.platforms.iter().any(|p| p.in_browser());
         anyhow::ensure!(

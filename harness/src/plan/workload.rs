@@ -72,6 +72,14 @@ pub struct WorkloadArgs {
     /// rounded or dequantized weights; the error against the f32 model is reported beside it.
     #[arg(long, value_delimiter = ',', default_value = "f32", conflicts_with = "replay")]
     pub dtype: Vec<Dtype>,
+    /// Also time MiniLM end to end from text, as a web app embeds sentences: each sample one
+    /// call from sentences to embeddings read back, split into tokenize, run and pool. One case
+    /// per --batch size, `minilm/BxT/seed=N/from-text`, T the longest sentence's tokens (a batch
+    /// is padded to its longest sentence, as transformers.js pads it). It runs on `webgpu`
+    /// (harness, tokenizing in the page's WASM with the tokenizers crate) and `transformers`
+    /// (transformers.js's `pipeline('feature-extraction')`), checked against the same reference.
+    #[arg(long, conflicts_with = "replay")]
+    pub from_text: bool,
     /// A user kernel manifest (TOML; see README, "Your own kernel"); repeatable.
     #[arg(long, value_name = "MANIFEST", conflicts_with = "replay")]
     pub kernel: Vec<PathBuf>,
@@ -157,7 +165,10 @@ impl Workloads {
                         true => encoder_cases(&dir, &args.batch, &args.seq, seed, dtype)?,
                         false => clip_cases(model, &dir, args, seed, dtype)?,
                     });
-                    w.weights.insert(MINILM.into(), dir.join("model.safetensors"));
+                    if model == MINILM && args.from_text {
+                        w.cases.extend(from_text_cases(&dir, &args.batch, seed, dtype)?);
+                    }
+                    w.weights.extend(encoder_files(&dir));
                 } else if let Some((name, config)) = perception_config(model, args.layers)? {
                     w.cases.extend(perception_cases(&name, config, &args.batch, seed, dtype));
                 } else {
@@ -191,7 +202,7 @@ impl Workloads {
         let needs = |key: &str| cases.iter().any(|c| c.workload.as_ref().and_then(Workload::weights_key) == Some(key));
         let mut out = HashMap::new();
         if needs(MINILM) {
-            out.insert(MINILM.to_string(), weights_dir(given.dir.as_deref())?.join("model.safetensors"));
+            out.extend(encoder_files(&weights_dir(given.dir.as_deref())?));
         }
         if needs(GGUF) {
             let path = given.gguf.ok_or_else(|| WorkloadError::WeightsArg("FILE.gguf: the recorded decoders read a GGUF file; pass it again".into()))?;
@@ -356,6 +367,29 @@ fn weights_dir(explicit: Option<&Path>) -> Result<PathBuf, WorkloadError> {
     )))
 }
 
+/// The files of the encoder's folder `dir` the page may fetch, by key: the weights as
+/// [`MINILM`], and what a run from text reads beside them (`minilm/tokenizer.json`,
+/// `minilm/config.json`, `minilm/tokenizer_config.json`: the folder transformers.js loads).
+fn encoder_files(dir: &Path) -> Vec<(String, PathBuf)> {
+    let beside = ["tokenizer.json", "config.json", "tokenizer_config.json"].map(|f| (format!("{MINILM}/{f}"), dir.join(f)));
+    std::iter::once((MINILM.to_string(), dir.join("model.safetensors"))).chain(beside).collect()
+}
+
+/// One case from text per batch size: the batch's sentences padded to the longest, as
+/// [`CaseSpec::from_text`] times them.
+fn from_text_cases(dir: &Path, batches: &[u32], seed: u64, dtype: Dtype) -> Result<Vec<CaseSpec>, WorkloadError> {
+    let sentences = tokenize(&dir.join("tokenizer.json"), &SENTENCES)?;
+    let mut cases = Vec::new();
+    for &batch in batches {
+        let longest = sentences.iter().cycle().take(batch as usize).map(|s| s.len() as u32).max().unwrap_or(1);
+        for mut e in encoder_passes(dir, &[batch], &[longest], dtype, None)? {
+            e.texts = SENTENCES.iter().cycle().take(batch as usize).map(|s| s.to_string()).collect();
+            cases.push(CaseSpec::of_workload(&e.model.clone(), Shape(vec![e.batch, e.seq]), seed, Workload::Encoder(e)).from_text());
+        }
+    }
+    Ok(cases)
+}
+
 /// One encoder case per batch size and sequence length.
 fn encoder_cases(dir: &Path, batches: &[u32], seqs: &[u32], seed: u64, dtype: Dtype) -> Result<Vec<CaseSpec>, WorkloadError> {
     let passes = encoder_passes(dir, batches, seqs, dtype, None)?;
@@ -392,7 +426,7 @@ fn encoder_passes(dir: &Path, batches: &[u32], seqs: &[u32], dtype: Dtype, layer
             let chosen: Vec<Vec<u32>> = sentences.iter().cycle().take(batch as usize).cloned().collect();
             let (ids, lens) = pack(&chosen, seq);
             let model = model_label(MINILM, dtype);
-            cases.push(EncoderCase { model, config, weights: MINILM.into(), prefix: String::new(), batch, seq, ids, lens, dtype, op: None });
+            cases.push(EncoderCase { model, config, weights: MINILM.into(), prefix: String::new(), batch, seq, ids, lens, dtype, op: None, texts: Vec::new() });
         }
     }
     Ok(cases)
@@ -736,7 +770,7 @@ mod tests {
         let config: BertConfig = serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap()).unwrap();
         let (packed, lens) = pack(&ids, seq);
         let batch = ids.len() as u32;
-        let case = EncoderCase { model: MINILM.into(), config, weights: MINILM.into(), prefix: String::new(), batch, seq, ids: packed, lens, dtype: Dtype::F32, op: None };
+        let case = EncoderCase { model: MINILM.into(), config, weights: MINILM.into(), prefix: String::new(), batch, seq, ids: packed, lens, dtype: Dtype::F32, op: None, texts: Vec::new() };
         let weights = kernels::model::weights::Weights::parse(std::fs::read(dir.join("model.safetensors")).unwrap()).unwrap();
         let got = case.graph().evaluate(Some(&weights)).unwrap();
         let expected: Vec<Vec<f64>> = serde_json::from_value(fixture["embeddings"].clone()).unwrap();

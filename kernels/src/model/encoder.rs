@@ -79,6 +79,10 @@ pub struct EncoderCase {
     /// show where the pass's time goes; `None`: the whole pass.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub op: Option<String>,
+    /// The sentences the ids were tokenised from, one per batch row: what a run from text
+    /// ([`crate::CaseSpec::from_text`]) tokenises again each time. Empty where not needed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub texts: Vec<String>,
 }
 
 /// The ops of an encoder pass, in order, each a per-op case of its own (`minilm.op.attention`).

@@ -13,7 +13,7 @@ pub use roofline::{Bound, CaseRoofline, Peak, Peaks};
 use stats::{summarize, Summary};
 use kernels::check::{Drift, Verdict};
 use kernels::sampling::{Sample, StopReason};
-use kernels::wire::{AdapterReport, CaseMeasurement, ColdMeasurement, ColdPhase, CompletionLatency, PageError};
+use kernels::wire::{AdapterReport, CaseMeasurement, ColdMeasurement, Phase, CompletionLatency, PageError};
 use kernels::{CaseInfo, CaseSpec, SamplingMode, Shape, WarmupPolicy, WarmupStop};
 use serde::{Deserialize, Serialize};
 
@@ -609,6 +609,48 @@ pub struct CaseReport {
     /// are their times to the first result.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cold_start: Option<ColdStartReport>,
+    /// A from-text case's calls, phase by phase (`harness run --from-text`): tokenize, run and
+    /// pool; its samples are the calls' sums.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_text: Option<TextReport>,
+}
+
+/// A case timed end to end from text, as a web app embeds sentences: each sample one call, split
+/// into phases (harness pools on the GPU inside its run: its calls have tokenize and run only).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TextReport {
+    /// Each timed call's phases, in sample order.
+    pub calls: Vec<Vec<Phase>>,
+    /// Each phase's median over the calls, ms, in phase order.
+    pub median_phases: Vec<Phase>,
+}
+
+impl TextReport {
+    /// The report of `calls`.
+    pub fn of(calls: Vec<Vec<Phase>>) -> Self {
+        let median_phases = median_phases(calls.iter().map(Vec::as_slice));
+        TextReport { calls, median_phases }
+    }
+}
+
+/// Each phase's median over `lists` (the phases of each page or call), named and ordered as the
+/// first list has them.
+fn median_phases<'a>(lists: impl Iterator<Item = &'a [Phase]> + Clone) -> Vec<Phase> {
+    let names: Vec<String> = lists.clone().next().map(|p| p.iter().map(|ph| ph.name.clone()).collect()).unwrap_or_default();
+    names
+        .into_iter()
+        .map(|name| {
+            let times: Vec<f64> = lists.clone().filter_map(|p| p.iter().find(|ph| ph.name == name)).map(|ph| ph.ms).collect();
+            let ms = summarize(&times).map_or(0.0, |s| s.median);
+            Phase { name, ms }
+        })
+        .collect()
+}
+
+/// Phases in a line: `device 120 ms · fetch 31.2 ms · …`.
+pub fn phases_line(phases: &[Phase]) -> String {
+    phases.iter().map(|p| format!("{} {} ms", p.name, format_ms(p.ms))).collect::<Vec<_>>().join(" · ")
 }
 
 /// A cold-start case: each sample a new page in a fresh browser profile, from navigation to the
@@ -622,27 +664,19 @@ pub struct ColdStartReport {
     /// Each page's phases, in sample order.
     pub pages: Vec<ColdMeasurement>,
     /// Each phase's median over the pages, ms, in phase order.
-    pub median_phases: Vec<ColdPhase>,
+    pub median_phases: Vec<Phase>,
 }
 
 impl ColdStartReport {
     /// The report of `pages`.
     pub fn of(precompile: bool, pages: Vec<ColdMeasurement>) -> Self {
-        let names: Vec<String> = pages.first().map(|p| p.phases.iter().map(|ph| ph.name.clone()).collect()).unwrap_or_default();
-        let median_phases = names
-            .into_iter()
-            .map(|name| {
-                let times: Vec<f64> = pages.iter().filter_map(|p| p.phases.iter().find(|ph| ph.name == name)).map(|ph| ph.ms).collect();
-                let ms = summarize(&times).map_or(0.0, |s| s.median);
-                ColdPhase { name, ms }
-            })
-            .collect();
+        let median_phases = median_phases(pages.iter().map(|p| p.phases.as_slice()));
         ColdStartReport { precompile, pages, median_phases }
     }
 
     /// The median phases in a line: `device 120 ms · fetch 31.2 ms · …`.
     pub fn phases_line(&self) -> String {
-        self.median_phases.iter().map(|p| format!("{} {} ms", p.name, format_ms(p.ms))).collect::<Vec<_>>().join(" · ")
+        phases_line(&self.median_phases)
     }
 }
 
@@ -856,39 +890,78 @@ pub fn model_rows(report: &RunReport) -> Vec<ModelRow<'_>> {
     rows
 }
 
-/// One cold-start case of one run, formatted once for the Cold start tables of every report.
+/// One case of one run timed in phases (a cold start, a run from text), formatted once for the
+/// phase tables of every report.
 #[derive(Debug, Clone, Serialize)]
-pub struct ColdRow<'a> {
+pub struct PhasedRow<'a> {
     /// The case.
     pub case: &'a CaseReport,
     /// The run's label (`chrome/webgpu`, see [`labels`]).
     pub run: String,
-    /// Median ms from navigation to the first result, or `–`.
-    pub first_result: String,
-    /// `min–max` over the pages, or `–`.
+    /// Median ms of a sample (to the first result; a whole call), or `–`.
+    pub median: String,
+    /// `min–max` over the samples, or `–`.
     pub spread: String,
-    /// Fresh pages measured.
-    pub pages: usize,
-    /// Each phase's median ([`ColdStartReport::phases_line`]), or `–`.
+    /// Samples: fresh pages, or calls.
+    pub count: usize,
+    /// Each phase's median ([`phases_line`]), or `–`.
     pub phases: String,
 }
 
-/// Every cold-start case of every run, run by run (`harness run --cold-start`): the rows of the
-/// Cold start tables; empty when the run measured none.
-pub fn cold_rows(report: &RunReport) -> Vec<ColdRow<'_>> {
+/// A table of cases timed in phases, with what its columns and it mean.
+#[derive(Debug, Clone, Serialize)]
+pub struct PhasedTable<'a> {
+    /// Its anchor in the HTML report (`cold-start`).
+    pub id: &'static str,
+    /// Its heading.
+    pub title: &'static str,
+    /// What the median column holds.
+    pub median_header: &'static str,
+    /// What a sample is (`pages`).
+    pub count_header: &'static str,
+    /// What it means, said under it.
+    pub note: &'static str,
+    /// Its rows, run by run.
+    pub rows: Vec<PhasedRow<'a>>,
+}
+
+/// The phase tables with any rows: cold starts (`harness run --cold-start`), then runs from text
+/// (`--from-text`).
+pub fn phased_tables(report: &RunReport) -> Vec<PhasedTable<'_>> {
+    let cold = PhasedTable {
+        id: "cold-start",
+        title: "Cold start",
+        median_header: "first result ms (median)",
+        count_header: "pages",
+        note: COLD_NOTE,
+        rows: phased_rows(report, |c| c.cold_start.as_ref().map(|r| (r.pages.len(), r.median_phases.as_slice()))),
+    };
+    let text = PhasedTable {
+        id: "from-text",
+        title: "From text",
+        median_header: "ms a call (median)",
+        count_header: "calls",
+        note: TEXT_NOTE,
+        rows: phased_rows(report, |c| c.from_text.as_ref().map(|r| (r.calls.len(), r.median_phases.as_slice()))),
+    };
+    [cold, text].into_iter().filter(|t| !t.rows.is_empty()).collect()
+}
+
+/// The rows of every case `pick` finds phases in (with their count of samples), run by run.
+fn phased_rows<'a>(report: &'a RunReport, pick: impl Fn(&CaseReport) -> Option<(usize, &[Phase])>) -> Vec<PhasedRow<'a>> {
     let labels = labels(report);
     let mut rows = Vec::new();
     for (run, label) in report.runs.iter().zip(labels) {
         for case in &run.cases {
-            let Some(cold) = &case.cold_start else { continue };
+            let Some((count, phases)) = pick(case) else { continue };
             let w = case.wall.as_ref();
-            rows.push(ColdRow {
+            rows.push(PhasedRow {
                 case,
                 run: label.clone(),
-                first_result: w.map(|w| format_ms(w.median)).unwrap_or_else(|| "–".into()),
+                median: w.map(|w| format_ms(w.median)).unwrap_or_else(|| "–".into()),
                 spread: w.map(|w| format!("{}–{}", format_ms(w.min), format_ms(w.max))).unwrap_or_else(|| "–".into()),
-                pages: cold.pages.len(),
-                phases: if cold.median_phases.is_empty() { "–".into() } else { cold.phases_line() },
+                count,
+                phases: if phases.is_empty() { "–".into() } else { phases_line(phases) },
             });
         }
     }
@@ -897,6 +970,9 @@ pub fn cold_rows(report: &RunReport) -> Vec<ColdRow<'_>> {
 
 /// What the Cold start tables mean, said under each.
 pub const COLD_NOTE: &str = "Each page is new, in a fresh browser profile (no HTTP or shader cache), timed from navigation (performance.timeOrigin) to the first output read back, which is then checked like any case. Phases, each from the end of the one before, median over the pages: harness's device (page, its WASM, adapter and device), fetch (weights), upload (program built, weights into GPU buffers), pipelines (created, and validated through an error scope, which waits for compilation), dispatch (first pass encoded and submitted), result (GPU done, output read back); onnxruntime-web's engine (page, WASM, ORT's script), fetch, onnx (the model file written in the page, what an app would fetch), session (InferenceSession.create), dispatch (first session.run), result. +precompile: every pipeline created up front, all at once, with createComputePipelineAsync.";
+
+/// What the From text tables mean, said under each.
+pub const TEXT_NOTE: &str = "Sentences to L2-normalised embeddings read back into JavaScript or WASM, as a web app calls it: each sample one call, awaited, after the pipeline was created (wall clock). transformers.js: its pipeline('feature-extraction') step by step, tokenize (its tokenizer, padding to the longest sentence), run (pipe.model: inputs uploaded, onnxruntime-web's C++ WebGPU provider, the hidden states read back), pool (mean over the mask, then L2, in JavaScript). harness: tokenize (the tokenizers crate in the page's WASM, same padding), run (ids written, one pass, the embeddings read back; pooling runs on the GPU inside it). Both on the ONNX-equivalent graph of the same weights, checked against the same reference.";
 
 /// The `variant` a case ran that its `id` does not already end with: what a table must add.
 pub fn untold_variant<'a>(id: &str, variant: Option<&'a str>) -> Option<&'a str> {
@@ -961,6 +1037,7 @@ impl CaseReport {
             earlier_attempts: Vec::new(),
             engine_profile: None,
             cold_start: spec.cold.map(|c| ColdStartReport::of(c.precompile, Vec::new())),
+            from_text: None,
         }
     }
 
@@ -986,6 +1063,7 @@ impl CaseReport {
         if let (Some(report), Some(c)) = (&mut case.cold_start, m.cold) {
             *report = ColdStartReport::of(report.precompile, vec![c]);
         }
+        case.from_text = m.split.map(TextReport::of);
         case.correctness = Some(verdict);
         case.summarize_samples();
         case

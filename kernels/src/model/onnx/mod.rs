@@ -28,6 +28,13 @@ pub const IR_VERSION: i64 = 8;
 /// The onnxruntime-web release harness drives (`--platform ort-webgpu`, `ort-jsep`).
 pub const ORT_WEB_VERSION: &str = "1.30.0";
 
+/// The transformers.js release harness drives (`--platform transformers`).
+pub const TRANSFORMERS_VERSION: &str = "4.3.1";
+
+/// The onnxruntime-web build that transformers.js [`TRANSFORMERS_VERSION`] pins and bundles
+/// (a development build, not [`ORT_WEB_VERSION`]): the WASM beside its script must be this one's.
+pub const TRANSFORMERS_ORT_VERSION: &str = "1.31.0-dev.20260914-8d85527a0";
+
 /// A graph written as ONNX, with what to feed it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Onnx {
@@ -43,9 +50,11 @@ pub struct Onnx {
 /// One input of the model and its value for the case.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Feed {
-    /// Input name (the graph tensor's).
+    /// Input name (the graph tensor's, or a BERT input's: `input_ids`, `attention_mask`).
     pub name: String,
-    /// Its values: a flat tensor.
+    /// Its shape: flat, except a BERT input's `[batch, seq]`.
+    pub dims: Vec<i64>,
+    /// Its values.
     pub data: FeedData,
 }
 
@@ -56,6 +65,9 @@ pub enum FeedData {
     F32(Vec<f32>),
     /// Integers (token ids).
     I32(Vec<i32>),
+    /// 64-bit integers (a BERT signature's token ids and attention mask, as Hugging Face
+    /// exports them).
+    I64(Vec<i64>),
 }
 
 impl Feed {
@@ -64,6 +76,7 @@ impl Feed {
         match &self.data {
             FeedData::F32(v) => v.len(),
             FeedData::I32(v) => v.len(),
+            FeedData::I64(v) => v.len(),
         }
     }
 
@@ -75,7 +88,7 @@ impl Feed {
 
 /// Writes `graph` as ONNX; `weights`: the file its [`Data::Named`] tensors come from.
 pub fn export(graph: &Graph, weights: Option<&Weights>) -> Result<Onnx, ModelError> {
-    let mut w = Writer { graph, weights, nodes: Vec::new(), initializers: Vec::new(), inputs: Vec::new(), feeds: Vec::new(), values: HashMap::new(), weights_written: HashMap::new(), unfolded: HashMap::new(), next: 0 };
+    let mut w = Writer::new(graph, weights, None);
     for (_, op) in &graph.ops {
         w.op(op)?;
     }
@@ -89,15 +102,79 @@ pub fn export(graph: &Graph, weights: Option<&Weights>) -> Result<Onnx, ModelErr
         output_info.push(value_info(&name, DataType::Float, &[len]));
         outputs.push(name);
     }
-    let model = proto::ModelProto {
-        ir_version: IR_VERSION,
-        producer_name: "harness".into(),
-        producer_version: env!("CARGO_PKG_VERSION").into(),
-        doc_string: "written by harness from its model graph (kernels::model::onnx)".into(),
-        graph: Some(proto::GraphProto { node: w.nodes, name: "harness".into(), initializer: w.initializers, input: w.inputs, output: output_info }),
-        opset_import: vec![proto::OperatorSetIdProto { domain: String::new(), version: OPSET }],
+    w.finish(output_info, outputs)
+}
+
+/// Writes an encoder's `graph` (MiniLM's) with the signature Hugging Face's BERT exports have,
+/// which transformers.js feeds: `input_ids` and `attention_mask` in (int64, `[batch, seq]`, the
+/// mask 1 for a real token), `last_hidden_state` out (`[batch, seq, hidden]`, before pooling,
+/// which the caller does). The feeds hold the case's ids and mask.
+pub fn export_bert(graph: &Graph, weights: Option<&Weights>) -> Result<Onnx, ModelError> {
+    let mut w = Writer::new(graph, weights, Some(BertIo::default()));
+    for (_, op) in &graph.ops {
+        w.op(op)?;
+    }
+    let Some((hidden, dims)) = w.bert.as_mut().and_then(|b| b.hidden.take()) else {
+        return Err(ModelError::BadTensor { name: "embeddings".into(), problem: "no pooled encoder output: only an encoder is written with BERT's signature".into() });
     };
-    Ok(Onnx { bytes: prost::Message::encode_to_vec(&model), feeds: w.feeds, outputs })
+    let name = "last_hidden_state";
+    w.node_named("Identity", &[&hidden], vec![], name);
+    w.finish(vec![value_info(name, DataType::Float, &dims)], vec![name.to_string()])
+}
+
+/// What a BERT signature adds to the writer: the additive attention mask made from the
+/// `attention_mask` input once, and the hidden state the pooling would have read.
+#[derive(Debug, Default)]
+struct BertIo {
+    mask: Option<String>,
+    hidden: Option<(String, Vec<i64>)>,
+}
+
+impl<'a> Writer<'a> {
+    fn new(graph: &'a Graph, weights: Option<&'a Weights>, bert: Option<BertIo>) -> Self {
+        Writer { graph, weights, bert, nodes: Vec::new(), initializers: Vec::new(), inputs: Vec::new(), feeds: Vec::new(), values: HashMap::new(), weights_written: HashMap::new(), unfolded: HashMap::new(), next: 0 }
+    }
+
+    /// The file with `output_info` as its outputs, named `outputs`.
+    fn finish(self, output_info: Vec<proto::ValueInfoProto>, outputs: Vec<String>) -> Result<Onnx, ModelError> {
+        let model = proto::ModelProto {
+            ir_version: IR_VERSION,
+            producer_name: "harness".into(),
+            producer_version: env!("CARGO_PKG_VERSION").into(),
+            doc_string: "written by harness from its model graph (kernels::model::onnx)".into(),
+            graph: Some(proto::GraphProto { node: self.nodes, name: "harness".into(), initializer: self.initializers, input: self.inputs, output: output_info }),
+            opset_import: vec![proto::OperatorSetIdProto { domain: String::new(), version: OPSET }],
+        };
+        Ok(Onnx { bytes: prost::Message::encode_to_vec(&model), feeds: self.feeds, outputs })
+    }
+
+    /// A BERT input (`input_ids`, `attention_mask`): int64 `[batch, seq]`, fed `values`.
+    fn bert_input(&mut self, name: &str, dims: [i64; 2], values: Vec<i64>) -> String {
+        self.inputs.push(value_info(name, DataType::Int64, &dims));
+        self.feeds.push(Feed { name: name.into(), dims: dims.to_vec(), data: FeedData::I64(values) });
+        name.to_string()
+    }
+
+    /// BERT's additive attention mask, `[batch, 1, 1, seq]`: 0 where `attention_mask` is 1,
+    /// −1e9 where it is 0; made once from the input, which is fed the case's lengths.
+    fn bert_mask(&mut self, lens: T, b: i64, s: i64) -> Result<String, ModelError> {
+        if let Some(mask) = self.bert.as_ref().and_then(|io| io.mask.clone()) {
+            return Ok(mask);
+        }
+        let lens = self.constant(lens)?;
+        let ones: Vec<i64> = (0..b as usize).flat_map(|i| (0..s).map(move |j| (i, j))).map(|(i, j)| i64::from(j < lens[i] as i64)).collect();
+        let input = self.bert_input("attention_mask", [b, s], ones);
+        let m = self.node("Cast", &[&input], vec![int("to", DataType::Float as i64)]);
+        let one = self.scalar(1.0);
+        let off = self.node("Sub", &[&m, &one], vec![]);
+        let big = self.scalar(1e9);
+        let additive = self.node("Mul", &[&off, &big], vec![]);
+        let mask = self.reshape(&additive, &[b, s], &[b, 1, 1, s]);
+        if let Some(io) = &mut self.bert {
+            io.mask = Some(mask.clone());
+        }
+        Ok(mask)
+    }
 }
 
 /// A graph tensor's current ONNX value: its name and shape.
@@ -119,6 +196,8 @@ enum Unfolded {
 struct Writer<'a> {
     graph: &'a Graph,
     weights: Option<&'a Weights>,
+    /// Written with BERT's signature ([`export_bert`]).
+    bert: Option<BertIo>,
     nodes: Vec<NodeProto>,
     initializers: Vec<TensorProto>,
     inputs: Vec<proto::ValueInfoProto>,
@@ -213,7 +292,7 @@ impl Writer<'_> {
                 false => (DataType::Float, FeedData::F32(values)),
             };
             self.inputs.push(value_info(&name, ty, &dims));
-            self.feeds.push(Feed { name: name.clone(), data });
+            self.feeds.push(Feed { name: name.clone(), dims: dims.clone(), data });
         } else {
             // An integer tensor's values are its bits (see `Graph::values`), as little-endian i32s.
             let raw = f32s_to_le_bytes(&values);
@@ -424,7 +503,15 @@ impl Writer<'_> {
             }
             Op::Embed { ids, word, pos, ty, y, rows, seq, hidden } => {
                 let (rows, h) = (rows as i64, hidden as i64);
-                let iv = self.shaped(ids, &[rows])?;
+                let iv = match self.bert.is_some() {
+                    true => {
+                        let values: Vec<i64> = self.constant(ids)?.iter().map(|&v| v as i64).collect();
+                        let dims = [rows / seq as i64, seq as i64];
+                        let input = self.bert_input("input_ids", dims, values);
+                        self.reshape(&input, &dims, &[rows])
+                    }
+                    false => self.shaped(ids, &[rows])?,
+                };
                 let wv = self.shaped(word, &[self.graph.tensors[word].len as i64 / h, h])?;
                 let words = self.node("Gather", &[&wv, &iv], vec![int("axis", 0)]);
                 let pv = self.shaped(pos, &[self.graph.tensors[pos].len as i64 / h, h])?;
@@ -436,6 +523,13 @@ impl Writer<'_> {
                 let sum = self.node("Add", &[&words, &posv], vec![]);
                 let out = self.node("Add", &[&sum, &t0], vec![]);
                 self.set(y, out, vec![rows, h]);
+            }
+            Op::Pool { x, batch, seq, hidden, .. } if self.bert.is_some() => {
+                let dims = vec![batch as i64, seq as i64, hidden as i64];
+                let xv = self.shaped(x, &dims)?;
+                if let Some(io) = &mut self.bert {
+                    io.hidden = Some((xv, dims));
+                }
             }
             Op::Pool { x, lens, y, batch, seq, hidden } => {
                 // Mean over each sentence's tokens as a [batch, batch·seq] weighting (from the
@@ -527,6 +621,11 @@ impl Writer<'_> {
             true => {
                 let m: Vec<f32> = (0..s).flat_map(|r| (0..l).map(move |j| if j <= pos0 as i64 + r { 0.0 } else { HIDDEN })).collect();
                 Some((vec![1, 1, s, l], m))
+            }
+            false if self.bert.is_some() => {
+                let m = self.bert_mask(lens, b, l)?;
+                scores = self.node("Add", &[&scores, &m], vec![]);
+                None
             }
             false => {
                 let lens = self.constant(lens)?;

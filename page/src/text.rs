@@ -1,0 +1,153 @@
+//! `--from-text`: MiniLM from sentences to embeddings read back, as a web app calls it, each
+//! sample one call, timed in phases ([`kernels::sampling::sample_phases`]).
+//!
+//! On `webgpu`, harness's own path: the tokenizers crate in this WASM, on the same
+//! tokenizer.json harness tokenised the case with natively (the ids must come out the same),
+//! the ids and lengths written into the program's input buffers, one run, the embeddings read
+//! back; pooling runs on the GPU within the run. On `transformers`, transformers.js's
+//! `pipeline('feature-extraction')` step by step (`static/transformers.js`), on the ONNX file
+//! harness writes of the same graph with BERT's signature.
+
+use crate::engine::describe;
+use kernels::api::Api;
+use kernels::gpu::{Gpu, GpuError, Prepared};
+use kernels::model::encoder::{pack, EncoderCase};
+use kernels::model::weights::Weights;
+use kernels::program::{words_to_bytes, Program};
+use kernels::sampling::{now_ms, sample_phases, ClockGate, Phased};
+use kernels::wire::CaseMeasurement;
+use kernels::{CaseSpec, RunPlan, Workload};
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen]
+extern "C" {
+    /// Loads transformers.js from the harness server.
+    #[wasm_bindgen(catch, js_namespace = harnessTransformers, js_name = load)]
+    async fn load() -> Result<JsValue, JsValue>;
+    /// Creates the feature-extraction pipeline on WebGPU over the model folder `files`
+    /// (`{name: Uint8Array}`).
+    #[wasm_bindgen(catch, js_namespace = harnessTransformers, js_name = prepare)]
+    async fn prepare(files: &js_sys::Object) -> Result<JsValue, JsValue>;
+    /// One call on `texts`; resolves to `[tokenize, run, pool]` ms.
+    #[wasm_bindgen(catch, js_namespace = harnessTransformers, js_name = call)]
+    async fn call(texts: &js_sys::Array) -> Result<JsValue, JsValue>;
+    /// The last call's embeddings, a `Float32Array`.
+    #[wasm_bindgen(catch, js_namespace = harnessTransformers, js_name = output)]
+    fn output() -> Result<JsValue, JsValue>;
+    /// Releases the pipeline.
+    #[wasm_bindgen(catch, js_namespace = harnessTransformers, js_name = dispose)]
+    async fn dispose() -> Result<JsValue, JsValue>;
+}
+
+/// The encoder a from-text case runs.
+fn encoder(case: &CaseSpec) -> Result<&EncoderCase, String> {
+    match &case.workload {
+        Some(Workload::Encoder(e)) if !e.texts.is_empty() => Ok(e),
+        _ => Err(format!("{}: only MiniLM runs from text (--model minilm --from-text)", case.id)),
+    }
+}
+
+/// A file of the encoder's folder, fetched from the harness (`tokenizer.json`, …).
+async fn folder_file(api: &Api, e: &EncoderCase, name: &str) -> Result<Vec<u8>, String> {
+    api.get_bytes(&format!("weights?name={}/{name}", e.weights)).await.map_err(|err| format!("fetching {name} of `{}`: {}", e.weights, describe(err)))
+}
+
+/// Harness's own call: tokenize in WASM, write the ids, run, read the embeddings back.
+struct Harness<'a> {
+    gpu: &'a Gpu,
+    prepared: &'a Prepared,
+    program: &'a Program,
+    tokenizer: tokenizers::Tokenizer,
+    encoder: &'a EncoderCase,
+    output: Vec<u8>,
+}
+
+impl Phased for Harness<'_> {
+    type Error = GpuError;
+
+    async fn call(&mut self) -> Result<Vec<(&'static str, f64)>, GpuError> {
+        let failed = |message: String| GpuError::Pipeline { kernel: self.encoder.model.clone(), message };
+        let t0 = now_ms();
+        let mut sentences = Vec::with_capacity(self.encoder.texts.len());
+        for text in &self.encoder.texts {
+            let encoding = self.tokenizer.encode(text.as_str(), true).map_err(|e| failed(format!("tokenizing: {e}")))?;
+            sentences.push(encoding.get_ids().to_vec());
+        }
+        // Padded to the longest sentence, as transformers.js pads a batch.
+        let longest = sentences.iter().map(Vec::len).max().unwrap_or(1) as u32;
+        let (ids, lens) = pack(&sentences, longest);
+        let t1 = now_ms();
+        self.gpu.write_input(self.prepared, self.program, "ids", &words_to_bytes(&ids))?;
+        self.gpu.write_input(self.prepared, self.program, "lens", &words_to_bytes(&lens))?;
+        self.output = self.gpu.run_and_read(self.prepared).await?;
+        let t2 = now_ms();
+        if (&ids, &lens) != (&self.encoder.ids, &self.encoder.lens) {
+            return Err(failed(format!("the page's tokenizer gave ids {ids:?} (lengths {lens:?}); harness's native one gave {:?} (lengths {:?})", self.encoder.ids, self.encoder.lens)));
+        }
+        Ok(vec![("tokenize", t1 - t0), ("run", t2 - t1)])
+    }
+}
+
+/// Runs the from-text `case` on harness's WebGPU: its program built and its pipelines created
+/// (outside the samples, like an app's setup), then each sample one call.
+pub async fn run_harness(gpu: &mut Gpu, plan: &RunPlan, case: &CaseSpec, weights: Option<&Weights>, api: &Api, clock: &mut impl ClockGate, on_sample: impl FnMut(u32)) -> Result<CaseMeasurement, GpuError> {
+    let failed = |message: String| GpuError::Pipeline { kernel: case.kernel.clone(), message };
+    let e = encoder(case).map_err(failed)?;
+    let json = folder_file(api, e, "tokenizer.json").await.map_err(failed)?;
+    let mut tokenizer = tokenizers::Tokenizer::from_bytes(&json).map_err(|err| failed(format!("tokenizer.json: {err}")))?;
+    tokenizer.with_padding(None);
+    tokenizer.with_truncation(None).map_err(|err| failed(format!("tokenizer.json: {err}")))?;
+    gpu.ready().await?;
+    gpu.guarded(async |gpu: &Gpu| {
+        let program = case.program(weights, gpu.has("subgroups")).map_err(|err| failed(err.to_string()))?;
+        let prepared = gpu.prepare(&case.kernel, &program).await?;
+        let mut work = Harness { gpu, prepared: &prepared, program: &program, tokenizer, encoder: e, output: Vec::new() };
+        let (sampled, phases) = sample_phases(&plan.sampling, &mut work, clock, on_sample).await?;
+        let output = CaseMeasurement::encode_bytes(&work.output);
+        Ok(CaseMeasurement { split: Some(phases), ..CaseMeasurement::of_sampled(case.id.clone(), prepared.pipeline_ms, sampled, output) })
+    })
+    .await
+}
+
+/// transformers.js's call, through `static/transformers.js`.
+struct Transformers {
+    texts: js_sys::Array,
+}
+
+impl Phased for Transformers {
+    type Error = JsValue;
+
+    async fn call(&mut self) -> Result<Vec<(&'static str, f64)>, JsValue> {
+        let times = js_sys::Float64Array::new(&call(&self.texts).await?).to_vec();
+        Ok(["tokenize", "run", "pool"].into_iter().zip(times).collect())
+    }
+}
+
+/// Runs the from-text `case` on transformers.js: the model folder handed over (the ONNX file
+/// written here, the rest fetched from the harness), the pipeline created, then each sample one
+/// call.
+pub async fn run_transformers(plan: &RunPlan, case: &CaseSpec, weights: Option<&Weights>, api: &Api, clock: &mut impl ClockGate, on_sample: impl FnMut(u32)) -> Result<CaseMeasurement, String> {
+    let e = encoder(case)?;
+    let onnx = kernels::model::onnx::export_bert(&e.graph(), weights).map_err(|err| err.to_string())?;
+    let files = js_sys::Object::new();
+    let put = |name: &str, bytes: &[u8]| js_sys::Reflect::set(&files, &name.into(), &js_sys::Uint8Array::from(bytes)).map(drop).map_err(describe);
+    for name in ["config.json", "tokenizer.json", "tokenizer_config.json"] {
+        put(name, &folder_file(api, e, name).await?)?;
+    }
+    put("onnx/model.onnx", &onnx.bytes)?;
+    let texts: js_sys::Array = e.texts.iter().map(|t| JsValue::from_str(t)).collect();
+    let result = async {
+        load().await?;
+        let begun = now_ms();
+        prepare(&files).await?;
+        let pipeline_ms = now_ms() - begun;
+        let (sampled, phases) = sample_phases(&plan.sampling, &mut Transformers { texts }, clock, on_sample).await?;
+        let values = js_sys::Float32Array::new(&output()?).to_vec();
+        Ok::<_, JsValue>((pipeline_ms, sampled, phases, values))
+    }
+    .await;
+    let released = dispose().await;
+    let (pipeline_ms, sampled, phases, values) = result.map_err(describe)?;
+    released.map_err(describe)?;
+    Ok(CaseMeasurement { split: Some(phases), ..CaseMeasurement::of_sampled(case.id.clone(), pipeline_ms, sampled, CaseMeasurement::encode_output(&values)) })
+}

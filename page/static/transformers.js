@@ -1,0 +1,85 @@
+// --platform transformers: transformers.js's pipeline('feature-extraction') on MiniLM, driven by
+// the WASM runner (page/src/text.rs) through globalThis.harnessTransformers. The harness server
+// serves transformers.js's bundle and the WASM of the onnxruntime-web build it pins under
+// /transformers/ only for a transformers run.
+//
+// The model folder transformers.js loads (config.json, tokenizer.json, tokenizer_config.json,
+// onnx/model.onnx) is handed over as bytes: the ONNX file is the one harness writes of its own
+// graph, with BERT's signature, in the page. No file is fetched from anywhere else: remote models,
+// the browser cache and transformers.js's WASM cache are off.
+
+const MODEL = 'harness/minilm';
+const FOLDER = '/harness-models/';
+
+let tjs = null;
+let pipe = null;
+let last = null;
+
+globalThis.harnessTransformers = {
+  // Loads transformers.js (harness checked its version before the browser started).
+  async load() {
+    if (tjs) return;
+    try {
+      tjs = await import(new URL('transformers/transformers.min.js', location.href).href);
+    } catch (e) {
+      throw new Error(`transformers.js did not load (${e.message}): is --platform transformers installed? see harness run --help`);
+    }
+    const onnx = tjs.env.backends.onnx;
+    // The C++ WebGPU provider's WASM, beside the bundle; one thread, so no SharedArrayBuffer
+    // (cross-origin isolation) is needed, as for --platform ort.
+    onnx.wasm.wasmPaths = {
+      mjs: new URL('transformers/ort-wasm-simd-threaded.asyncify.mjs', location.href).href,
+      wasm: new URL('transformers/ort-wasm-simd-threaded.asyncify.wasm', location.href).href,
+    };
+    onnx.wasm.numThreads = 1;
+    Object.assign(tjs.env, {
+      allowRemoteModels: false,
+      allowLocalModels: true,
+      localModelPath: FOLDER,
+      useBrowserCache: false,
+      useWasmCache: false,
+      useCustomCache: false,
+    });
+  },
+
+  // Creates the pipeline on WebGPU over `files` ({name: Uint8Array}, names relative to the
+  // model folder).
+  async prepare(files) {
+    await this.dispose();
+    const prefix = `${FOLDER}${MODEL}/`;
+    tjs.env.fetch = async (url) => {
+      const path = String(url);
+      const name = path.startsWith(prefix) ? path.slice(prefix.length) : null;
+      if (name !== null && files[name]) return new Response(files[name], { headers: { 'content-length': String(files[name].byteLength) } });
+      return new Response(`harness handed transformers.js no file ${path}`, { status: 404 });
+    };
+    pipe = await tjs.pipeline('feature-extraction', MODEL, { device: 'webgpu', dtype: 'fp32' });
+  },
+
+  // One call of the pipeline on `texts`, as its _call makes it (tokenizer with padding and
+  // truncation, model, mean pooling over the mask, L2 normalisation), timed step by step:
+  // resolves to [tokenize, run, pool] in ms. The embeddings are kept for output().
+  async call(texts) {
+    const t0 = performance.now();
+    const inputs = pipe.tokenizer(texts, { padding: true, truncation: true });
+    const t1 = performance.now();
+    const outputs = await pipe.model(inputs);
+    const t2 = performance.now();
+    const pooled = tjs.mean_pooling(outputs.last_hidden_state, inputs.attention_mask).normalize(2, -1);
+    const t3 = performance.now();
+    last = pooled.data;
+    return new Float64Array([t1 - t0, t2 - t1, t3 - t2]);
+  },
+
+  // The last call's embeddings, a Float32Array of batch × hidden.
+  output() {
+    if (!last) throw new Error('no output: the pipeline never ran');
+    return last;
+  },
+
+  async dispose() {
+    if (pipe) await pipe.dispose();
+    pipe = null;
+    last = null;
+  },
+};
