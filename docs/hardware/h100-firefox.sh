@@ -51,6 +51,9 @@
 #   native), one call each; after Chromium's parts, `ort-chrome`, then `ort-profile` (JSEP's own profile in both).
 #   Cold start (issue 27, h100-cold.md): with ort.tar.xz and MiniLM's two parts stashed, `cold-firefox`,
 #   `cold-perception-firefox` and `cold-decoder`; after Chromium's parts, `cold-chrome` and `cold-perception-chrome`.
+#   From text (issue 27 item 3, h200-text.md): here `bash docs/hardware/h100-firefox.sh pack-transformers`; carry
+#   transformers.tar.xz with harness.tar.xz (`stash && bash docs/hardware/h100-firefox.sh stash-transformers`), MiniLM's
+#   two parts with stash-model, then `text-firefox`; after Chromium's parts, `text-chrome`.
 #   Chromium (an attempt; see h100-firefox.md): here `bash docs/hardware/h100-firefox.sh pack-chromium`,
 #   there `stash-chromium` once per part carried (chromium.tar.xz.aa, .ab, …), then `chromium`, and
 #   `chrome` for the suites in Chromium with the flags that got the GPU.
@@ -116,6 +119,17 @@ pack-ort)
   ls -la "$pack/ort.tar.xz"
   exit 0
   ;;
+pack-transformers)
+  tar cJf "$pack/transformers.tar.xz" -C "$top/target/transformers" node_modules/@huggingface/transformers/package.json \
+    node_modules/@huggingface/transformers/dist/transformers.min.js node_modules/onnxruntime-web/package.json \
+    node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.mjs node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.wasm
+  ls -la "$pack/transformers.tar.xz"
+  exit 0
+  ;;
+stash-transformers)
+  mkdir -p /tmp/gpu/transformers && tar xJf "$pack/transformers.tar.xz" -C /tmp/gpu/transformers && ls -R /tmp/gpu/transformers | head
+  exit 0
+  ;;
 stash-ort)
   mkdir -p /tmp/gpu/ort && tar xJf "$pack/ort.tar.xz" -C /tmp/gpu/ort && ls /tmp/gpu/ort/node_modules/onnxruntime-web/dist
   exit 0
@@ -132,7 +146,7 @@ stash-model)
   fi
   exit 0
   ;;
-cold-firefox | cold-chrome | cold-perception-firefox | cold-perception-chrome | cold-decoder | ort-minilm | ort-perception | ort-decoder | ort-chrome | ort-profile | perception | decode-dtypes | decode-profile | tune-quant | gpu-out-of-the-box | gpu-hidden-icd | gpu-minilm | gpu-tune | gpu-matmul | gpu-models | minilm-ops | suite | models | chromium | chrome | bench | bench-chrome | tune-native | tune-firefox | tune-matvec | decoder-native | matmul | kernels | decoder | tfjs | minilm | survive | checks | wall) ;;
+text-firefox | text-chrome | cold-firefox | cold-chrome | cold-perception-firefox | cold-perception-chrome | cold-decoder | ort-minilm | ort-perception | ort-decoder | ort-chrome | ort-profile | perception | decode-dtypes | decode-profile | tune-quant | gpu-out-of-the-box | gpu-hidden-icd | gpu-minilm | gpu-tune | gpu-matmul | gpu-models | minilm-ops | suite | models | chromium | chrome | bench | bench-chrome | tune-native | tune-firefox | tune-matvec | decoder-native | matmul | kernels | decoder | tfjs | minilm | survive | checks | wall) ;;
 *) sed -n 2,23p "$0"; exit 2 ;;
 esac
 
@@ -395,6 +409,19 @@ ort-profile)
     run "profile-$b" harness run "${where[@]}" "${o[@]}" --model minilm,vit,whisper --batch 1,8 --seq 16,128 \
       --weights /tmp/gpu/all-MiniLM-L6-v2 --out "$dir/profile-$b"
   done
+  ;;
+text-firefox | text-chrome)
+  # MiniLM from text (issue 27 item 3, h200-text.md): sentences to embeddings read back, each sample one
+  # call split into tokenize, run and pool, on harness (tokenizing in the page's WASM) and transformers.js's
+  # pipeline('feature-extraction'), 1 and 8 sentences; beside them the model alone at 1×16 and 8×16 on harness.
+  where=("${ff[@]}")
+  if [ "$step" = text-chrome ]; then
+    export LD_LIBRARY_PATH=/tmp/gpu/chromium-lib:$LD_LIBRARY_PATH
+    where=("${cr[@]}")
+  fi
+  run text harness run "${where[@]}" --platform webgpu,transformers --model minilm --from-text --no-ops --batch 1,8 --seq 16 \
+    --samples 30 --max-time 3 --timeout 300 --retries 0 --transformers-dir /tmp/gpu/transformers --weights /tmp/gpu/all-MiniLM-L6-v2 \
+    --out "$dir/text"
   ;;
 cold-firefox | cold-chrome | cold-perception-firefox | cold-perception-chrome)
   # Cold start (issue 27, h100-cold.md): from a fresh page in a new profile to the first checked result,
