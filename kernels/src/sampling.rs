@@ -371,7 +371,7 @@ pub async fn sample_phases<P: Phased>(
             Ok(Sample { wall_ms: total / batch as f64, gpu_ms: None })
         }
     }
-    let isolated = Sampling { mode: SamplingMode::Isolated, ..s.clone() };
+    let isolated = Sampling { mode: SamplingMode::Isolated, ..*s };
     let mut calls = Calls { work, phases: Vec::new() };
     let sampled = sample(&isolated, &mut calls, clock, on_sample).await?;
     // The first run and the warm-up came before the timed samples.

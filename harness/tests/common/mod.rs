@@ -399,3 +399,18 @@ pub fn assert_wall_at_least_gpu(results: &Value) {
         }
     }
 }
+
+/// `harness run ARGS FLAG EMPTY`, FLAG naming an engine's npm folder (`--ort-dir`) and EMPTY an
+/// empty folder: refused with exit 2 before any browser starts, naming `command` (which installs
+/// it) and `bash ci/setup.sh`.
+pub fn assert_missing_engine_named(args: &[&str], flag: &str, command: &str) {
+    let empty = tempfile::tempdir().unwrap();
+    let mut all = vec!["run"];
+    all.extend_from_slice(args);
+    all.extend([flag, empty.path().to_str().unwrap()]);
+    let out = harness(&all);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(command) && stderr.contains("bash ci/setup.sh"), "{stderr}");
+    assert!(!stderr.contains("starting"), "no browser starts: {stderr}");
+}
