@@ -491,6 +491,22 @@ mod tests {
     }
 
     #[test]
+    fn a_case_from_text_has_an_id_of_its_own_the_model_case_s_reference_and_runs_on_webgpu_and_transformers_only() {
+        let steady = CaseSpec::new("minilm", Shape(vec![1, 12]), 1);
+        let text = steady.clone().from_text();
+        assert_eq!((text.id.as_str(), text.reference_id()), ("minilm/1x12/seed=1/from-text", steady.id.clone()));
+        assert_eq!(text.clone().in_pass(2).reference_id(), steady.id);
+        for p in [Platform::Webgpu, Platform::Transformers] {
+            assert_eq!(p.unsupported(&text), None, "{p:?}");
+        }
+        for p in [Platform::Native, Platform::OrtWebgpu, Platform::OrtJsep, Platform::Wasm] {
+            assert!(p.unsupported(&text).is_some_and(|r| r.contains("pipeline from text")), "{p:?}");
+        }
+        assert!(Platform::Transformers.unsupported(&steady).is_some_and(|r| r.contains("--from-text")));
+        assert!(Platform::Transformers.other_engine() && Platform::Transformers.in_browser());
+    }
+
+    #[test]
     fn glob_matches_like_a_shell() {
         assert!(glob_match("matmul_*", "matmul_tiled"));
         assert!(glob_match("*", "add"));

@@ -754,6 +754,20 @@ mod tests {
         assert!(Workloads::build(&narrow, 1).unwrap_err().to_string().contains("must equal the text encoder's 384"));
     }
 
+    #[test]
+    fn from_text_adds_a_case_per_batch_padded_to_its_longest_sentence_and_serves_the_tokenizer() {
+        let args = WorkloadArgs { model: vec![MINILM.into()], batch: vec![1, 8], seq: vec![16], no_ops: true, from_text: true, ..WorkloadArgs::default() };
+        let w = Workloads::build(&args, 1).unwrap();
+        let ids: Vec<&str> = w.cases.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["minilm/1x16/seed=1", "minilm/8x16/seed=1", "minilm/1x12/seed=1/from-text", "minilm/8x38/seed=1/from-text"]);
+        let Some(Workload::Encoder(e)) = &w.cases[3].workload else { panic!() };
+        assert_eq!(e.texts, SENTENCES.map(String::from));
+        assert_eq!((e.seq, e.lens.iter().max()), (38, Some(&38)));
+        for key in ["minilm", "minilm/tokenizer.json", "minilm/config.json", "minilm/tokenizer_config.json"] {
+            assert!(w.weights.get(key).is_some_and(|p| p.is_file()), "{key}");
+        }
+    }
+
     /// The f64 reference of the encoder (this crate's tokenisation, kernels' graph, the real
     /// weights) against embeddings sentence-transformers made once
     /// (kernels/tests/fixtures/make_minilm_fixture.py).
