@@ -42,8 +42,8 @@ pub struct WorkloadArgs {
     /// against their shape; --dtype still says how they are stored on the GPU.
     #[arg(long, value_name = "DIR|FILE.gguf", env = "HARNESS_WEIGHTS")]
     pub weights: Vec<PathBuf>,
-    /// Layers to run of a decoder, ViT or Whisper (TinyLlama has 22, ViT-B 12; a software adapter
-    /// manages 1 or 2).
+    /// Layers to run of MiniLM, a decoder, ViT or Whisper (MiniLM has 6, TinyLlama 22, ViT-B 12; a
+    /// software adapter manages 1 or 2). A CLIP-shaped pair's MiniLM takes `text_layers` instead.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024), conflicts_with = "replay")]
     pub layers: Option<u32>,
     /// Decoder context lengths, comma-separated: prefill runs that many prompt tokens, decode one
@@ -162,11 +162,11 @@ impl Workloads {
                 if model == MINILM || model.split(':').next() == Some(CLIP) {
                     let dir = weights_dir(given.dir.as_deref())?;
                     w.cases.extend(match model == MINILM {
-                        true => encoder_cases(&dir, &args.batch, &args.seq, seed, dtype)?,
+                        true => encoder_cases(&dir, &args.batch, &args.seq, seed, dtype, args.layers)?,
                         false => clip_cases(model, &dir, args, seed, dtype)?,
                     });
                     if model == MINILM && args.from_text {
-                        w.cases.extend(from_text_cases(&dir, &args.batch, seed, dtype)?);
+                        w.cases.extend(from_text_cases(&dir, &args.batch, seed, dtype, args.layers)?);
                     }
                     w.weights.extend(encoder_files(&dir));
                 } else if let Some((name, config)) = perception_config(model, args.layers)? {
@@ -377,12 +377,12 @@ fn encoder_files(dir: &Path) -> Vec<(String, PathBuf)> {
 
 /// One case from text per batch size: the batch's sentences padded to the longest, as
 /// [`CaseSpec::from_text`] times them.
-fn from_text_cases(dir: &Path, batches: &[u32], seed: u64, dtype: Dtype) -> Result<Vec<CaseSpec>, WorkloadError> {
+fn from_text_cases(dir: &Path, batches: &[u32], seed: u64, dtype: Dtype, layers: Option<u32>) -> Result<Vec<CaseSpec>, WorkloadError> {
     let sentences = tokenize(&dir.join("tokenizer.json"), &SENTENCES)?;
     let mut cases = Vec::new();
     for &batch in batches {
         let longest = sentences.iter().cycle().take(batch as usize).map(|s| s.len() as u32).max().unwrap_or(1);
-        for mut e in encoder_passes(dir, &[batch], &[longest], dtype, None)? {
+        for mut e in encoder_passes(dir, &[batch], &[longest], dtype, layers)? {
             e.texts = SENTENCES.iter().cycle().take(batch as usize).map(|s| s.to_string()).collect();
             cases.push(CaseSpec::of_workload(&e.model.clone(), Shape(vec![e.batch, e.seq]), seed, Workload::Encoder(e)).from_text());
         }
@@ -390,9 +390,9 @@ fn from_text_cases(dir: &Path, batches: &[u32], seed: u64, dtype: Dtype) -> Resu
     Ok(cases)
 }
 
-/// One encoder case per batch size and sequence length.
-fn encoder_cases(dir: &Path, batches: &[u32], seqs: &[u32], seed: u64, dtype: Dtype) -> Result<Vec<CaseSpec>, WorkloadError> {
-    let passes = encoder_passes(dir, batches, seqs, dtype, None)?;
+/// One encoder case per batch size and sequence length, with `layers` of MiniLM's where given.
+fn encoder_cases(dir: &Path, batches: &[u32], seqs: &[u32], seed: u64, dtype: Dtype, layers: Option<u32>) -> Result<Vec<CaseSpec>, WorkloadError> {
+    let passes = encoder_passes(dir, batches, seqs, dtype, layers)?;
     let mut cases: Vec<CaseSpec> =
         passes.iter().map(|e| CaseSpec::of_workload(&e.model, Shape(vec![e.batch, e.seq]), seed, Workload::Encoder(e.clone()))).collect();
     // Each op alone at the smallest shape, where a fixed cost shows most (one short sentence).
@@ -716,7 +716,7 @@ mod tests {
     #[test]
     fn minilm_gets_each_op_alone_at_its_smallest_shape() {
         let dir = weights_dir(None).expect("ci/setup.sh provides the MiniLM weights");
-        let cases = encoder_cases(&dir, &[8, 1], &[128, 16], 1, Dtype::F32).unwrap();
+        let cases = encoder_cases(&dir, &[8, 1], &[128, 16], 1, Dtype::F32, None).unwrap();
         let ids: Vec<&str> = cases.iter().map(|c| c.id.as_str()).collect();
         assert_eq!(&ids[..4], ["minilm/8x128/seed=1", "minilm/8x16/seed=1", "minilm/1x128/seed=1", "minilm/1x16/seed=1"]);
         assert_eq!(ids[4..].to_vec(), ENCODER_OPS.map(|op| format!("minilm.op.{op}/1x16/seed=1")).to_vec());
@@ -756,13 +756,16 @@ mod tests {
 
     #[test]
     fn from_text_adds_a_case_per_batch_padded_to_its_longest_sentence_and_serves_the_tokenizer() {
-        let args = WorkloadArgs { model: vec![MINILM.into()], batch: vec![1, 8], seq: vec![16], no_ops: true, from_text: true, ..WorkloadArgs::default() };
+        let args = WorkloadArgs { model: vec![MINILM.into()], batch: vec![1, 8], seq: vec![16], no_ops: true, from_text: true, layers: Some(2), ..WorkloadArgs::default() };
         let w = Workloads::build(&args, 1).unwrap();
         let ids: Vec<&str> = w.cases.iter().map(|c| c.id.as_str()).collect();
         assert_eq!(ids, ["minilm/1x16/seed=1", "minilm/8x16/seed=1", "minilm/1x12/seed=1/from-text", "minilm/8x38/seed=1/from-text"]);
         let Some(Workload::Encoder(e)) = &w.cases[3].workload else { panic!() };
         assert_eq!(e.texts, SENTENCES.map(String::from));
         assert_eq!((e.seq, e.lens.iter().max()), (38, Some(&38)));
+        // --layers cuts MiniLM, from text or not.
+        let layers: Vec<u32> = w.cases.iter().map(|c| match &c.workload { Some(Workload::Encoder(e)) => e.config.num_hidden_layers, _ => 0 }).collect();
+        assert_eq!(layers, [2, 2, 2, 2]);
         for key in ["minilm", "minilm/tokenizer.json", "minilm/config.json", "minilm/tokenizer_config.json"] {
             assert!(w.weights.get(key).is_some_and(|p| p.is_file()), "{key}");
         }
