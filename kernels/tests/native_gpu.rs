@@ -493,7 +493,7 @@ fn steady_batches_a_fast_kernel_and_isolated_takes_it_one_at_a_time() {
 /// `Op::Attention` configurations, as `(batch, seq, heads, kv_heads, hd, kv_len, causal, pos0, lens)`;
 /// rows are `batch · seq`. Decode, one key, keys past one workgroup's worth, causal prefill after a
 /// cache, GQA groups of 1, 2, 3 and 8, head dims in vec4s and not, whose columns leave invocations over, wider than one workgroup's
-/// columns, lens shorter than kv_len, and the most keys a row may see.
+/// columns, lens shorter than kv_len, and the most keys a row may see; then the tiled kernel's.
 #[allow(clippy::type_complexity)]
 const ATTENTIONS: &[(u32, u32, u32, u32, u32, u32, bool, u32, &[u32])] = &[
     (1, 1, 32, 4, 64, 129, true, 128, &[0]),
@@ -511,6 +511,13 @@ const ATTENTIONS: &[(u32, u32, u32, u32, u32, u32, bool, u32, &[u32])] = &[
     (1, 2, 1, 1, 258, 4, true, 2, &[0]),
     (1, 1, 8, 1, 64, 2048, true, 2047, &[0]),
     (1, 1, 2, 2, 32, 2048, false, 0, &[2048]),
+    // Tiled (many rows): causal after a cache with GQA, rows and keys not a multiple of a tile,
+    // lens masks, a head of two vec4s, 1500 keys (Whisper's), a head dim of nine vec4s.
+    (2, 40, 4, 2, 64, 80, true, 40, &[0]),
+    (2, 50, 3, 3, 32, 70, false, 0, &[70, 33]),
+    (1, 64, 2, 1, 8, 64, true, 0, &[0]),
+    (1, 33, 2, 2, 64, 1500, false, 0, &[1500]),
+    (2, 40, 1, 1, 36, 2000, false, 0, &[1900, 61]),
 ];
 
 /// Every [`ATTENTIONS`] configuration through `Graph::lower` against `Graph::evaluate` (f64).

@@ -176,6 +176,143 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
 }
 "#;
 
+/// Attention over many query rows and keys (an encoder's, a prefill's), after FlashAttention: a
+/// workgroup takes [`TILE_ROWS`] query rows of one head and walks the keys a tile of
+/// [`TILE_KEYS`] at a time, so each key and value is read once per tile of rows instead of once
+/// per row. A tile's keys, then its values, sit in workgroup memory; each row keeps a running max
+/// and softmax denominator (rescaling what it has summed when the max grows), and each invocation
+/// one `vec4` of the output. Head dims up to [`TILED_MAX_HEAD_DIM`], in `vec4`s; the three tiles
+/// stay within the 16 KiB of workgroup memory WebGPU guarantees.
+const ATTENTION_TILED: &str = r#"
+struct P { seq: u32, heads: u32, kv_heads: u32, hd: u32, kv_len: u32, causal: u32, pos0: u32, scale: f32, base: f32 }
+@group(0) @binding(0) var<uniform> p: P;
+@group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> k: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read> v: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read> lens: array<u32>;
+@group(0) @binding(5) var<storage, read_write> y: array<vec4<f32>>;
+const WG: u32 = 256u;
+const BQ: u32 = TILE_ROWSu;
+const BK: u32 = TILE_KEYSu;
+const MAXV: u32 = MAX_HVu;
+const HIDDEN: f32 = -3.0e38;
+var<workgroup> qt: array<vec4<f32>, BQ * MAXV>;
+var<workgroup> kv: array<vec4<f32>, BK * MAXV>;
+var<workgroup> sc: array<f32, BQ * BK>;
+var<workgroup> row_max: array<f32, BQ>;
+var<workgroup> row_sum: array<f32, BQ>;
+var<workgroup> row_scale: array<f32, BQ>;
+var<workgroup> keys_seen: u32;
+// Keys query row `r` (of its batch item) sees.
+fn visible(b: u32, r: u32) -> u32 {
+  if (r >= p.seq) { return 0u; }
+  if (p.causal != 0u) { return min(p.pos0 + r + 1u, p.kv_len); }
+  return min(lens[b], p.kv_len);
+}
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+  let tiles = (p.seq + BQ - 1u) / BQ;
+  let b = wg.x / tiles;
+  let r0 = (wg.x % tiles) * BQ;
+  let h = wg.y;
+  let group = h / (p.heads / p.kv_heads);
+  let hv = p.hd / 4u;
+  let kvv = p.kv_heads * hv;
+  let kb = b * p.kv_len * kvv + group * hv;
+  for (var i = t; i < BQ * hv; i += WG) {
+    let r = r0 + i / hv;
+    var x = vec4<f32>(0.0);
+    if (r < p.seq) { x = q[((b * p.seq + r) * p.heads + h) * hv + i % hv]; }
+    qt[(i / hv) * MAXV + i % hv] = x;
+  }
+  if (t < BQ) {
+    row_max[t] = HIDDEN;
+    row_sum[t] = 0.0;
+  }
+  if (t == 0u) {
+    var most = 0u;
+    for (var r = 0u; r < BQ; r++) { most = max(most, visible(b, r0 + r)); }
+    keys_seen = most;
+  }
+  let n = workgroupUniformLoad(&keys_seen);
+  let orow = t / hv;
+  let oc = t % hv;
+  var acc = vec4<f32>(0.0);
+  for (var j0 = 0u; j0 < n; j0 += BK) {
+    for (var i = t; i < BK * hv; i += WG) {
+      let j = j0 + i / hv;
+      var x = vec4<f32>(0.0);
+      if (j < p.kv_len) { x = k[kb + j * kvv + i % hv]; }
+      kv[(i / hv) * MAXV + i % hv] = x;
+    }
+    workgroupBarrier();
+    for (var i = t; i < BQ * BK; i += WG) {
+      let r = i / BK;
+      let j = j0 + i % BK;
+      var d = HIDDEN;
+      if (j < visible(b, r0 + r)) {
+        d = 0.0;
+        for (var e = 0u; e < hv; e++) { d += dot(qt[r * MAXV + e], kv[(i % BK) * MAXV + e]); }
+        d *= p.scale;
+      }
+      sc[i] = d;
+    }
+    workgroupBarrier();
+    if (t < BQ) {
+      let before = row_max[t];
+      var m = before;
+      for (var jj = 0u; jj < BK; jj++) { m = max(m, sc[t * BK + jj]); }
+      let rescale = exp(before - m);
+      var l = row_sum[t] * rescale;
+      for (var jj = 0u; jj < BK; jj++) {
+        let d = sc[t * BK + jj];
+        var w = 0.0;
+        if (d > HIDDEN) { w = exp(d - m); }
+        sc[t * BK + jj] = w;
+        l += w;
+      }
+      row_max[t] = m;
+      row_sum[t] = l;
+      row_scale[t] = rescale;
+    }
+    for (var i = t; i < BK * hv; i += WG) {
+      let j = j0 + i / hv;
+      var x = vec4<f32>(0.0);
+      if (j < p.kv_len) { x = v[kb + j * kvv + i % hv]; }
+      // Keys are no longer read once every score of the tile is in `sc` (the barrier above).
+      kv[(i / hv) * MAXV + i % hv] = x;
+    }
+    workgroupBarrier();
+    if (orow < BQ) {
+      acc *= row_scale[orow];
+      for (var jj = 0u; jj < BK; jj++) { acc += sc[orow * BK + jj] * kv[jj * MAXV + oc]; }
+    }
+    workgroupBarrier();
+  }
+  if (orow < BQ && r0 + orow < p.seq) {
+    y[((b * p.seq + r0 + orow) * p.heads + h) * hv + oc] = acc / row_sum[orow];
+  }
+}
+"#;
+
+/// Query rows a workgroup of [`ATTENTION_TILED`] takes.
+pub const TILE_ROWS: u32 = 16;
+/// Keys it holds in workgroup memory at a time.
+pub const TILE_KEYS: u32 = 32;
+/// Largest head dimension [`ATTENTION_TILED`] runs (its tiles are sized for it).
+pub const TILED_MAX_HEAD_DIM: u32 = 64;
+
+/// Whether an attention over `seq` query rows and `kv_len` keys with head dim `hd` runs tiled
+/// ([`ATTENTION_TILED`]): where rows are many enough to share a tile's keys and the head fits.
+pub fn attention_tiled(seq: u32, kv_len: u32, hd: u32) -> bool {
+    seq >= 2 * TILE_ROWS && kv_len >= 2 * TILE_KEYS && hd % 4 == 0 && hd <= TILED_MAX_HEAD_DIM
+}
+
+/// [`ATTENTION_TILED`] with its tile sizes.
+fn attention_tiled_wgsl() -> String {
+    ATTENTION_TILED.replace("TILE_ROWSu", &format!("{TILE_ROWS}u")).replace("TILE_KEYSu", &format!("{TILE_KEYS}u")).replace("MAX_HVu", &format!("{}u", TILED_MAX_HEAD_DIM / 4))
+}
+
 /// How [`ATTENTION`] reads its query, keys and values: from the buffers as they are.
 const ATTENTION_READS: &str = r#"
 fn setup(t: u32, h: u32, group: u32, qb: u32, kb: u32, kvv: u32) {}
@@ -454,6 +591,10 @@ pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: &dyn F
         Op::KvWrite { src, cache, tokens, dim, pos0 } => (
             "kv_write", kv_write_wgsl, vec![tokens * dim, pos0 * dim], vec![src, cache], elementwise(tokens * dim),
         ),
+        Op::Attention { q, k, v, lens, y, rows, seq, heads, hd, kv_len, .. } if attention_tiled(seq, kv_len, hd) => {
+            let shader = p.shader("attention tiled", attention_tiled_wgsl);
+            return dispatch(p, tag, shader, attention_words(op, 0.0), [q, k, v, lens, y], [rows / seq * seq.div_ceil(TILE_ROWS), heads, 1]);
+        }
         Op::Attention { q, k, v, lens, y, rows, heads, hd, .. } => {
             // vec4 loads where every row of q, k, v and y starts on a vec4.
             let vec = if hd % 4 == 0 { 4 } else { 1 };
