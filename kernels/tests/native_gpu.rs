@@ -512,12 +512,12 @@ const ATTENTIONS: &[(u32, u32, u32, u32, u32, u32, bool, u32, &[u32])] = &[
     (1, 1, 8, 1, 64, 2048, true, 2047, &[0]),
     (1, 1, 2, 2, 32, 2048, false, 0, &[2048]),
     // Tiled (many rows): causal after a cache with GQA, rows and keys not a multiple of a tile,
-    // lens masks, a head of two vec4s, 1500 keys (Whisper's), a head dim of nine vec4s.
+    // lens masks, a head of two vec4s, the most keys it takes, a head dim of nine vec4s.
     (2, 40, 4, 2, 64, 80, true, 40, &[0]),
     (2, 50, 3, 3, 32, 70, false, 0, &[70, 33]),
     (1, 64, 2, 1, 8, 64, true, 0, &[0]),
-    (1, 33, 2, 2, 64, 1500, false, 0, &[1500]),
-    (2, 40, 1, 1, 36, 2000, false, 0, &[1900, 61]),
+    (1, 33, 2, 2, 64, 512, false, 0, &[500]),
+    (2, 40, 1, 1, 36, 300, false, 0, &[290, 61]),
 ];
 
 /// Every [`ATTENTIONS`] configuration through `Graph::lower` against `Graph::evaluate` (f64).

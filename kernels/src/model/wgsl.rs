@@ -302,10 +302,17 @@ pub const TILE_KEYS: u32 = 32;
 /// Largest head dimension [`ATTENTION_TILED`] runs (its tiles are sized for it).
 pub const TILED_MAX_HEAD_DIM: u32 = 64;
 
+/// Most keys [`ATTENTION_TILED`] takes. A workgroup walks its key tiles one after the other, so
+/// a long attention with few rows leaves the GPU waiting: on the H200 (docs/hardware/h200-attention.md)
+/// tiling made MiniLM at 8×128 17% faster, left ViT-B/16 (197 keys) and TinyLlama's prefill (128)
+/// level, and made Whisper's encoder (1500 keys) at batch 1 25% slower; [`ATTENTION`] keeps those.
+pub const TILED_MAX_KEYS: u32 = 512;
+
 /// Whether an attention over `seq` query rows and `kv_len` keys with head dim `hd` runs tiled
-/// ([`ATTENTION_TILED`]): where rows are many enough to share a tile's keys and the head fits.
+/// ([`ATTENTION_TILED`]): where rows are many enough to share a tile's keys, the keys few enough
+/// ([`TILED_MAX_KEYS`]) and the head fits.
 pub fn attention_tiled(seq: u32, kv_len: u32, hd: u32) -> bool {
-    seq >= 2 * TILE_ROWS && kv_len >= 2 * TILE_KEYS && hd % 4 == 0 && hd <= TILED_MAX_HEAD_DIM
+    seq >= 2 * TILE_ROWS && (2 * TILE_KEYS..=TILED_MAX_KEYS).contains(&kv_len) && hd % 4 == 0 && hd <= TILED_MAX_HEAD_DIM
 }
 
 /// [`ATTENTION_TILED`] with its tile sizes.
@@ -754,4 +761,19 @@ pub const MAX_KEYS: u32 = 2048;
 /// Workgroups for `n` one-thread-per-element invocations.
 fn elementwise(n: u32) -> [u32; 3] {
     linear_workgroups(n as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attention_runs_tiled_for_many_rows_over_a_few_hundred_keys_only() {
+        assert!(attention_tiled(128, 128, 32), "MiniLM at 8×128");
+        assert!(attention_tiled(197, 197, 64), "ViT-B/16");
+        assert!(!attention_tiled(1500, 1500, 64), "Whisper's 1500 keys");
+        assert!(!attention_tiled(1, 129, 64), "a decode step");
+        assert!(!attention_tiled(16, 16, 32), "MiniLM at 1×16");
+        assert!(!attention_tiled(40, 80, 6) && !attention_tiled(40, 80, 128), "a head not in vec4s, or wider than the tiles");
+    }
 }
