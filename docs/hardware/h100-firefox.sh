@@ -62,7 +62,8 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 pack="$top/target/gpu-pack"
 case "${1:-}" in
 pack-model)
-  tar cf - -C "$top/models" all-MiniLM-L6-v2 | split -b 46000000 - "$pack/minilm.tar."
+  # Parts of 30 MB: each call carries the working tree too, and all of it must stay under 64 MiB.
+  tar cf - -C "$top/models" all-MiniLM-L6-v2 | split -b 30000000 - "$pack/minilm.tar."
   ls -la "$pack"/minilm.tar.*
   exit 0
   ;;
@@ -77,7 +78,7 @@ pack-chromium)
   ldd "$work/pack/chromium/chromium" | awk '/=> \//{print $3}' | sort -u \
     | grep -vE '/(libc|libm|libpthread|libdl|librt|libstdc\+\+|libgcc_s)\.so|/ld-linux' | xargs -I{} cp -L {} "$work/pack/chromium-lib/"
   rm -f "$pack"/chromium.tar.xz.*
-  tar cf - -C "$work/pack" . | xz -T0 -6 | split -b 46000000 - "$pack/chromium.tar.xz."
+  tar cf - -C "$work/pack" . | xz -T0 -6 | split -b 30000000 - "$pack/chromium.tar.xz."
   ls -la "$pack"/chromium.tar.xz.*
   exit 0
   ;;
@@ -141,7 +142,8 @@ stash-tfjs)
 stash-model)
   mkdir -p /tmp/gpu-pack /tmp/gpu
   cp "$pack"/minilm.tar.* /tmp/gpu-pack/ 2>/dev/null
-  if [ -f /tmp/gpu-pack/minilm.tar.aa ] && [ -f /tmp/gpu-pack/minilm.tar.ab ] && [ ! -d /tmp/gpu/all-MiniLM-L6-v2 ]; then
+  # `stash-model N`: unpack once N parts are there (2 by default).
+  if [ "$(ls /tmp/gpu-pack/minilm.tar.* 2>/dev/null | wc -l)" -ge "${2:-2}" ] && [ ! -d /tmp/gpu/all-MiniLM-L6-v2 ]; then
     cat /tmp/gpu-pack/minilm.tar.* | tar xf - -C /tmp/gpu && echo "h100-firefox.sh: MiniLM unpacked"
   fi
   exit 0
