@@ -336,6 +336,20 @@ pub async fn sample<T: Timed>(
     Ok(Sampled { first_ms, warmup, warmup_stop, samples, stopped_by, mode: s.mode, batch, in_flight, timed_span })
 }
 
+/// A named span of wall time: a phase of a cold start, or of one run of a pipeline from text.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Phase {
+    /// `device` (page, WASM, adapter and device), `fetch` (weights fetched), `upload` (program
+    /// built, weights uploaded), `pipelines`, `dispatch` (first pass encoded and submitted),
+    /// `result` (first output read back); for onnxruntime-web `engine` (its script loaded),
+    /// `onnx` (the model written), `session` (`InferenceSession.create`) in place of device,
+    /// upload and pipelines. From text: `tokenize`, `run`, `pool`.
+    pub name: String,
+    /// Wall ms from the end of the phase before.
+    pub ms: f64,
+}
+
 /// Work timed end to end in named phases, one call at a time (a pipeline from text: tokenize,
 /// run, pool): what [`sample_phases`] samples.
 #[allow(async_fn_in_trait)]
@@ -354,10 +368,10 @@ pub async fn sample_phases<P: Phased>(
     work: &mut P,
     clock: &mut impl ClockGate,
     on_sample: impl FnMut(u32),
-) -> Result<(Sampled, Vec<Vec<crate::wire::Phase>>), P::Error> {
+) -> Result<(Sampled, Vec<Vec<Phase>>), P::Error> {
     struct Calls<'a, P> {
         work: &'a mut P,
-        phases: Vec<Vec<crate::wire::Phase>>,
+        phases: Vec<Vec<Phase>>,
     }
     impl<P: Phased> Timed for Calls<'_, P> {
         type Error = P::Error;
@@ -366,7 +380,7 @@ pub async fn sample_phases<P: Phased>(
             for _ in 0..batch {
                 let phases = self.work.call().await?;
                 total += phases.iter().map(|p| p.1).sum::<f64>();
-                self.phases.push(phases.into_iter().map(|(name, ms)| crate::wire::Phase { name: name.to_string(), ms }).collect());
+                self.phases.push(phases.into_iter().map(|(name, ms)| Phase { name: name.to_string(), ms }).collect());
             }
             Ok(Sample { wall_ms: total / batch as f64, gpu_ms: None })
         }

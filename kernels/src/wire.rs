@@ -92,19 +92,7 @@ pub struct ColdMeasurement {
     pub arrived_ms: f64,
 }
 
-/// A named span of wall time: a phase of a cold start, or of one run of a pipeline from text.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Phase {
-    /// `device` (page, WASM, adapter and device), `fetch` (weights fetched), `upload` (program
-    /// built, weights uploaded), `pipelines`, `dispatch` (first pass encoded and submitted),
-    /// `result` (first output read back); for onnxruntime-web `engine` (its script loaded),
-    /// `onnx` (the model written), `session` (`InferenceSession.create`) in place of device,
-    /// upload and pipelines. From text: `tokenize`, `run`, `pool`.
-    pub name: String,
-    /// Wall ms from the end of the phase before.
-    pub ms: f64,
-}
+pub use crate::sampling::Phase;
 
 impl ColdMeasurement {
     /// The phases that end at the page's clock readings `marks` (`performance.now()`, ms since

@@ -302,17 +302,26 @@ pub const TILE_KEYS: u32 = 32;
 /// Largest head dimension [`ATTENTION_TILED`] runs (its tiles are sized for it).
 pub const TILED_MAX_HEAD_DIM: u32 = 64;
 
-/// Most keys [`ATTENTION_TILED`] takes. A workgroup walks its key tiles one after the other, so
-/// a long attention with few rows leaves the GPU waiting: on the H200 (docs/hardware/h200-attention.md)
-/// tiling made MiniLM at 8×128 17% faster, left ViT-B/16 (197 keys) and TinyLlama's prefill (128)
-/// level, and made Whisper's encoder (1500 keys) at batch 1 25% slower; [`ATTENTION`] keeps those.
+/// Most keys [`ATTENTION_TILED`] takes, and fewest workgroups it runs as. A workgroup walks its
+/// key tiles one after the other, so a long attention, or one of few tiles of rows, leaves the GPU
+/// waiting. On the H200 (docs/hardware/h200-attention.md) tiling made MiniLM at 8×128 (768
+/// workgroups over 128 keys) 20% faster, left ViT-B/16 at batch 8 and TinyLlama's prefill level, and
+/// made Whisper's encoder at batch 1 (564 workgroups over 1500 keys) 25% and ViT-B/16 at batch 1 (156
+/// workgroups) 4–9% slower: [`ATTENTION`] keeps those.
 pub const TILED_MAX_KEYS: u32 = 512;
+/// See [`TILED_MAX_KEYS`].
+pub const TILED_MIN_WORKGROUPS: u32 = 512;
 
-/// Whether an attention over `seq` query rows and `kv_len` keys with head dim `hd` runs tiled
-/// ([`ATTENTION_TILED`]): where rows are many enough to share a tile's keys, the keys few enough
-/// ([`TILED_MAX_KEYS`]) and the head fits.
-pub fn attention_tiled(seq: u32, kv_len: u32, hd: u32) -> bool {
-    seq >= 2 * TILE_ROWS && (2 * TILE_KEYS..=TILED_MAX_KEYS).contains(&kv_len) && hd % 4 == 0 && hd <= TILED_MAX_HEAD_DIM
+/// Whether an attention of `rows` query rows (`seq` an item) and `heads` heads over `kv_len` keys
+/// with head dim `hd` runs tiled ([`ATTENTION_TILED`]): where rows are many enough to share a
+/// tile's keys and fill the GPU, the keys few enough, and the head fits.
+pub fn attention_tiled(rows: u32, seq: u32, heads: u32, kv_len: u32, hd: u32) -> bool {
+    let workgroups = rows / seq.max(1) * seq.div_ceil(TILE_ROWS) * heads;
+    seq >= 2 * TILE_ROWS
+        && workgroups >= TILED_MIN_WORKGROUPS
+        && (2 * TILE_KEYS..=TILED_MAX_KEYS).contains(&kv_len)
+        && hd % 4 == 0
+        && hd <= TILED_MAX_HEAD_DIM
 }
 
 /// [`ATTENTION_TILED`] with its tile sizes.
@@ -598,7 +607,7 @@ pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: &dyn F
         Op::KvWrite { src, cache, tokens, dim, pos0 } => (
             "kv_write", kv_write_wgsl, vec![tokens * dim, pos0 * dim], vec![src, cache], elementwise(tokens * dim),
         ),
-        Op::Attention { q, k, v, lens, y, rows, seq, heads, hd, kv_len, .. } if attention_tiled(seq, kv_len, hd) => {
+        Op::Attention { q, k, v, lens, y, rows, seq, heads, hd, kv_len, .. } if attention_tiled(rows, seq, heads, kv_len, hd) => {
             let shader = p.shader("attention tiled", attention_tiled_wgsl);
             return dispatch(p, tag, shader, attention_words(op, 0.0), [q, k, v, lens, y], [rows / seq * seq.div_ceil(TILE_ROWS), heads, 1]);
         }
@@ -769,11 +778,12 @@ mod tests {
 
     #[test]
     fn attention_runs_tiled_for_many_rows_over_a_few_hundred_keys_only() {
-        assert!(attention_tiled(128, 128, 32), "MiniLM at 8×128");
-        assert!(attention_tiled(197, 197, 64), "ViT-B/16");
-        assert!(!attention_tiled(1500, 1500, 64), "Whisper's 1500 keys");
-        assert!(!attention_tiled(1, 129, 64), "a decode step");
-        assert!(!attention_tiled(16, 16, 32), "MiniLM at 1×16");
-        assert!(!attention_tiled(40, 80, 6) && !attention_tiled(40, 80, 128), "a head not in vec4s, or wider than the tiles");
+        assert!(attention_tiled(8 * 128, 128, 12, 128, 32), "MiniLM at 8×128");
+        assert!(attention_tiled(8 * 197, 197, 12, 197, 64), "ViT-B/16 at batch 8");
+        assert!(!attention_tiled(197, 197, 12, 197, 64), "ViT-B/16 at batch 1: too few workgroups");
+        assert!(!attention_tiled(8 * 1500, 1500, 6, 1500, 64), "Whisper's 1500 keys");
+        assert!(!attention_tiled(1, 1, 32, 129, 64), "a decode step");
+        assert!(!attention_tiled(64 * 16, 16, 12, 16, 32), "MiniLM at 64×16: rows too few an item");
+        assert!(!attention_tiled(40 * 40, 40, 8, 80, 6) && !attention_tiled(40 * 40, 40, 8, 80, 128), "a head not in vec4s, or wider than the tiles");
     }
 }
