@@ -18,10 +18,9 @@ pub struct NpmEngine {
     pub name: &'static str,
     /// The platforms that need it, as the error names them (`--platform tfjs`).
     pub platform: &'static str,
-    /// The version harness drives.
-    pub version: &'static str,
-    /// The npm packages its files come from, each `(package, version, given to npm install)`:
-    /// a package another pulls in (transformers.js's onnxruntime-web) is checked, not named.
+    /// The npm packages its files come from, each `(package, version, given to npm install)`,
+    /// the engine's own first (its version is the one harness names): a package another pulls in
+    /// (transformers.js's onnxruntime-web) is checked, not named.
     pub packages: &'static [(&'static str, &'static str, bool)],
     /// What `npm install` adds to its usual flags.
     pub npm_flags: &'static str,
@@ -40,7 +39,6 @@ pub struct NpmEngine {
 pub const TFJS: NpmEngine = NpmEngine {
     name: "TensorFlow.js",
     platform: "--platform tfjs",
-    version: kernels::tfjs::VERSION,
     packages: &[("@tensorflow/tfjs-core", kernels::tfjs::VERSION, true), ("@tensorflow/tfjs-backend-webgpu", kernels::tfjs::VERSION, true)],
     npm_flags: "",
     dir: "tfjs",
@@ -56,7 +54,6 @@ pub const TFJS: NpmEngine = NpmEngine {
 pub const ORT: NpmEngine = NpmEngine {
     name: "onnxruntime-web",
     platform: "--platform ort-webgpu/ort-jsep",
-    version: kernels::model::onnx::ORT_WEB_VERSION,
     packages: &[("onnxruntime-web", kernels::model::onnx::ORT_WEB_VERSION, true)],
     npm_flags: "",
     dir: "ort",
@@ -79,7 +76,6 @@ pub const ORT: NpmEngine = NpmEngine {
 pub const TRANSFORMERS: NpmEngine = NpmEngine {
     name: "transformers.js",
     platform: "--platform transformers",
-    version: kernels::model::onnx::TRANSFORMERS_VERSION,
     packages: &[
         ("@huggingface/transformers", kernels::model::onnx::TRANSFORMERS_VERSION, true),
         ("onnxruntime-web", kernels::model::onnx::TRANSFORMERS_ORT_VERSION, false),
@@ -105,9 +101,14 @@ impl NpmEngine {
         format!("npm install --prefix target/{} --no-save --no-package-lock {}{}", self.dir, self.npm_flags, at.join(" "))
     }
 
+    /// The version harness drives (its first package's).
+    pub fn version(&self) -> &'static str {
+        self.packages[0].1
+    }
+
     /// The version harness drives of `package`, one of its files' packages.
     fn version_of(&self, package: &str) -> &'static str {
-        self.packages.iter().find(|p| p.0 == package).map_or(self.version, |p| p.1)
+        self.packages.iter().find(|p| p.0 == package).map_or(self.version(), |p| p.1)
     }
 
     /// Where npm put `package` under `dir`: nested under a package that depends on it at
@@ -130,7 +131,7 @@ pub enum NpmError {
     #[error(
         "{p}: {n} {v} is not installed in {d} ({missing} is missing). Install it with `bash ci/setup.sh`, or from the \
          source tree with `{c}`; or pass {f} DIR (or set {e}) to a folder where npm installed it",
-        p = .engine.platform, n = .engine.name, v = .engine.version, d = .dir.display(), c = .engine.install_command(), f = .engine.flag, e = .engine.env
+        p = .engine.platform, n = .engine.name, v = .engine.version(), d = .dir.display(), c = .engine.install_command(), f = .engine.flag, e = .engine.env
     )]
     Missing {
         /// The engine.
@@ -158,7 +159,7 @@ pub enum NpmError {
     /// Neither the flag nor a source tree to look in.
     #[error(
         "{p}: this harness was not run from its source tree; pass {f} DIR (or set {e}) to the folder npm installed {n} {v} into",
-        p = .0.platform, f = .0.flag, e = .0.env, n = .0.name, v = .0.version
+        p = .0.platform, f = .0.flag, e = .0.env, n = .0.name, v = .0.version()
     )]
     NoDir(&'static NpmEngine),
 }
@@ -214,7 +215,7 @@ mod tests {
     fn install(engine: &NpmEngine, dir: &Path, version: &str) {
         for (_, package, file) in engine.files {
             let root = dir.join("node_modules").join(package);
-            let version = if version == engine.version { engine.version_of(package) } else { version };
+            let version = if version == engine.version() { engine.version_of(package) } else { version };
             std::fs::create_dir_all(root.join("dist")).unwrap();
             std::fs::write(root.join("package.json"), format!(r#"{{"name": "{package}", "version": "{version}"}}"#)).unwrap();
             std::fs::write(root.join(file), "/* bundle */").unwrap();

@@ -140,11 +140,7 @@ pub fn phased(report: &RunReport) -> String {
                 Cell::new(c.case.status.as_str()),
             ]);
         }
-        let what = match table.id {
-            "cold-start" => "cold start (from a fresh page in a new profile to the first result read back)",
-            _ => "from text (sentences to embeddings read back, one call a sample)",
-        };
-        out += &format!("{what}\n{t}\n");
+        out += &format!("{}\n{t}\n", table.about);
     }
     out
 }

@@ -316,12 +316,17 @@ pub const TILED_MIN_WORKGROUPS: u32 = 512;
 /// with head dim `hd` runs tiled ([`ATTENTION_TILED`]): where rows are many enough to share a
 /// tile's keys and fill the GPU, the keys few enough, and the head fits.
 pub fn attention_tiled(rows: u32, seq: u32, heads: u32, kv_len: u32, hd: u32) -> bool {
-    let workgroups = rows / seq.max(1) * seq.div_ceil(TILE_ROWS) * heads;
     seq >= 2 * TILE_ROWS
-        && workgroups >= TILED_MIN_WORKGROUPS
+        && tiled_row_tiles(rows, seq) * heads >= TILED_MIN_WORKGROUPS
         && (2 * TILE_KEYS..=TILED_MAX_KEYS).contains(&kv_len)
         && hd % 4 == 0
         && hd <= TILED_MAX_HEAD_DIM
+}
+
+/// The tiles of query rows [`ATTENTION_TILED`] runs for `rows` rows of `seq` an item (a tile
+/// holds one item's rows): the workgroups along x of its dispatch, heads along y.
+fn tiled_row_tiles(rows: u32, seq: u32) -> u32 {
+    rows / seq.max(1) * seq.div_ceil(TILE_ROWS)
 }
 
 /// [`ATTENTION_TILED`] with its tile sizes.
@@ -609,7 +614,7 @@ pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: &dyn F
         ),
         Op::Attention { q, k, v, lens, y, rows, seq, heads, hd, kv_len, .. } if attention_tiled(rows, seq, heads, kv_len, hd) => {
             let shader = p.shader("attention tiled", attention_tiled_wgsl);
-            return dispatch(p, tag, shader, attention_words(op, 0.0), [q, k, v, lens, y], [rows / seq * seq.div_ceil(TILE_ROWS), heads, 1]);
+            return dispatch(p, tag, shader, attention_words(op, 0.0), [q, k, v, lens, y], [tiled_row_tiles(rows, seq), heads, 1]);
         }
         Op::Attention { q, k, v, lens, y, rows, heads, hd, .. } => {
             // vec4 loads where every row of q, k, v and y starts on a vec4.

@@ -915,6 +915,8 @@ pub struct PhasedTable<'a> {
     pub id: &'static str,
     /// Its heading.
     pub title: &'static str,
+    /// What a row measures, in a line (the terminal's heading).
+    pub about: &'static str,
     /// What the median column holds.
     pub median_header: &'static str,
     /// What a sample is (`pages`).
@@ -931,6 +933,7 @@ pub fn phased_tables(report: &RunReport) -> Vec<PhasedTable<'_>> {
     let cold = PhasedTable {
         id: "cold-start",
         title: "Cold start",
+        about: "cold start (from a fresh page in a new profile to the first result read back)",
         median_header: "first result ms (median)",
         count_header: "pages",
         note: COLD_NOTE,
@@ -939,6 +942,7 @@ pub fn phased_tables(report: &RunReport) -> Vec<PhasedTable<'_>> {
     let text = PhasedTable {
         id: "from-text",
         title: "From text",
+        about: "from text (sentences to embeddings read back, one call a sample)",
         median_header: "ms a call (median)",
         count_header: "calls",
         note: TEXT_NOTE,
