@@ -43,7 +43,8 @@ use verify::VerifyArgs;
 /// unchecked), and writes
 /// results.json, a self-contained report.html, summary.md and junit.xml. The same kernels also
 /// run on the CPU in WASM and natively through wgpu, for reference, and beside them
-/// TensorFlow.js's ops and the browser's WebNN. `harness bench` does the same for your own
+/// TensorFlow.js's ops, the browser's WebNN, and harness's models on onnxruntime-web and (from
+/// text) transformers.js. `harness bench` does the same for your own
 /// crate's benches. Every median comes with a 95% bootstrap
 /// confidence interval; saved baselines and `harness compare` make a regression gate.
 #[derive(Debug, Parser)]

@@ -117,6 +117,9 @@ Models and your own kernels:
   harness run --model minilm --batch 1 --seq 16 --cold-start 5 --platform webgpu,ort
                                                 from a fresh page to the first checked result, 5 fresh
                                                 profiles each, in phases; with and without precompiling
+  harness run --model minilm --from-text --no-ops --batch 1,8 --platform webgpu,transformers
+                                                sentences to embeddings, a call a sample, tokenize, run
+                                                and pool: harness beside transformers.js's pipeline
   harness run --kernel examples/kernels/scale.toml --browser chrome,firefox --platform webgpu,native
                                                 checked against the manifest's `expected` file; a kernel
                                                 without one is `unchecked` (agreement is not correctness)
