@@ -511,14 +511,15 @@ const ATTENTIONS: &[(u32, u32, u32, u32, u32, u32, bool, u32, &[u32])] = &[
     (1, 2, 1, 1, 258, 4, true, 2, &[0]),
     (1, 1, 8, 1, 64, 2048, true, 2047, &[0]),
     (1, 1, 2, 2, 32, 2048, false, 0, &[2048]),
-    // Tiled (many rows, at least 512 workgroups of 16 rows and a head): causal after a cache with
-    // GQA, rows and keys not a multiple of a tile, lens masks, a head of two vec4s, the most keys
-    // it takes, a head dim of nine vec4s.
+    // Flash (an item of at least 32 rows): causal after a cache with GQA, rows and keys not a
+    // multiple of a tile, lens masks, a head of two vec4s, a head dim of nine vec4s, more keys than
+    // the one-row kernel holds.
     (16, 40, 12, 4, 64, 80, true, 40, &[0; 16]),
     (16, 50, 8, 8, 32, 70, false, 0, &[70, 33, 70, 1, 70, 69, 2, 70, 70, 64, 70, 70, 5, 70, 70, 70]),
     (32, 64, 4, 1, 8, 64, true, 0, &[0; 32]),
     (12, 33, 16, 16, 64, 512, false, 0, &[500; 12]),
     (16, 40, 11, 11, 36, 300, false, 0, &[290; 16]),
+    (2, 33, 2, 1, 64, 2500, false, 0, &[2500, 2301]),
 ];
 
 /// Every [`ATTENTIONS`] configuration through `Graph::lower` against `Graph::evaluate` (f64).

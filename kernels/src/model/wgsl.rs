@@ -176,14 +176,17 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
 }
 "#;
 
-/// Attention over many query rows and keys (an encoder's, a prefill's), after FlashAttention: a
-/// workgroup takes [`TILE_ROWS`] query rows of one head and walks the keys a tile of
-/// [`TILE_KEYS`] at a time, so each key and value is read once per tile of rows instead of once
-/// per row. A tile's keys, then its values, sit in workgroup memory; each row keeps a running max
-/// and softmax denominator (rescaling what it has summed when the max grows), and each invocation
-/// one `vec4` of the output. Head dims up to [`TILED_MAX_HEAD_DIM`], in `vec4`s; the three tiles
-/// stay within the 16 KiB of workgroup memory WebGPU guarantees.
-const ATTENTION_TILED: &str = r#"
+/// Attention over many query rows and long keys (Whisper's 1500), after FlashAttention-2: each
+/// invocation holds one query row and its output in registers and walks the keys a tile at a time
+/// through workgroup memory, with a running max and softmax denominator. `S` invocations share a
+/// row, each taking every `S`-th key of a tile, so a workgroup of `R` rows is `R × S` invocations
+/// and short work still fills the GPU; their partial outputs merge once at the end. The
+/// invocations of a warp share a split (`t / R`), so each read of a key or value from workgroup
+/// memory is a broadcast. The tiles (keys then values, 8 KiB) double as the merge's scratch.
+/// [`Flash::wgsl`] writes the per-`vec4` and per-key work out as straight-line code over plain
+/// variables (`q0`, `o0`, `sc0`, …): in function-scope arrays indexed by loop counters, NVIDIA's
+/// compiler left them in memory (docs/hardware/h100-matmul.md).
+const ATTENTION_FLASH: &str = r#"
 struct P { seq: u32, heads: u32, kv_heads: u32, hd: u32, kv_len: u32, causal: u32, pos0: u32, scale: f32, base: f32 }
 @group(0) @binding(0) var<uniform> p: P;
 @group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;
@@ -191,17 +194,11 @@ struct P { seq: u32, heads: u32, kv_heads: u32, hd: u32, kv_len: u32, causal: u3
 @group(0) @binding(3) var<storage, read> v: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read> lens: array<u32>;
 @group(0) @binding(5) var<storage, read_write> y: array<vec4<f32>>;
-const WG: u32 = 256u;
-const BQ: u32 = TILE_ROWSu;
-const BK: u32 = TILE_KEYSu;
-const MAXV: u32 = MAX_HVu;
+const WG: u32 = R * S;
 const HIDDEN: f32 = -3.0e38;
-var<workgroup> qt: array<vec4<f32>, BQ * MAXV>;
-var<workgroup> kv: array<vec4<f32>, BK * MAXV>;
-var<workgroup> sc: array<f32, BQ * BK>;
-var<workgroup> row_max: array<f32, BQ>;
-var<workgroup> row_sum: array<f32, BQ>;
-var<workgroup> row_scale: array<f32, BQ>;
+// Keys of the tile in [0, BK * HV), its values in [BK * HV, 2 * BK * HV).
+var<workgroup> tile: array<vec4<f32>, 2u * BK * HV>;
+var<workgroup> stat: array<f32, WG>;
 var<workgroup> keys_seen: u32;
 // Keys query row `r` (of its batch item) sees.
 fn visible(b: u32, r: u32) -> u32 {
@@ -211,127 +208,159 @@ fn visible(b: u32, r: u32) -> u32 {
 }
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t: u32) {
-  let tiles = (p.seq + BQ - 1u) / BQ;
+  let tiles = (p.seq + R - 1u) / R;
   let b = wg.x / tiles;
-  let r0 = (wg.x % tiles) * BQ;
+  let r0 = (wg.x % tiles) * R;
   let h = wg.y;
-  let group = h / (p.heads / p.kv_heads);
-  let hv = p.hd / 4u;
-  let kvv = p.kv_heads * hv;
-  let kb = b * p.kv_len * kvv + group * hv;
-  for (var i = t; i < BQ * hv; i += WG) {
-    let r = r0 + i / hv;
-    var x = vec4<f32>(0.0);
-    if (r < p.seq) { x = q[((b * p.seq + r) * p.heads + h) * hv + i % hv]; }
-    qt[(i / hv) * MAXV + i % hv] = x;
-  }
-  if (t < BQ) {
-    row_max[t] = HIDDEN;
-    row_sum[t] = 0.0;
-  }
+  let kvv = p.kv_heads * HV;
+  let kb = b * p.kv_len * kvv + (h / (p.heads / p.kv_heads)) * HV;
+  let r = t % R;
+  let s = t / R;
+  let row = r0 + r;
+  let n = visible(b, row);
   if (t == 0u) {
     var most = 0u;
-    for (var r = 0u; r < BQ; r++) { most = max(most, visible(b, r0 + r)); }
+    for (var i = 0u; i < R; i++) { most = max(most, visible(b, r0 + i)); }
     keys_seen = most;
   }
-  let n = workgroupUniformLoad(&keys_seen);
-  let orow = t / hv;
-  let oc = t % hv;
-  var acc = vec4<f32>(0.0);
-  for (var j0 = 0u; j0 < n; j0 += BK) {
-    for (var i = t; i < BK * hv; i += WG) {
-      let j = j0 + i / hv;
-      var x = vec4<f32>(0.0);
-      if (j < p.kv_len) { x = k[kb + j * kvv + i % hv]; }
-      kv[(i / hv) * MAXV + i % hv] = x;
-    }
-    workgroupBarrier();
-    for (var i = t; i < BQ * BK; i += WG) {
-      let r = i / BK;
-      let j = j0 + i % BK;
-      var d = HIDDEN;
-      if (j < visible(b, r0 + r)) {
-        d = 0.0;
-        for (var e = 0u; e < hv; e++) { d += dot(qt[r * MAXV + e], kv[(i % BK) * MAXV + e]); }
-        d *= p.scale;
+  let keys = workgroupUniformLoad(&keys_seen);
+  let qb = ((b * p.seq + min(row, p.seq - 1u)) * p.heads + h) * HV;
+{{declare}}
+  var m = HIDDEN;
+  var l = 0.0;
+  for (var j0 = 0u; j0 < keys; j0 += BK) {
+    for (var i = t; i < BK * HV; i += WG) {
+      let j = j0 + i / HV;
+      var kx = vec4<f32>(0.0);
+      var vx = vec4<f32>(0.0);
+      if (j < p.kv_len) {
+        kx = k[kb + j * kvv + i % HV];
+        vx = v[kb + j * kvv + i % HV];
       }
-      sc[i] = d;
+      tile[i] = kx;
+      tile[BK * HV + i] = vx;
     }
     workgroupBarrier();
-    if (t < BQ) {
-      let before = row_max[t];
-      var m = before;
-      for (var jj = 0u; jj < BK; jj++) { m = max(m, sc[t * BK + jj]); }
-      let rescale = exp(before - m);
-      var l = row_sum[t] * rescale;
-      for (var jj = 0u; jj < BK; jj++) {
-        let d = sc[t * BK + jj];
-        var w = 0.0;
-        if (d > HIDDEN) { w = exp(d - m); }
-        sc[t * BK + jj] = w;
-        l += w;
-      }
-      row_max[t] = m;
-      row_sum[t] = l;
-      row_scale[t] = rescale;
+{{scores}}
+    if (top > m) {
+      let f = exp(m - top);
+      l *= f;
+{{rescale}}
+      m = top;
     }
-    for (var i = t; i < BK * hv; i += WG) {
-      let j = j0 + i / hv;
-      var x = vec4<f32>(0.0);
-      if (j < p.kv_len) { x = v[kb + j * kvv + i % hv]; }
-      // Keys are no longer read once every score of the tile is in `sc` (the barrier above).
-      kv[(i / hv) * MAXV + i % hv] = x;
+{{accumulate}}
+    workgroupBarrier();
+  }
+  // Merge the S partials (max, sum, output) of each row: rescale each to the row's max, then add.
+  stat[t] = m;
+  workgroupBarrier();
+  var top = HIDDEN;
+  for (var i = 0u; i < S; i++) { top = max(top, stat[i * R + r]); }
+  let f = select(0.0, exp(m - top), m > HIDDEN);
+  workgroupBarrier();
+  stat[t] = l * f;
+  workgroupBarrier();
+  var total = 0.0;
+  for (var i = 0u; i < S; i++) { total += stat[i * R + r]; }
+{{rescale}}
+  for (var i = 1u; i < S; i++) {
+    if (s == i) {
+{{spill}}
     }
     workgroupBarrier();
-    if (orow < BQ) {
-      acc *= row_scale[orow];
-      for (var jj = 0u; jj < BK; jj++) { acc += sc[orow * BK + jj] * kv[jj * MAXV + oc]; }
+    if (s == 0u) {
+{{gather}}
     }
     workgroupBarrier();
   }
-  if (orow < BQ && r0 + orow < p.seq) {
-    y[((b * p.seq + r0 + orow) * p.heads + h) * hv + oc] = acc / row_sum[orow];
+  if (s == 0u && row < p.seq) {
+    let yb = ((b * p.seq + row) * p.heads + h) * HV;
+{{store}}
   }
 }
 "#;
 
-/// Query rows a workgroup of [`ATTENTION_TILED`] takes.
-pub const TILE_ROWS: u32 = 16;
-/// Keys it holds in workgroup memory at a time.
-pub const TILE_KEYS: u32 = 32;
-/// Largest head dimension [`ATTENTION_TILED`] runs (its tiles are sized for it).
-pub const TILED_MAX_HEAD_DIM: u32 = 64;
-
-/// Most keys [`ATTENTION_TILED`] takes, and fewest workgroups it runs as. A workgroup walks its
-/// key tiles one after the other, so a long attention, or one of few tiles of rows, leaves the GPU
-/// waiting. On the H200 (docs/hardware/h200-attention.md) tiling made MiniLM at 8×128 (768
-/// workgroups over 128 keys) 20% faster, left ViT-B/16 at batch 8 and TinyLlama's prefill level, and
-/// made Whisper's encoder at batch 1 (564 workgroups over 1500 keys) 25% and ViT-B/16 at batch 1 (156
-/// workgroups) 4–9% slower: [`ATTENTION`] keeps those.
-pub const TILED_MAX_KEYS: u32 = 512;
-/// See [`TILED_MAX_KEYS`].
-pub const TILED_MIN_WORKGROUPS: u32 = 512;
-
-/// Whether an attention of `rows` query rows (`seq` an item) and `heads` heads over `kv_len` keys
-/// with head dim `hd` runs tiled ([`ATTENTION_TILED`]): where rows are many enough to share a
-/// tile's keys and fill the GPU, the keys few enough, and the head fits.
-pub fn attention_tiled(rows: u32, seq: u32, heads: u32, kv_len: u32, hd: u32) -> bool {
-    seq >= 2 * TILE_ROWS
-        && tiled_row_tiles(rows, seq) * heads >= TILED_MIN_WORKGROUPS
-        && (2 * TILE_KEYS..=TILED_MAX_KEYS).contains(&kv_len)
-        && hd % 4 == 0
-        && hd <= TILED_MAX_HEAD_DIM
+/// The shape of one [`ATTENTION_FLASH`]: its head dim in `vec4`s, query rows a workgroup, and
+/// invocations a row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Flash {
+    /// Head dim in `vec4`s.
+    pub hv: u32,
+    /// Query rows a workgroup.
+    pub rows: u32,
+    /// Invocations sharing a row, each on its own keys of a tile.
+    pub splits: u32,
 }
 
-/// The tiles of query rows [`ATTENTION_TILED`] runs for `rows` rows of `seq` an item (a tile
-/// holds one item's rows): the workgroups along x of its dispatch, heads along y.
-fn tiled_row_tiles(rows: u32, seq: u32) -> u32 {
-    rows / seq.max(1) * seq.div_ceil(TILE_ROWS)
+impl Flash {
+    /// Keys a tile holds: keys and values in 8 KiB of workgroup memory (at most 64 keys), a whole
+    /// number for each split. The merge's scratch, a row's output for each of `rows` rows, must
+    /// fit in both tiles: `rows ≤ 2 × keys` (16 keys at a head dim of 64 hold 32 rows).
+    pub fn keys(&self) -> u32 {
+        (256 / self.hv).min(64) / self.splits * self.splits
+    }
+
+    /// Its WGSL: [`ATTENTION_FLASH`] with its sizes and its straight-line code.
+    fn wgsl(&self) -> String {
+        let Flash { hv, rows, splits } = *self;
+        let each = |line: &dyn Fn(u32) -> String| (0..hv).map(line).collect::<Vec<_>>().join("\n");
+        let per_key = |u: u32| {
+            let dots = (0..hv).map(|e| format!("dot(q{e}, tile[kt + {e}u])")).collect::<Vec<_>>().join(" + ");
+            format!("    var sc{u} = HIDDEN;\n    if (j0 + {u}u * S + s < n) {{\n      let kt = ({u}u * S + s) * HV;\n      sc{u} = {dots};\n    }}")
+        };
+        let kps = self.keys() / splits;
+        let top = (0..kps).fold("m".to_string(), |acc, u| format!("max({acc}, sc{u})"));
+        let scores = (0..kps).map(per_key).collect::<Vec<_>>().join("\n") + &format!("\n    let top = {top};");
+        let accumulate = (0..kps)
+            .map(|u| {
+                let adds = each(&|e| format!("      o{e} += w * tile[vt + {e}u];"));
+                format!("    if (sc{u} > HIDDEN) {{\n      let w = exp(sc{u} - m);\n      l += w;\n      let vt = BK * HV + ({u}u * S + s) * HV;\n{adds}\n    }}")
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let consts = format!("const HV: u32 = {hv}u;\nconst R: u32 = {rows}u;\nconst S: u32 = {splits}u;\nconst BK: u32 = {}u;\n", self.keys());
+        consts
+            + &ATTENTION_FLASH
+                .replace("{{declare}}", &each(&|e| format!("  var q{e} = q[qb + {e}u] * p.scale;\n  var o{e} = vec4<f32>(0.0);")))
+                .replace("{{scores}}", &scores)
+                .replace("{{rescale}}", &each(&|e| format!("      o{e} *= f;")))
+                .replace("{{accumulate}}", &accumulate)
+                .replace("{{spill}}", &each(&|e| format!("      tile[{e}u * R + r] = o{e};")))
+                .replace("{{gather}}", &each(&|e| format!("      o{e} += tile[{e}u * R + r];")))
+                .replace("{{store}}", &each(&|e| format!("    y[yb + {e}u] = o{e} / total;")))
+    }
+
+    /// The label of its shader.
+    fn label(&self) -> String {
+        format!("attention flash hv{} r{} s{}", self.hv, self.rows, self.splits)
+    }
+
+    /// Workgroups along x for `rows` query rows of `seq` an item (a workgroup holds one item's
+    /// rows); heads go along y.
+    pub fn workgroups(&self, rows: u32, seq: u32) -> u32 {
+        rows / seq.max(1) * seq.div_ceil(self.rows)
+    }
 }
 
-/// [`ATTENTION_TILED`] with its tile sizes.
-fn attention_tiled_wgsl() -> String {
-    ATTENTION_TILED.replace("TILE_ROWSu", &format!("{TILE_ROWS}u")).replace("TILE_KEYSu", &format!("{TILE_KEYS}u")).replace("MAX_HVu", &format!("{}u", TILED_MAX_HEAD_DIM / 4))
+/// Query rows a workgroup of [`ATTENTION_FLASH`] takes, and invocations a row: of seven shapes
+/// (8 to 32 rows, 1 to 8 invocations a row), the fastest or within 2% of it on the H200 at ViT-B/16
+/// (batch 1 and 8), Whisper-tiny's encoder (1 and 8) and TinyLlama's prefill of 128
+/// (docs/hardware/h200-flash.md).
+pub const FLASH_ROWS: u32 = 32;
+/// See [`FLASH_ROWS`].
+pub const FLASH_SPLITS: u32 = 4;
+/// Largest head dim [`ATTENTION_FLASH`] runs: each invocation keeps a query row and an output row
+/// in registers.
+pub const FLASH_MAX_HEAD_DIM: u32 = 64;
+
+/// The [`ATTENTION_FLASH`] an attention of `seq` query rows an item with head dim `hd` runs as, if
+/// any: where an item has a workgroup's rows (a decode step's one row, and a few short sentences,
+/// keep [`ATTENTION`], one workgroup a row) and the head fits in registers, in `vec4`s. It replaced
+/// both [`ATTENTION`] there and an earlier tiled kernel (16 rows a workgroup, one `vec4` of the
+/// output an invocation): Whisper's encoder 2.1× (batch 1) and 3.1× (batch 8) faster, ViT-B/16 7%
+/// and 21% (docs/hardware/h200-flash.md).
+pub fn attention_flash(seq: u32, hd: u32) -> Option<Flash> {
+    (seq >= FLASH_ROWS && hd % 4 == 0 && hd <= FLASH_MAX_HEAD_DIM).then_some(Flash { hv: hd / 4, rows: FLASH_ROWS, splits: FLASH_SPLITS })
 }
 
 /// How [`ATTENTION`] reads its query, keys and values: from the buffers as they are.
@@ -612,9 +641,10 @@ pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: &dyn F
         Op::KvWrite { src, cache, tokens, dim, pos0 } => (
             "kv_write", kv_write_wgsl, vec![tokens * dim, pos0 * dim], vec![src, cache], elementwise(tokens * dim),
         ),
-        Op::Attention { q, k, v, lens, y, rows, seq, heads, hd, kv_len, .. } if attention_tiled(rows, seq, heads, kv_len, hd) => {
-            let shader = p.shader("attention tiled", attention_tiled_wgsl);
-            return dispatch(p, tag, shader, attention_words(op, 0.0), [q, k, v, lens, y], [tiled_row_tiles(rows, seq), heads, 1]);
+        Op::Attention { q, k, v, lens, y, rows, seq, heads, hd, .. } if attention_flash(seq, hd).is_some() => {
+            let flash = attention_flash(seq, hd).unwrap_or_else(|| unreachable!());
+            let shader = p.shader(&flash.label(), || flash.wgsl());
+            return dispatch(p, tag, shader, attention_words(op, 0.0), [q, k, v, lens, y], [flash.workgroups(rows, seq), heads, 1]);
         }
         Op::Attention { q, k, v, lens, y, rows, heads, hd, .. } => {
             // vec4 loads where every row of q, k, v and y starts on a vec4.
@@ -782,13 +812,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn attention_runs_tiled_for_many_rows_over_a_few_hundred_keys_only() {
-        assert!(attention_tiled(8 * 128, 128, 12, 128, 32), "MiniLM at 8×128");
-        assert!(attention_tiled(8 * 197, 197, 12, 197, 64), "ViT-B/16 at batch 8");
-        assert!(!attention_tiled(197, 197, 12, 197, 64), "ViT-B/16 at batch 1: too few workgroups");
-        assert!(!attention_tiled(8 * 1500, 1500, 6, 1500, 64), "Whisper's 1500 keys");
-        assert!(!attention_tiled(1, 1, 32, 129, 64), "a decode step");
-        assert!(!attention_tiled(64 * 16, 16, 12, 16, 32), "MiniLM at 64×16: rows too few an item");
-        assert!(!attention_tiled(40 * 40, 40, 8, 80, 6) && !attention_tiled(40 * 40, 40, 8, 80, 128), "a head not in vec4s, or wider than the tiles");
+    fn attention_runs_flash_where_an_item_has_a_workgroups_rows_and_the_head_fits() {
+        let flash = |seq, hd| attention_flash(seq, hd).map(|f| (f.hv, f.keys()));
+        assert_eq!(flash(128, 32), Some((8, 32)), "MiniLM at 128 tokens: 32 keys a tile");
+        assert_eq!(flash(197, 64), Some((16, 16)), "ViT-B/16");
+        assert_eq!(flash(1500, 64), Some((16, 16)), "Whisper's encoder");
+        assert_eq!(flash(40, 36), Some((9, 28)), "nine vec4s: 28 keys, a whole number a split");
+        assert_eq!(flash(16, 32), None, "MiniLM at 16 tokens: fewer rows than a workgroup's");
+        assert_eq!(flash(1, 64), None, "a decode step");
+        assert_eq!((flash(40, 6), flash(40, 128)), (None, None), "a head not in vec4s, or wider than the registers hold");
+        assert_eq!(attention_flash(1500, 64).map(|f| f.workgroups(8 * 1500, 1500)), Some(8 * 47), "a tile holds one item's rows");
     }
 }
