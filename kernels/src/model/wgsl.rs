@@ -176,7 +176,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
 }
 "#;
 
-/// Attention over many query rows and long keys (Whisper's 1500), after FlashAttention-2: each
+/// Attention over many query rows (an encoder's, a prefill's), after FlashAttention-2: each
 /// invocation holds one query row and its output in registers and walks the keys a tile at a time
 /// through workgroup memory, with a running max and softmax denominator. `S` invocations share a
 /// row, each taking every `S`-th key of a tile, so a workgroup of `R` rows is `R × S` invocations
@@ -616,6 +616,12 @@ pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: &dyn F
     if let Some(mv) = matvec_for(&[op], subgroups, dtype_of) {
         return matvecs(p, tag, mv, None, &[op], dtype_of);
     }
+    if let Op::Attention { q, k, v, lens, y, rows, seq, heads, hd, .. } = *op {
+        if let Some(flash) = attention_flash(seq, hd) {
+            let shader = p.shader(&flash.label(), || flash.wgsl());
+            return dispatch(p, tag, shader, attention_words(op, 0.0), [q, k, v, lens, y], [flash.workgroups(rows, seq), heads, 1]);
+        }
+    }
     let (name, src, words, tensors, groups): Simple = match *op {
         Op::Linear { x, w, b, add, y, m, k, n } => return matmul(p, tag, [x, w, y], b, add, [m, k, n], dtype_of(w)),
         Op::SwiGlu { x, gate, up, y, m, k, n } => {
@@ -641,11 +647,6 @@ pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: &dyn F
         Op::KvWrite { src, cache, tokens, dim, pos0 } => (
             "kv_write", kv_write_wgsl, vec![tokens * dim, pos0 * dim], vec![src, cache], elementwise(tokens * dim),
         ),
-        Op::Attention { q, k, v, lens, y, rows, seq, heads, hd, .. } if attention_flash(seq, hd).is_some() => {
-            let flash = attention_flash(seq, hd).unwrap_or_else(|| unreachable!());
-            let shader = p.shader(&flash.label(), || flash.wgsl());
-            return dispatch(p, tag, shader, attention_words(op, 0.0), [q, k, v, lens, y], [flash.workgroups(rows, seq), heads, 1]);
-        }
         Op::Attention { q, k, v, lens, y, rows, heads, hd, .. } => {
             // vec4 loads where every row of q, k, v and y starts on a vec4.
             let vec = if hd % 4 == 0 { 4 } else { 1 };
