@@ -824,4 +824,18 @@ mod tests {
         assert_eq!((flash(40, 6), flash(40, 128)), (None, None), "a head not in vec4s, or wider than the registers hold");
         assert_eq!(attention_flash(1500, 64).map(|f| f.workgroups(8 * 1500, 1500)), Some(8 * 47), "a tile holds one item's rows");
     }
+
+    #[test]
+    fn every_flash_shape_fits_webgpus_workgroup_memory_and_its_merge_fits_the_tiles() {
+        for hd in (4..=FLASH_MAX_HEAD_DIM).step_by(4) {
+            let f = attention_flash(FLASH_ROWS, hd).expect("every head dim in vec4s up to the most");
+            let (keys, invocations) = (f.keys(), f.rows * f.splits);
+            assert!(keys >= f.splits && keys % f.splits == 0, "hd {hd}: {keys} keys for {} splits", f.splits);
+            // The two tiles of vec4s, a max or sum per invocation, the count of keys seen.
+            let bytes = 2 * keys * f.hv * 16 + 4 * invocations + 4;
+            assert!(bytes <= 16384, "hd {hd}: {bytes} bytes of workgroup memory");
+            assert!(f.rows * f.hv <= 2 * keys * f.hv, "hd {hd}: the merge spills {} rows of {} vec4s into tiles of {keys} keys", f.rows, f.hv);
+            assert!(invocations <= 256, "hd {hd}: {invocations} invocations, over WebGPU's guaranteed 256");
+        }
+    }
 }
