@@ -343,7 +343,7 @@ impl Flash {
 }
 
 /// Query rows a workgroup of [`ATTENTION_FLASH`] takes, and invocations a row: of seven shapes
-/// (8 to 32 rows, 1 to 8 invocations a row), the fastest or within 2% of it on the H200 at ViT-B/16
+/// (8 to 32 rows, 1 to 8 invocations a row), the fastest or within 1% of it on the H200 at ViT-B/16
 /// (batch 1 and 8), Whisper-tiny's encoder (1 and 8) and TinyLlama's prefill of 128
 /// (docs/hardware/h200-flash.md).
 pub const FLASH_ROWS: u32 = 32;
