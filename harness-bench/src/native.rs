@@ -103,7 +103,7 @@ fn run_plan(benches: &Benches, path: &str) -> Result<(), String> {
     match &mut gpu {
         Some(gpu) => {
             emit(&PageEvent::Adapter(gpu.report()));
-            match pollster::block_on(gpu.measure_latency()) {
+            match pollster::block_on(gpu.measure_latency(plan.sampling.nudge)) {
                 Ok(latency) => emit(&PageEvent::Latency(latency)),
                 Err(e) => eprintln!("harness-bench: the completion latency could not be measured: {e}"),
             }

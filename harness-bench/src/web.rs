@@ -32,7 +32,7 @@ pub async fn harness_bench_run(token: String, progress: js_sys::Function) -> Res
     let mut gpu = match plan.platform {
         Platform::Webgpu => {
             let mut gpu = Gpu::new().await.map_err(js_error)?;
-            let latency = gpu.measure_latency().await.map_err(js_error)?;
+            let latency = gpu.measure_latency(plan.sampling.nudge).await.map_err(js_error)?;
             api.post("latency", &latency).await?;
             Some(gpu)
         }

@@ -148,6 +148,24 @@ fn case_statuses(run: &Value) -> Vec<String> {
 /// The quick suite in headless Chromium and Firefox in one invocation: every check passes (but
 /// the f16 kernels where the adapter lacks shader-f16), every report is written and valid, and the
 /// report splits into one folder per browser and merges back, as a CI matrix does.
+/// `--nudge off`: Firefox's steady batches wait on its completion timer as it gives them, and the
+/// report records the setting; nothing is nudged and no nudged latency is measured.
+#[test]
+fn with_nudge_off_firefoxs_steady_batches_wait_as_the_browser_gives_them() {
+    let (code, results, stderr) = run_checked(
+        "nudge-off",
+        &["--browser", "firefox", "--suite", "quick", "--filter", "add", "--samples", "3", "--warmup", "0", "--nudge", "off"],
+    );
+    assert_eq!(code, Some(0), "stderr:\n{stderr}");
+    assert_eq!(results["settings"]["nudge"], "off");
+    let run = &results["runs"][0];
+    assert!(run["completionLatency"]["workDone"].is_object() && run["completionLatency"].get("nudgedWorkDone").is_none(), "{run:#}");
+    for case in run["cases"].as_array().unwrap() {
+        assert_eq!((&case["status"], &case["sampling"]), (&"passed".into(), &"steady".into()), "{case:#}");
+        assert!(case.get("nudges").is_none(), "{case:#}");
+    }
+}
+
 #[test]
 fn quick_suite_passes_every_check_in_chromium_and_firefox_in_one_invocation_then_merged_from_separate_folders() {
     let _lock = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
@@ -185,6 +203,14 @@ fn quick_suite_passes_every_check_in_chromium_and_firefox_in_one_invocation_then
         assert!(latency["mapAsync"]["median"].as_f64().unwrap() > 0.0, "{browser}: {latency}");
         assert_eq!(latency["samples"]["workDoneMs"].as_array().unwrap().len(), 10);
         let cases = run["cases"].as_array().unwrap();
+        // Firefox reports completion on its ~100 ms poll timer: its steady batches are nudged (an
+        // empty submit every few ms while one waits), and the report says how and how often.
+        if browser == "firefox" {
+            assert!(latency["nudgedWorkDone"]["median"].as_f64().is_some_and(|m| m > 0.0), "{latency}");
+            assert_eq!(latency["samples"]["nudgedWorkDoneMs"].as_array().unwrap().len(), 10);
+            let nudges: u64 = cases.iter().filter_map(|c| c["nudges"].as_u64()).sum();
+            assert!(nudges > 0, "Firefox's steady batches were not nudged");
+        }
         assert_eq!(cases.len(), planned, "{browser}");
         let features = run["adapter"]["features"].as_array().unwrap();
         for case in cases {

@@ -19,6 +19,22 @@ const TIMESTAMP_SLOTS: u32 = MAX_IN_FLIGHT + 1;
 const RESOLVE_STRIDE: u64 = 256;
 /// Rounds of each completion-latency measurement.
 pub const LATENCY_ROUNDS: usize = 10;
+/// A completion latency above this, ms, means the browser reports completion on a timer (Firefox:
+/// its GPU process polls its devices every ~100 ms), and harness nudges while its steady batches
+/// wait ([`nudges`]).
+pub const NUDGE_ABOVE_MS: f64 = 20.0;
+/// How often a nudge is submitted while a steady batch is waited for, ms (browsers clamp a timer
+/// to about 4 ms once timers nest).
+pub const NUDGE_EVERY_MS: i32 = 1;
+
+/// Whether a browser whose completion latency is `latency_ms` is nudged while steady batches
+/// wait: an empty command buffer submitted every [`NUDGE_EVERY_MS`]. Firefox polls its devices
+/// on a 100 ms timer and after every submit (wgpu polls then), so without nudges a batch is seen
+/// done up to a tick after the GPU finished it, and the GPU idles meanwhile; with them, within a
+/// few ms, as in Chrome. Every engine harness drives there is nudged alike (static/completion.js).
+pub fn nudges(latency_ms: f64) -> bool {
+    latency_ms > NUDGE_ABOVE_MS
+}
 
 /// The optional WebGPU features harness asks for, by their WebGPU names: GPU timestamps, f16
 /// kernels and subgroup kernels each use one where the adapter has it.
@@ -135,8 +151,13 @@ pub struct Gpu {
     /// True when the device was created with `timestamp-query`.
     pub timestamps: bool,
     /// Median ms until `onSubmittedWorkDone` resolves for trivial work, once measured
-    /// ([`Gpu::measure_latency`]); 0 before.
+    /// ([`Gpu::measure_latency`]), nudged where the browser is ([`nudges`]); 0 before.
     pub latency_ms: f64,
+    /// Whether steady batches are nudged while they wait ([`nudges`]), once the latency is
+    /// measured.
+    pub nudge: bool,
+    /// Nudges submitted so far.
+    nudged: AtomicU64,
     device: wgpu::Device,
     queue: wgpu::Queue,
     watch: Arc<Mutex<Watch>>,
@@ -190,6 +211,8 @@ impl Gpu {
             info: adapter.get_info(),
             timestamps,
             latency_ms: 0.0,
+            nudge: false,
+            nudged: AtomicU64::new(0),
             device,
             queue,
             watch,
@@ -212,14 +235,29 @@ impl Gpu {
             if self.lost().is_some() {
                 break;
             }
-            let pause = js_sys::Promise::new(&mut |resolve, _| {
-                let timer = web_sys::window().map(|w| w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 10));
-                if !matches!(timer, Some(Ok(_))) {
-                    let _ = resolve.call0(&resolve);
-                }
-            });
-            let _ = wasm_bindgen_futures::JsFuture::from(pause).await;
+            pause(10).await;
         }
+    }
+
+    /// Awaits `work`; with `nudge`, submits an empty command buffer every [`NUDGE_EVERY_MS`]
+    /// meanwhile ([`nudges`]). Natively there is nothing to nudge: waits poll the device.
+    async fn settle<T>(&self, nudge: bool, work: impl std::future::Future<Output = T>) -> T {
+        #[cfg(target_arch = "wasm32")]
+        if nudge {
+            let mut work = std::pin::pin!(work);
+            loop {
+                let tick = std::pin::pin!(pause(NUDGE_EVERY_MS));
+                match futures_util::future::select(work.as_mut(), tick).await {
+                    futures_util::future::Either::Left((done, _)) => return done,
+                    futures_util::future::Either::Right(_) => {
+                        self.queue.submit([self.device.create_command_encoder(&Default::default()).finish()]);
+                        self.nudged.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            }
+        }
+        let _ = nudge;
+        work.await
     }
 
     /// Replaces a device lost for `why` with a fresh one from a new adapter, keeping the
@@ -227,9 +265,9 @@ impl Gpu {
     async fn replace_lost(&mut self, why: String) -> Result<String, String> {
         match Gpu::new().await {
             Ok(fresh) => {
-                let latency_ms = self.latency_ms;
+                let (latency_ms, nudge) = (self.latency_ms, self.nudge);
                 *self = fresh;
-                self.latency_ms = latency_ms;
+                (self.latency_ms, self.nudge) = (latency_ms, nudge);
                 Ok(why)
             }
             Err(e) => Err(format!("{why}; no new device: {e}")),
@@ -271,9 +309,22 @@ impl Gpu {
     }
 
     /// Measures the completion latency of trivial work, [`LATENCY_ROUNDS`] rounds of each kind
-    /// after one unrecorded round, and keeps the median `onSubmittedWorkDone` latency for sizing
-    /// steady batches.
-    pub async fn measure_latency(&mut self) -> Result<CompletionLatency, GpuError> {
+    /// after one unrecorded round; where it is long ([`nudges`]) and `nudge` allows, measures it
+    /// again nudged, and steady batches will be. Keeps the median `onSubmittedWorkDone` latency
+    /// that steady batches will see, for sizing them.
+    pub async fn measure_latency(&mut self, nudge: crate::Nudge) -> Result<CompletionLatency, GpuError> {
+        let (work_done_ms, map_async_ms) = self.latency_rounds(false).await?;
+        let mut latency = CompletionLatency { work_done_ms, map_async_ms, ..Default::default() };
+        self.nudge = nudge == crate::Nudge::Auto && nudges(median(&latency.work_done_ms));
+        if self.nudge {
+            (latency.nudged_work_done_ms, latency.nudged_map_async_ms) = self.latency_rounds(true).await?;
+        }
+        self.latency_ms = median(if self.nudge { &latency.nudged_work_done_ms } else { &latency.work_done_ms });
+        Ok(latency)
+    }
+
+    /// Each round's ms from submit to `onSubmittedWorkDone` and to `mapAsync` resolved.
+    async fn latency_rounds(&self, nudge: bool) -> Result<(Vec<f64>, Vec<f64>), GpuError> {
         let target = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("latency source"),
             size: 4,
@@ -286,30 +337,26 @@ impl Gpu {
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        let mut latency = CompletionLatency::default();
+        let (mut work_done, mut map_async) = (Vec::new(), Vec::new());
         for round in 0..=LATENCY_ROUNDS {
             let mut encoder = self.device.create_command_encoder(&Default::default());
             encoder.clear_buffer(&target, 0, None);
             let t0 = now_ms();
             let index = self.queue.submit([encoder.finish()]);
-            self.finished(index, self.done_after_submit()).await?;
-            let work_done = now_ms() - t0;
+            self.settle(nudge, self.finished(index, self.done_after_submit())).await?;
+            let done_ms = now_ms() - t0;
 
             let mut encoder = self.device.create_command_encoder(&Default::default());
             encoder.copy_buffer_to_buffer(&target, 0, &readback, 0, 4);
             let t0 = now_ms();
             self.queue.submit([encoder.finish()]);
-            self.map_read(&readback, 4).await?;
-            let map_async = now_ms() - t0;
+            self.settle(nudge, self.map_read(&readback, 4)).await?;
             if round > 0 {
-                latency.work_done_ms.push(work_done);
-                latency.map_async_ms.push(map_async);
+                work_done.push(done_ms);
+                map_async.push(now_ms() - t0);
             }
         }
-        let mut sorted = latency.work_done_ms.clone();
-        sorted.sort_by(f64::total_cmp);
-        self.latency_ms = sorted[sorted.len() / 2];
-        Ok(latency)
+        Ok((work_done, map_async))
     }
 
     /// Creates the program's buffers, compiles its pipelines (timed) and bind groups, and readies
@@ -608,6 +655,8 @@ impl Gpu {
             work,
             queries: queries.as_ref(),
             depth: 1,
+            nudge: self.nudge && sampling.mode == crate::sampling::SamplingMode::Steady,
+            nudged_from: self.nudged.load(Ordering::Relaxed),
             queued: VecDeque::new(),
             next_slot: 0,
             last_done_ms: f64::NEG_INFINITY,
@@ -812,6 +861,26 @@ fn lock(watch: &Mutex<Watch>) -> MutexGuard<'_, Watch> {
     watch.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// The median of `rounds`, 0 for none.
+fn median(rounds: &[f64]) -> f64 {
+    match rounds.is_empty() {
+        true => 0.0,
+        false => stats::bootstrap::median_in_place(&mut rounds.to_vec()),
+    }
+}
+
+/// Resolves after `ms` on the page's timer (at once where there is no window).
+#[cfg(target_arch = "wasm32")]
+async fn pause(ms: i32) {
+    let pause = js_sys::Promise::new(&mut |resolve, _| {
+        let timer = web_sys::window().map(|w| w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms));
+        if !matches!(timer, Some(Ok(_))) {
+            let _ = resolve.call0(&resolve);
+        }
+    });
+    let _ = wasm_bindgen_futures::JsFuture::from(pause).await;
+}
+
 fn dropped_callback() -> GpuError {
     GpuError::Wait("the queue dropped its completion callback".into())
 }
@@ -835,6 +904,10 @@ struct Batches<'a> {
     work: &'a dyn Recorded,
     queries: Option<&'a Queries>,
     depth: u32,
+    /// Whether waits are nudged ([`nudges`]): steady batches in a browser that needs it.
+    nudge: bool,
+    /// The device's nudge count when these batches began.
+    nudged_from: u64,
     queued: VecDeque<InFlight>,
     next_slot: u32,
     last_done_ms: f64,
@@ -876,7 +949,7 @@ impl Batches<'_> {
         // one before (a browser that reports completion on a timer reports many at once): it is
         // dated by that turn, not by when we got round to it.
         if front.done.try_recv().map_err(|_| dropped_callback())?.is_none() {
-            self.gpu.finished(front.index, front.done).await?;
+            self.gpu.settle(self.nudge, self.gpu.finished(front.index, front.done)).await?;
             self.tick_ms = now_ms();
         }
         let done_ms = now_ms();
@@ -885,7 +958,8 @@ impl Batches<'_> {
         self.last_done_ms = done_ms;
         let gpu_ms = match (front.timestamps, self.queries) {
             (Some((slot, mapped)), Some(q)) => {
-                mapped
+                self.gpu
+                    .settle(self.nudge, mapped)
                     .await
                     .map_err(|_| GpuError::Map("the mapping callback was dropped".into()))?
                     .map_err(|e| GpuError::Map(e.to_string()))?;
@@ -943,6 +1017,10 @@ impl Timed for Batches<'_> {
 
     fn completion_latency_ms(&self) -> f64 {
         self.gpu.latency_ms
+    }
+
+    fn nudges(&self) -> u64 {
+        self.gpu.nudged.load(Ordering::Relaxed) - self.nudged_from
     }
 }
 
@@ -1112,6 +1190,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_browser_that_reports_completion_on_a_timer_is_nudged_a_prompt_one_is_not() {
+        // Firefox's poll timer (h100-firefox.md: 100.1 ms); Chrome and native wgpu, well under 1 ms.
+        assert!(nudges(100.1));
+        assert!(!nudges(0.05) && !nudges(NUDGE_ABOVE_MS));
+        // Runs written before the setting existed were not nudged; a plan without it may be.
+        assert_eq!((crate::Nudge::legacy(), crate::Nudge::default()), (crate::Nudge::Off, crate::Nudge::Auto));
+        let plan: crate::RunPlan = serde_json::from_value(serde_json::json!({
+            "platform": "webgpu", "mode": "steady", "warmup": 0, "samples": 3, "maxTimeMs": 1000.0, "targetCiPct": null, "cases": []
+        }))
+        .unwrap();
+        assert_eq!(plan.sampling.nudge, crate::Nudge::Auto);
+    }
+
+    #[test]
     fn batches_reported_in_one_tick_share_it() {
         // Firefox's ~100 ms completion timer: five 5 ms batches of 1000 dispatches each come back
         // in two ticks (three, then two), the GPU busy throughout.
@@ -1164,6 +1256,7 @@ mod tests {
             batch: 10,
             in_flight: 2,
             timed_span: (0.0, 1.0),
+            nudges: 0,
         };
         share_ticks(&mut sampled, &[0.0, 0.8, 0.81, 5.0]);
         let walls: Vec<f64> = sampled.samples.iter().map(|s| s.wall_ms).collect();

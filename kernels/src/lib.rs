@@ -39,7 +39,7 @@ pub use dtype::Dtype;
 pub use info::CaseInfo;
 pub use kernel::{Fault, Kernel};
 pub use plan::{CaseSpec, ColdStart, Platform, PlanError, RunPlan};
-pub use sampling::{Sampling, SamplingMode, WarmupPolicy, WarmupStop};
+pub use sampling::{Nudge, Sampling, SamplingMode, WarmupPolicy, WarmupStop};
 pub use shape::Shape;
 pub use suite::Suite;
 pub use workload::Workload;

@@ -65,6 +65,33 @@ impl SamplingMode {
     }
 }
 
+/// Whether harness nudges the browser while steady batches wait (`kernels::gpu::nudges`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Nudge {
+    /// Where the browser reports completion on a timer (a long completion latency: Firefox),
+    /// every engine's steady batches are nudged alike.
+    #[default]
+    Auto,
+    /// Never: every wait as the browser gives it.
+    Off,
+}
+
+impl Nudge {
+    /// The setting as the CLI and reports spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Nudge::Auto => "auto",
+            Nudge::Off => "off",
+        }
+    }
+
+    /// What results written before nudging existed were measured with.
+    pub fn legacy() -> Self {
+        Nudge::Off
+    }
+}
+
 /// How a case is sampled.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -83,6 +110,9 @@ pub struct Sampling {
     /// Keep sampling until the median's 95% CI half-width is at most this percentage of the
     /// median (or the time budget is spent).
     pub target_ci_pct: Option<f64>,
+    /// Whether steady batches may be nudged where the browser needs it.
+    #[serde(default)]
+    pub nudge: Nudge,
 }
 
 impl Sampling {
@@ -202,6 +232,10 @@ pub trait Timed {
     fn completion_latency_ms(&self) -> f64 {
         0.0
     }
+    /// Empty command buffers submitted so far while waits were nudged (`kernels::gpu::nudges`).
+    fn nudges(&self) -> u64 {
+        0
+    }
 }
 
 /// Whether the GPU clock has settled, for warm-up: `None` where no probe watches it.
@@ -241,6 +275,8 @@ pub struct Sampled {
     pub in_flight: u32,
     /// When the timed samples began and ended, on [`now_ms`]'s clock.
     pub timed_span: (f64, f64),
+    /// Empty command buffers submitted while its batches waited ([`Timed::nudges`]).
+    pub nudges: u64,
 }
 
 /// The time by the headline timer: GPU where measured.
@@ -333,7 +369,7 @@ pub async fn sample<T: Timed>(
         }
     }
     let timed_span = (timed_from, now_ms());
-    Ok(Sampled { first_ms, warmup, warmup_stop, samples, stopped_by, mode: s.mode, batch, in_flight, timed_span })
+    Ok(Sampled { first_ms, warmup, warmup_stop, samples, stopped_by, mode: s.mode, batch, in_flight, timed_span, nudges: timed.nudges() })
 }
 
 /// A named span of wall time: a phase of a cold start, or of one run of a pipeline from text.
@@ -433,7 +469,7 @@ mod tests {
     }
 
     fn sampling(samples: u32, max_time_ms: f64, target_ci_pct: Option<f64>) -> Sampling {
-        Sampling { mode: SamplingMode::Isolated, warmup: WarmupPolicy::Fixed(2), samples, max_time_ms, target_ci_pct }
+        Sampling { mode: SamplingMode::Isolated, warmup: WarmupPolicy::Fixed(2), samples, max_time_ms, target_ci_pct, nudge: Nudge::Auto }
     }
 
     fn go<F: Fn(usize) -> f64>(s: Sampling, timed: &mut Scripted<F>) -> Sampled {
@@ -567,7 +603,7 @@ mod tests {
 
     #[test]
     fn phased_samples_are_the_sums_of_their_phases_and_keep_only_the_timed_calls_phases() {
-        let s = Sampling { mode: SamplingMode::Steady, warmup: WarmupPolicy::Fixed(2), samples: 3, max_time_ms: 1e9, target_ci_pct: None };
+        let s = Sampling { mode: SamplingMode::Steady, warmup: WarmupPolicy::Fixed(2), samples: 3, max_time_ms: 1e9, target_ci_pct: None, nudge: Nudge::Auto };
         let mut steps = Steps(0);
         let (sampled, phases) = pollster::block_on(sample_phases(&s, &mut steps, &mut NoClock, |_| {})).unwrap();
         // One first call and two warm-up calls come before the three timed ones, isolated.

@@ -17,6 +17,14 @@ pub struct CompletionLatency {
     /// Wall ms from submitting a 4-byte copy until `mapAsync` of its destination resolved, one
     /// per round.
     pub map_async_ms: Vec<f64>,
+    /// `work_done_ms` again, nudged (an empty command buffer submitted every few ms while
+    /// waiting, as steady batches are where the latency is long: `kernels::gpu::nudges`); empty
+    /// where the browser is not nudged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nudged_work_done_ms: Vec<f64>,
+    /// `map_async_ms` again, nudged; empty where the browser is not nudged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nudged_map_async_ms: Vec<f64>,
 }
 
 /// Everything a platform measured for one case.
@@ -47,6 +55,10 @@ pub struct CaseMeasurement {
     /// Batches kept in flight while sampling.
     #[serde(default = "one")]
     pub in_flight: u32,
+    /// Empty command buffers submitted while this case's steady batches waited
+    /// (`kernels::gpu::nudges`); 0 where none were.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub nudges: u64,
     /// When the timed samples began and ended, and when this measurement was sent, on the
     /// platform's own clock (`performance.now()`, or `Instant` natively): the receiver lines
     /// them up with its own clock by the arrival time, to know what the GPU's clocks were while
@@ -129,6 +141,7 @@ impl ColdMeasurement {
             batch: 1,
             in_flight: 1,
             timed_span: (0.0, 0.0),
+            nudges: 0,
         };
         CaseMeasurement { cold: Some(self), ..CaseMeasurement::of_sampled(case_id, 0.0, sampled, output) }
     }
@@ -148,6 +161,10 @@ pub struct EngineKernel {
 
 fn one() -> u32 {
     1
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// f32 values as the little-endian bytes GPU buffers and the wire both use.
@@ -176,6 +193,7 @@ impl CaseMeasurement {
             sampling: sampled.mode,
             batch: sampled.batch,
             in_flight: sampled.in_flight,
+            nudges: sampled.nudges,
             timed_span_ms: sampled.timed_span,
             sent_ms: 0.0,
             timer_resolution_ms: None,
@@ -363,6 +381,7 @@ mod tests {
             sampling: SamplingMode::Steady,
             batch: 1,
             in_flight: 1,
+            nudges: 0,
             timed_span_ms: (0.0, 0.0),
             sent_ms: 0.0,
             output: CaseMeasurement::encode_output(&v),

@@ -65,7 +65,7 @@ fn measure_and_check(
     samples: u32,
     max_time_ms: f64,
 ) -> (Sampled, kernels::Verdict) {
-    let sampling = Sampling { mode: SamplingMode::Steady, warmup: WarmupPolicy::Fixed(1), samples, max_time_ms, target_ci_pct: None };
+    let sampling = Sampling { mode: SamplingMode::Steady, warmup: WarmupPolicy::Fixed(1), samples, max_time_ms, target_ci_pct: None, nudge: kernels::Nudge::Auto };
     measure_with(gpu, kernel, shape, &sampling)
 }
 
@@ -462,7 +462,7 @@ fn a_target_ci_and_auto_warmup_work_on_the_gpu_timer() {
     let kernel = catalog::find("matmul_tiled").unwrap();
     let shape = &kernel.shapes(Suite::Quick)[0];
     // A generous target: met within the time budget on any adapter, after the minimum count.
-    let sampling = Sampling { mode: SamplingMode::Steady, warmup: WarmupPolicy::Auto, samples: 10, max_time_ms: 30_000.0, target_ci_pct: Some(25.0) };
+    let sampling = Sampling { mode: SamplingMode::Steady, warmup: WarmupPolicy::Auto, samples: 10, max_time_ms: 30_000.0, target_ci_pct: Some(25.0), nudge: kernels::Nudge::Auto };
     let (m, verdict) = measure_with(&gpu, kernel, shape, &sampling);
     assert!(verdict.passed);
     assert_eq!(m.stopped_by, StopReason::TargetCi, "{:?}", m.samples);
@@ -473,8 +473,9 @@ fn a_target_ci_and_auto_warmup_work_on_the_gpu_timer() {
 #[test]
 fn steady_batches_a_fast_kernel_and_isolated_takes_it_one_at_a_time() {
     let Some(mut gpu) = gpu() else { return };
-    let latency = pollster::block_on(gpu.measure_latency()).unwrap();
+    let latency = pollster::block_on(gpu.measure_latency(kernels::Nudge::Auto)).unwrap();
     assert_eq!((latency.work_done_ms.len(), latency.map_async_ms.len()), (kernels::gpu::LATENCY_ROUNDS, kernels::gpu::LATENCY_ROUNDS));
+    assert!(!gpu.nudge && latency.nudged_work_done_ms.is_empty(), "natively every wait polls the device: nothing to nudge");
     assert!(gpu.latency_ms > 0.0);
     let kernel = catalog::find("add").unwrap();
     let shape = &kernel.shapes(Suite::Quick)[1];
@@ -482,7 +483,7 @@ fn steady_batches_a_fast_kernel_and_isolated_takes_it_one_at_a_time() {
     assert!(verdict.passed);
     // A 1001-element add takes microseconds: a batch of many of them reaches the target.
     assert!(steady.batch > 1, "{}", steady.batch);
-    let isolated = Sampling { mode: SamplingMode::Isolated, warmup: WarmupPolicy::Fixed(1), samples: 5, max_time_ms: 1e9, target_ci_pct: None };
+    let isolated = Sampling { mode: SamplingMode::Isolated, warmup: WarmupPolicy::Fixed(1), samples: 5, max_time_ms: 1e9, target_ci_pct: None, nudge: kernels::Nudge::Auto };
     let (one, verdict) = measure_with(&gpu, kernel, shape, &isolated);
     assert!(verdict.passed);
     assert_eq!((one.mode, one.batch, one.in_flight), (SamplingMode::Isolated, 1, 1));
@@ -578,7 +579,7 @@ fn a_decode_step_dispatches_what_its_report_says() {
 #[test]
 fn a_destroyed_device_fails_its_case_as_lost_and_the_next_case_gets_a_fresh_one() {
     let Some(mut gpu) = gpu() else { return };
-    let sampling = Sampling { mode: SamplingMode::Isolated, warmup: WarmupPolicy::Fixed(0), samples: 2, max_time_ms: 1e9, target_ci_pct: None };
+    let sampling = Sampling { mode: SamplingMode::Isolated, warmup: WarmupPolicy::Fixed(0), samples: 2, max_time_ms: 1e9, target_ci_pct: None, nudge: kernels::Nudge::Auto };
     let plan = kernels::RunPlan { platform: kernels::Platform::Native, sampling, cases: Vec::new(), webnn: None };
     let run = |gpu: &mut Gpu, kernel: &str| {
         let case = kernels::CaseSpec::new(kernel, kernels::Shape(vec![4096]), 1);

@@ -4,7 +4,7 @@
 //! flight.
 
 use kernels::gpu::{share_ticks, steady_wall_ms};
-use kernels::sampling::{sample, ClockGate, Sample, Sampled, Timed, MAX_IN_FLIGHT};
+use kernels::sampling::{sample, ClockGate, Sample, Sampled, SamplingMode, Timed, MAX_IN_FLIGHT};
 use kernels::RunPlan;
 use std::collections::VecDeque;
 use wasm_bindgen::prelude::*;
@@ -15,21 +15,37 @@ pub fn describe(e: JsValue) -> String {
     e.dyn_ref::<js_sys::Error>().map(|e| String::from(e.message())).or_else(|| e.as_string()).unwrap_or_else(|| format!("{e:?}"))
 }
 
-/// How an engine submits work: `submit(batch, timed)` runs the case `batch` times and resolves
-/// once the GPU finished it.
+/// Nudges the engines' waits submitted so far in this page (`static/completion.js` counts them).
+fn nudged() -> u64 {
+    js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("harnessNudges")).ok().and_then(|n| n.as_f64()).unwrap_or(0.0) as u64
+}
+
+/// How this browser reports GPU work done, as the runner measured it on harness's own device.
+#[derive(Debug, Clone, Copy)]
+pub struct Completion {
+    /// Median completion latency, ms: nudged where `nudge` is set.
+    pub latency_ms: f64,
+    /// Whether steady batches are nudged while they wait (`kernels::gpu::nudges`): every engine
+    /// is, alike, where harness's own are.
+    pub nudge: bool,
+}
+
+/// How an engine submits work: `submit(batch, timed, nudge)` runs the case `batch` times and
+/// resolves once the GPU finished it, nudging its device meanwhile with `nudge`.
 pub struct Engine<'a> {
     /// The engine's submit function.
-    pub submit: &'a dyn Fn(u32, bool) -> Result<js_sys::Promise, JsValue>,
+    pub submit: &'a dyn Fn(u32, bool, bool) -> Result<js_sys::Promise, JsValue>,
     /// Whether its third time is a GPU time (timestamps).
     pub timestamps: bool,
-    /// Median completion latency of this browser, ms (measured by the runner).
-    pub latency_ms: f64,
+    /// How this browser reports completion.
+    pub completion: Completion,
 }
 
 impl Engine<'_> {
     /// Samples the case by the plan's policy, then lets every batch still in flight finish.
     pub async fn sample(&self, plan: &RunPlan, clock: &mut impl ClockGate, on_sample: impl FnMut(u32)) -> Result<Sampled, JsValue> {
-        let mut batches = Batches { engine: self, depth: 1, queued: VecDeque::new(), last_done_ms: f64::NEG_INFINITY, returned: Vec::new() };
+        let nudge = self.completion.nudge && plan.sampling.mode == SamplingMode::Steady;
+        let mut batches = Batches { engine: self, depth: 1, nudge, nudged_from: nudged(), queued: VecDeque::new(), last_done_ms: f64::NEG_INFINITY, returned: Vec::new() };
         let measured = sample(&plan.sampling, &mut batches, clock, on_sample).await;
         let drained = batches.drain().await;
         let mut sampled = measured?;
@@ -44,6 +60,10 @@ impl Engine<'_> {
 struct Batches<'a> {
     engine: &'a Engine<'a>,
     depth: u32,
+    /// Whether the engine nudges its device while a batch waits.
+    nudge: bool,
+    /// The page's nudge count when these batches began.
+    nudged_from: u64,
     queued: VecDeque<(u32, JsFuture)>,
     last_done_ms: f64,
     /// When each batch that `run` returned was seen complete, in order.
@@ -82,7 +102,7 @@ impl Timed for Batches<'_> {
             self.drain().await?;
         }
         while self.queued.len() < self.depth.max(1) as usize {
-            self.queued.push_back((batch, JsFuture::from((self.engine.submit)(batch, self.engine.timestamps)?)));
+            self.queued.push_back((batch, JsFuture::from((self.engine.submit)(batch, self.engine.timestamps, self.nudge)?)));
         }
         let (sample, done_ms) = self.complete().await?;
         self.returned.push(done_ms);
@@ -98,6 +118,10 @@ impl Timed for Batches<'_> {
     }
 
     fn completion_latency_ms(&self) -> f64 {
-        self.engine.latency_ms
+        self.engine.completion.latency_ms
+    }
+
+    fn nudges(&self) -> u64 {
+        nudged() - self.nudged_from
     }
 }

@@ -5,7 +5,7 @@
 //! ([`Engine`]'s policy, wall clock); then one more run under ORT's own profiler where it has one
 //! (JSEP, with `timestamp-query`), and the outputs are read back once at the end.
 
-use crate::engine::{describe, Engine};
+use crate::engine::{describe, Completion, Engine};
 use kernels::model::onnx::{self, FeedData};
 use kernels::model::graph::Graph;
 use kernels::model::weights::Weights;
@@ -26,9 +26,10 @@ extern "C" {
     /// Runs every session once, resolving when ORT has handed the runs to the GPU.
     #[wasm_bindgen(catch, js_namespace = harnessOrt, js_name = runOnce)]
     async fn run_once() -> Result<JsValue, JsValue>;
-    /// Runs the session `batch` times; resolves to `[submittedMs, doneMs, NaN]`.
+    /// Runs the session `batch` times; resolves to `[submittedMs, doneMs, NaN]`, nudging ORT's
+    /// device meanwhile with `nudge`.
     #[wasm_bindgen(catch, js_namespace = harnessOrt, js_name = submit)]
-    fn submit(batch: u32) -> Result<js_sys::Promise, JsValue>;
+    fn submit(batch: u32, nudge: bool) -> Result<js_sys::Promise, JsValue>;
     /// ORT's own per-kernel GPU times of one more run (`[{op, node, ms}]`), or null where its
     /// execution provider has no profile.
     #[wasm_bindgen(catch, js_namespace = harnessOrt, js_name = profile)]
@@ -43,23 +44,23 @@ extern "C" {
 
 /// onnxruntime-web, loaded with one of its WebGPU execution providers.
 pub struct Ort {
-    /// Median completion latency of this browser, ms (measured by the runner).
-    latency_ms: f64,
+    /// How this browser reports completion (measured by the runner).
+    completion: Completion,
 }
 
 impl Ort {
     /// Loads onnxruntime-web's bundle of `ep` (`webgpu` or `jsep`).
-    pub async fn load(ep: &str, latency_ms: f64) -> Result<Ort, JsValue> {
+    pub async fn load(ep: &str, completion: Completion) -> Result<Ort, JsValue> {
         load(ep).await?;
-        Ok(Ort { latency_ms })
+        Ok(Ort { completion })
     }
 
     /// Runs `case` by the plan's sampling policy and reads its output back.
     pub async fn run_case(&self, plan: &RunPlan, case: &CaseSpec, weights: Option<&Weights>, clock: &mut impl ClockGate, on_sample: impl FnMut(u32)) -> Result<CaseMeasurement, String> {
         let graph = case.workload.as_ref().and_then(|w| w.graph(case.seed)).ok_or_else(|| only_models(case))?;
         let models = onnx_models(&[graph], weights)?;
-        let submit = |batch: u32, _timed: bool| submit(batch);
-        let engine = Engine { submit: &submit, timestamps: false, latency_ms: self.latency_ms };
+        let submit = |batch: u32, _timed: bool, nudge: bool| submit(batch, nudge);
+        let engine = Engine { submit: &submit, timestamps: false, completion: self.completion };
         let result = async {
             prepare(models, false).await?;
             let sampled = engine.sample(plan, clock, on_sample).await?;

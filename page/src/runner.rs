@@ -2,6 +2,7 @@
 //! with onnxruntime-web, or with WebNN.
 
 use kernels::api::{Api, ServerClock};
+use crate::engine::Completion;
 use crate::ort::Ort;
 use crate::tfjs::Tfjs;
 use kernels::gpu::Gpu;
@@ -37,7 +38,7 @@ pub async fn run(token: String, progress: js_sys::Function) -> Result<(), JsValu
         Platform::Webgpu | Platform::Tfjs | Platform::OrtWebgpu | Platform::OrtJsep | Platform::Transformers => {
             let mut gpu = Gpu::new().await.map_err(js_error)?;
             // Measured before the cases: it is a fact about the browser, and it sizes the batches.
-            let latency = gpu.measure_latency().await.map_err(js_error)?;
+            let latency = gpu.measure_latency(plan.sampling.nudge).await.map_err(js_error)?;
             api.post("latency", &latency).await?;
             Some(gpu)
         }
@@ -45,9 +46,10 @@ pub async fn run(token: String, progress: js_sys::Function) -> Result<(), JsValu
     };
     // TensorFlow.js, onnxruntime-web and transformers.js have devices of their own: harness's
     // is only kept for the latency it measured.
+    let completion = |gpu: &Gpu| Completion { latency_ms: gpu.latency_ms, nudge: gpu.nudge };
     let (mut gpu, tfjs, ort) = match (plan.platform, plan.platform.ort_ep(), gpu) {
-        (Platform::Tfjs, _, Some(gpu)) => (None, Some(Tfjs::load(gpu.latency_ms).await?), None),
-        (_, Some(ep), Some(gpu)) => (None, None, Some(Ort::load(ep, gpu.latency_ms).await?)),
+        (Platform::Tfjs, _, Some(gpu)) => (None, Some(Tfjs::load(completion(&gpu)).await?), None),
+        (_, Some(ep), Some(gpu)) => (None, None, Some(Ort::load(ep, completion(&gpu)).await?)),
         (Platform::Transformers, _, _) => (None, None, None),
         (_, _, gpu) => (gpu, None, None),
     };
@@ -99,7 +101,8 @@ async fn run_cold<'a>(plan: &RunPlan, case: &'a CaseSpec, api: &Api) -> Result<C
     let mut weights = Weights::default();
     let values = match plan.platform.ort_ep() {
         Some(ep) => {
-            let ort = Ort::load(ep, 0.0).await.map_err(|e| fail(CaseError::Js(e)))?;
+            // As an app starts: no latency measured first, nothing nudged.
+            let ort = Ort::load(ep, Completion { latency_ms: 0.0, nudge: false }).await.map_err(|e| fail(CaseError::Js(e)))?;
             marks.push(("engine", now_ms()));
             let w = weights.of(case, api).await.map_err(fail)?;
             marks.push(("fetch", now_ms()));

@@ -3,7 +3,7 @@
 //! batches of ops with batches kept in flight, GPU time from `tf.time()`'s `kernelMs` where the backend has
 //! `timestamp-query`, the wall clock always.
 
-use crate::engine::{describe, Engine};
+use crate::engine::{describe, Completion, Engine};
 use kernels::sampling::ClockGate;
 use kernels::wire::CaseMeasurement;
 use kernels::{CaseSpec, RunPlan};
@@ -19,9 +19,9 @@ extern "C" {
     #[wasm_bindgen(catch, js_namespace = harnessTfjs, js_name = prepare)]
     fn prepare(op: &str, shapes: &str, inputs: js_sys::Array) -> Result<(), JsValue>;
     /// Runs the op `batch` times and submits the work; resolves to `[submittedMs, doneMs,
-    /// kernelMs or NaN]` once the GPU finished it.
+    /// kernelMs or NaN]` once the GPU finished it, nudging the device meanwhile with `nudge`.
     #[wasm_bindgen(catch, js_namespace = harnessTfjs, js_name = submit)]
-    fn submit(batch: u32, timed: bool) -> Result<js_sys::Promise, JsValue>;
+    fn submit(batch: u32, timed: bool, nudge: bool) -> Result<js_sys::Promise, JsValue>;
     /// The last op's output as a `Float32Array`.
     #[wasm_bindgen(catch, js_namespace = harnessTfjs, js_name = output)]
     async fn output() -> Result<JsValue, JsValue>;
@@ -34,16 +34,16 @@ extern "C" {
 pub struct Tfjs {
     /// Whether `tf.time()` reports GPU timestamps (`kernelMs`).
     timestamps: bool,
-    /// Median completion latency of this browser, ms (measured by the runner).
-    latency_ms: f64,
+    /// How this browser reports completion (measured by the runner): it sizes the batches and
+    /// says whether they are nudged, like on every platform.
+    completion: Completion,
 }
 
 impl Tfjs {
-    /// Loads TensorFlow.js; `latency_ms` is the browser's completion latency, which sizes the
-    /// batches like on every platform.
-    pub async fn load(latency_ms: f64) -> Result<Tfjs, JsValue> {
+    /// Loads TensorFlow.js.
+    pub async fn load(completion: Completion) -> Result<Tfjs, JsValue> {
         let timestamps = load().await?.as_bool().unwrap_or(false);
-        Ok(Tfjs { timestamps, latency_ms })
+        Ok(Tfjs { timestamps, completion })
     }
 
     /// Runs `case` by the plan's sampling policy and reads its output back.
@@ -53,7 +53,7 @@ impl Tfjs {
         let inputs: js_sys::Array = kernel.inputs(&case.shape, case.seed).iter().map(|v| JsValue::from(js_sys::Float32Array::from(v.as_slice()))).collect();
         let shapes = serde_json::to_string(&call.shapes).map_err(|e| e.to_string())?;
         prepare(&call.op, &shapes, inputs).map_err(describe)?;
-        let engine = Engine { submit: &submit, timestamps: self.timestamps, latency_ms: self.latency_ms };
+        let engine = Engine { submit: &submit, timestamps: self.timestamps, completion: self.completion };
         let result = async {
             let sampled = engine.sample(plan, clock, on_sample).await?;
             let values = js_sys::Float32Array::new(&output().await?).to_vec();

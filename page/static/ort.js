@@ -6,6 +6,7 @@
 // (ort.webgpu.min.js, with the asyncify WASM) and the JavaScript one, JSEP (ort.min.js, with the
 // jsep WASM). Both register as 'webgpu', so a page loads exactly one.
 import { script } from './tfjs.js';
+import { settle } from './completion.js';
 
 const BUNDLES = { webgpu: 'ort/ort.webgpu.min.js', jsep: 'ort/ort.min.js' };
 
@@ -80,20 +81,21 @@ globalThis.harnessOrt = {
   runOnce: runParts,
 
   // Runs the session `batch` times, keeping only the last outputs. Resolves to [submittedMs,
-  // doneMs, NaN] once ORT's device finished the work submitted. A session runs one run at a time
+  // doneMs, NaN] once ORT's device finished the work submitted; with `nudge`, nudges that device
+  // from submit to done (completion.js), ORT's own waits within its runs included. A session runs one run at a time
   // (two at once clobber its state: 'Session mismatch' in JSEP, a hang in the C++ provider), so
   // the batches kept in flight are chained: a batch's runs start once the previous batch's runs
   // were handed to the GPU, not once the GPU finished them. JSEP submits every 16 dispatches, so
   // up to 15 of a batch's last run go to the GPU with the next batch: steady batches still count
   // each run's work once.
-  submit(batch) {
+  submit(batch, nudge) {
     const submittedMs = performance.now();
     const runs = queued.then(async () => {
       for (let i = 0; i < batch; i++) await runParts();
     });
     queued = runs.catch(() => {});
-    return runs
-      .then(() => ort.env.webgpu.device.queue.onSubmittedWorkDone())
+    const device = ort.env.webgpu.device;
+    return settle(device, runs.then(() => device.queue.onSubmittedWorkDone()), nudge)
       .then(() => new Float64Array([submittedMs, performance.now(), NaN]));
   },
 

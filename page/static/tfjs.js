@@ -2,6 +2,8 @@
 // through globalThis.harnessTfjs. The harness server serves tf-core.min.js and
 // tf-backend-webgpu.min.js under /tfjs/ only for a tfjs run; they are loaded on first use.
 
+import { settle } from './completion.js';
+
 let inputs = [];
 let run = null;
 let last = null;
@@ -58,8 +60,9 @@ globalThis.harnessTfjs = {
   // Runs the op `batch` times, back to back, keeping only the last output. Resolves to
   // [submittedMs, doneMs, kernelMs] once the GPU is done: with `timed`, through tf.time() (its
   // kernelMs sums each op's GPU timestamps; the backend submits each op on its own then), else
-  // after a flush through onSubmittedWorkDone (kernelMs NaN).
-  submit(batch, timed) {
+  // after a flush through onSubmittedWorkDone (kernelMs NaN); with `nudge`, nudges the backend's
+  // device until then (completion.js).
+  submit(batch, timed, nudge) {
     const submittedMs = performance.now();
     const work = () => {
       for (let i = 0; i < batch; i++) {
@@ -68,13 +71,13 @@ globalThis.harnessTfjs = {
         last = y;
       }
     };
+    const backend = tf.backend();
     if (timed) {
-      return tf.time(work).then((t) => new Float64Array([submittedMs, performance.now(), Number(t.kernelMs)]));
+      return settle(backend.device, tf.time(work), nudge).then((t) => new Float64Array([submittedMs, performance.now(), Number(t.kernelMs)]));
     }
     work();
-    const backend = tf.backend();
     flush(backend);
-    return backend.queue.onSubmittedWorkDone().then(() => new Float64Array([submittedMs, performance.now(), NaN]));
+    return settle(backend.device, backend.queue.onSubmittedWorkDone(), nudge).then(() => new Float64Array([submittedMs, performance.now(), NaN]));
   },
 
   // The last output, read back.

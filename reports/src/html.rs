@@ -249,8 +249,14 @@ impl<'a> ReportView<'a> {
             kernels::SamplingMode::Steady => "steady: each sample a batch of back-to-back dispatches sized to ~5 ms of GPU work, batches queued ahead so the GPU never idles, times per dispatch",
             kernels::SamplingMode::Isolated => "isolated: one dispatch per sample, the GPU idle in between",
         };
+        let nudged = match (s.sampling, s.nudge) {
+            (kernels::SamplingMode::Steady, kernels::Nudge::Auto) => {
+                "; where a browser reports completion on a timer (its completion latency below), every engine's batches nudged alike: an empty command buffer submitted every few ms while one waits"
+            }
+            _ => "",
+        };
         let sampling = format!(
-            "{mode}; {} samples{} (or {} s of sampling) per case after the first dispatch and warm-up ({})",
+            "{mode}{nudged}; {} samples{} (or {} s of sampling) per case after the first dispatch and warm-up ({})",
             if s.target_ci_pct.is_some() { format!("at least {}", s.samples) } else { format!("up to {}", s.samples) },
             target,
             s.max_time_s,

@@ -507,9 +507,12 @@ mod schema {
     fn v4_results_with_workloads_sampling_and_latency_round_trip_and_validate() {
         let mut report = report_with(vec![("chrome", vec![model_case("prefill", &[2.0, 2.1, 1.9]), case("a", &[1.0], false, false)])]);
         report.runs[0].completion_latency = Some(Latency::new(kernels::wire::CompletionLatency {
-            work_done_ms: vec![0.2, 0.3, 0.25],
-            map_async_ms: vec![0.3, 0.35, 0.4],
+            work_done_ms: vec![100.2, 100.3, 100.25],
+            map_async_ms: vec![100.3, 100.35, 100.4],
+            nudged_work_done_ms: vec![0.2, 0.3, 0.25],
+            nudged_map_async_ms: vec![0.3, 0.35, 0.4],
         }));
+        report.runs[0].cases[1].nudges = Some(12);
         report.settings.cases = vec![encoder_spec(), decoder_spec(Phase::Prefill), decoder_spec(Phase::Op("attention".into())), user_spec()];
         report.runs[0].cases[0].correctness.as_mut().unwrap().reference = Some("native wgpu (llvmpipe)".into());
         let dir = tempfile::tempdir().unwrap();
@@ -520,7 +523,12 @@ mod schema {
         assert_eq!(json["schemaVersion"], SCHEMA_VERSION);
         assert_eq!(json["settings"]["sampling"], "steady");
         assert_eq!((&json["runs"][0]["cases"][1]["batch"], &json["runs"][0]["cases"][1]["inFlight"]), (&4.into(), &2.into()));
-        assert_eq!(json["runs"][0]["completionLatency"]["workDone"]["median"], 0.25);
+        assert_eq!(json["runs"][0]["completionLatency"]["workDone"]["median"], 100.25);
+        assert_eq!(json["runs"][0]["completionLatency"]["nudgedWorkDone"]["median"], 0.25);
+        assert_eq!((&json["runs"][0]["cases"][1]["nudges"], &json["settings"]["nudge"]), (&12.into(), &"auto".into()));
+        assert!(json["runs"][0]["cases"][0].get("nudges").is_none(), "absent where none were");
+        let latency = report.runs[0].completion_latency.as_ref().unwrap().describe();
+        assert!(latency.contains("submit→onSubmittedWorkDone 100.2 ms") && latency.contains("nudged") && latency.contains("0.2500 ms"), "{latency}");
         // 16 tokens per run at a 2 ms median.
         assert_eq!(json["runs"][0]["cases"][0]["throughput"]["perSecond"], 16.0 / 2.0 * 1e3);
         assert!(json["runs"][0]["cases"][1].get("throughput").is_none());
@@ -534,8 +542,12 @@ mod schema {
             ("/runs/0/cases/0/throughput/perRun", Value::from("many")),
             ("/runs/0/cases/0/correctness/cosineThreshold", Value::from("high")),
             ("/settings/sampling", Value::from("lukewarm")),
+            ("/settings/nudge", Value::from("sometimes")),
+            ("/runs/0/cases/1/nudges", Value::from(0)),
             ("/runs/0/cases/1/batch", Value::from(0)),
             ("/runs/0/completionLatency/samples/workDoneMs/0", Value::from(-1.0)),
+            ("/runs/0/completionLatency/samples/nudgedWorkDoneMs/0", Value::from(-1.0)),
+            ("/runs/0/completionLatency/nudgedMapAsync/median", Value::from("fast")),
         ] {
             let mut broken = json.clone();
             *broken.pointer_mut(pointer).unwrap() = bad;

@@ -88,9 +88,9 @@ pub struct RunArgs {
 
 /// The options `--replay` takes from the results file, so it conflicts with them (as `--resume`
 /// does with the journal's).
-const REPLAYED: [&str; 17] = [
+const REPLAYED: [&str; 18] = [
     "resume", "suite", "repeat", "cold_start", "tune", "roofline", "platform", "filter", "seed", "browser", "sampling", "samples", "max_time",
-    "target_ci", "warmup", "timeout", "retries",
+    "target_ci", "warmup", "timeout", "retries", "nudge",
 ];
 
 pub const AFTER_HELP: &str = "\
@@ -126,9 +126,12 @@ Models and your own kernels:
 
 Sampling (how each sample is taken; every time reported is per dispatch):
   harness run                                   steady (default): a sample is a batch of N back-to-back
-                                                dispatches (N sized to ~5 ms of GPU work, more behind a
-                                                slow completion timer such as Firefox's), batches queued
-                                                ahead so the GPU never idles; time / N
+                                                dispatches (N sized to ~5 ms of GPU work), batches queued
+                                                ahead so the GPU never idles; time / N. Behind a browser's
+                                                completion timer (Firefox's 100 ms), every engine's waits
+                                                are nudged with empty submits, so batches are seen done
+                                                within a few ms
+  harness run --browser firefox --nudge off     ... or waits as the browser gives them
   harness run --sampling isolated               one dispatch per sample, the GPU idle in between: the
                                                 cost of a one-off call, idle clocks and completion latency
                                                 included

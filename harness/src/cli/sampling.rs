@@ -31,6 +31,33 @@ impl From<kernels::SamplingMode> for SamplingArg {
     }
 }
 
+/// Whether waits are nudged (`--nudge`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum NudgeArg {
+    /// Where the browser reports completion on a timer (Firefox).
+    Auto,
+    /// Never.
+    Off,
+}
+
+impl From<NudgeArg> for kernels::Nudge {
+    fn from(n: NudgeArg) -> Self {
+        match n {
+            NudgeArg::Auto => kernels::Nudge::Auto,
+            NudgeArg::Off => kernels::Nudge::Off,
+        }
+    }
+}
+
+impl From<kernels::Nudge> for NudgeArg {
+    fn from(n: kernels::Nudge) -> Self {
+        match n {
+            kernels::Nudge::Auto => NudgeArg::Auto,
+            kernels::Nudge::Off => NudgeArg::Off,
+        }
+    }
+}
+
 /// The sampling policy, the case timeout and retries.
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Sampling")]
@@ -42,6 +69,13 @@ pub struct SamplingArgs {
     /// between. Times are per dispatch either way.
     #[arg(long, value_enum, default_value = "steady", conflicts_with = "resume")]
     pub sampling: SamplingArg,
+    /// Where the browser reports GPU work done only on a timer (Firefox: every ~100 ms, measured
+    /// before the cases), `auto` submits an empty command buffer every few ms while a steady batch
+    /// waits, for every engine alike (harness, tfjs, onnxruntime-web): the browser then sees each
+    /// batch done within a few ms, as Chrome does, and the GPU does not idle between batches.
+    /// `off` waits as the browser gives it. The report gives the completion latency both ways.
+    #[arg(long, value_enum, default_value = "auto", conflicts_with = "resume")]
+    pub nudge: NudgeArg,
     /// Timed samples per case; with --target-ci, the fewest taken before the target is checked.
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=100_000), conflicts_with = "resume")]
     pub samples: u32,

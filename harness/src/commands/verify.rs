@@ -46,6 +46,8 @@ pub async fn exec(args: VerifyArgs) -> Result<ExitCode> {
             samples: 3,
             max_time_ms: 10_000.0,
             target_ci_pct: None,
+            // The browser as it is: verify judges its waits too.
+            nudge: kernels::Nudge::Off,
         },
         cases: vec![case.clone()],
         webnn: Some(kernels::webnn::Options::default()),

@@ -180,7 +180,7 @@ async fn worker(plan: RunPlan, references: Arc<References>, probe: RunProbe, tx:
     if tx.send(PageEvent::Adapter(gpu.report())).is_err() {
         return;
     }
-    match gpu.measure_latency().await {
+    match gpu.measure_latency(plan.sampling.nudge).await {
         Ok(latency) => {
             let _ = tx.send(PageEvent::Latency(latency));
         }

@@ -368,6 +368,7 @@ impl Settings {
                 warmup: sampling.warmup,
                 sampling: sampling.mode,
                 target_ci_pct: sampling.target_ci_pct,
+                nudge: sampling.nudge,
                 browsers: self.browsers.iter().map(|b| b.kind.spec().key.to_string()).collect(),
                 platforms: self.platforms.iter().map(|p| p.as_str().to_string()).collect(),
                 cases: plan.cases.clone(),

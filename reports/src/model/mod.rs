@@ -14,7 +14,7 @@ use stats::{summarize, Summary};
 use kernels::check::{Drift, Verdict};
 use kernels::sampling::{Sample, StopReason};
 use kernels::wire::{AdapterReport, CaseMeasurement, ColdMeasurement, Phase, CompletionLatency, PageError};
-use kernels::{CaseInfo, CaseSpec, SamplingMode, Shape, WarmupPolicy, WarmupStop};
+use kernels::{CaseInfo, CaseSpec, Nudge, SamplingMode, Shape, WarmupPolicy, WarmupStop};
 use serde::{Deserialize, Serialize};
 
 /// Version of the `results.json` layout.
@@ -90,6 +90,10 @@ pub struct Settings {
     /// Sampling went on until the median's 95% CI half-width was at most this % of the median.
     #[serde(default)]
     pub target_ci_pct: Option<f64>,
+    /// Whether steady batches were nudged where the browser needed it (`--nudge`); runs written
+    /// before it existed were not (`off`).
+    #[serde(default = "Nudge::legacy")]
+    pub nudge: Nudge,
     /// Browsers asked for, in order.
     #[serde(default)]
     pub browsers: Vec<String>,
@@ -316,6 +320,13 @@ pub struct Latency {
     pub work_done: Option<Summary>,
     /// Submit of a 4-byte copy → `mapAsync` resolved, ms.
     pub map_async: Option<Summary>,
+    /// `work_done` again, nudged as steady batches wait in this browser (`kernels::gpu::nudges`);
+    /// absent where it is not nudged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nudged_work_done: Option<Summary>,
+    /// `map_async` again, nudged; absent where it is not nudged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nudged_map_async: Option<Summary>,
     /// Every round, ms.
     pub samples: CompletionLatency,
 }
@@ -323,7 +334,13 @@ pub struct Latency {
 impl Latency {
     /// Statistics of the measured rounds.
     pub fn new(samples: CompletionLatency) -> Self {
-        Latency { work_done: summarize(&samples.work_done_ms), map_async: summarize(&samples.map_async_ms), samples }
+        Latency {
+            work_done: summarize(&samples.work_done_ms),
+            map_async: summarize(&samples.map_async_ms),
+            nudged_work_done: summarize(&samples.nudged_work_done_ms),
+            nudged_map_async: summarize(&samples.nudged_map_async_ms),
+            samples,
+        }
     }
 
     /// The median `onSubmittedWorkDone` latency, ms.
@@ -334,7 +351,16 @@ impl Latency {
     /// `submit→done 0.052 ms, mapAsync 0.061 ms` (medians), for tables and the terminal.
     pub fn describe(&self) -> String {
         let part = |s: &Option<Summary>| s.as_ref().map(|s| format!("{} ms", format_ms(s.median))).unwrap_or_else(|| "–".into());
-        format!("submit→onSubmittedWorkDone {}, mapAsync {} (medians of {} rounds)", part(&self.work_done), part(&self.map_async), self.samples.work_done_ms.len())
+        let rounds = self.samples.work_done_ms.len();
+        let base = format!("submit→onSubmittedWorkDone {}, mapAsync {} (medians of {rounds} rounds)", part(&self.work_done), part(&self.map_async));
+        match self.nudged_work_done.is_some() {
+            true => format!(
+                "{base}; nudged (an empty submit every few ms while steady batches wait): {}, {}",
+                part(&self.nudged_work_done),
+                part(&self.nudged_map_async)
+            ),
+            false => base,
+        }
     }
 }
 
@@ -568,6 +594,10 @@ pub struct CaseReport {
     /// Batches kept in flight while sampling.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub in_flight: Option<u32>,
+    /// Empty command buffers submitted while the steady batches waited, where the browser was
+    /// nudged (`--nudge`); absent where none were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nudges: Option<u64>,
     /// The wall clock's smallest step, ms, where the platform measured it (a CPU bench of
     /// `harness bench`): no sample is reported below one step over its iterations.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1020,6 +1050,7 @@ impl CaseReport {
             sampling: None,
             batch: None,
             in_flight: None,
+            nudges: None,
             timer_resolution_ms: None,
             clock: None,
             timer: None,
@@ -1062,6 +1093,7 @@ impl CaseReport {
         case.sampling = Some(m.sampling);
         case.batch = Some(m.batch);
         case.in_flight = Some(m.in_flight);
+        case.nudges = (m.nudges > 0).then_some(m.nudges);
         case.timer_resolution_ms = m.timer_resolution_ms;
         case.engine_profile = m.engine_profile.as_deref().and_then(EngineProfile::of);
         if let (Some(report), Some(c)) = (&mut case.cold_start, m.cold) {
