@@ -33,6 +33,12 @@ pub const WALL_BATCH_LATENCIES: f64 = 10.0;
 pub const MAX_WALL_BATCH_MS: f64 = 500.0;
 /// Most batches kept in flight.
 pub const MAX_IN_FLIGHT: u32 = 64;
+/// Fewest batches kept in flight: the one waited for and two queued behind it, so that a
+/// completion reported a batch late still finds work queued. With one queued behind, such samples
+/// read two batches' time: ViT-B/16 at batch 8 in Chrome on an H100 (quartiles 17.5 and 33.8 ms
+/// for 17.3 of GPU time, h200-flash.md), Whisper's encoder at batch 8 in Firefox, nudged (18.6 or
+/// 33–38 ms for 18.5, h200-nudge.md).
+pub const MIN_IN_FLIGHT: u32 = 3;
 /// Batch sizes tried at most while calibrating.
 const CALIBRATION_ROUNDS: usize = 6;
 
@@ -148,13 +154,13 @@ pub fn batch_size(per_dispatch_ms: f64, target_ms: f64) -> u32 {
 
 /// Batches to keep in flight so the GPU never waits for a completion callback that arrives
 /// `latency_ms` after the work is done: queued work covers twice the latency, plus the batch
-/// being waited for; at least 2, at most [`MAX_IN_FLIGHT`].
+/// being waited for; at least [`MIN_IN_FLIGHT`], at most [`MAX_IN_FLIGHT`].
 pub fn in_flight(latency_ms: f64, batch_ms: f64) -> u32 {
     if batch_ms.is_nan() || batch_ms <= 0.0 {
         return MAX_IN_FLIGHT;
     }
     let ahead = (2.0 * latency_ms.max(0.0) / batch_ms).ceil();
-    (ahead + 1.0).clamp(2.0, MAX_IN_FLIGHT as f64) as u32
+    (ahead + 1.0).clamp(MIN_IN_FLIGHT as f64, MAX_IN_FLIGHT as f64) as u32
 }
 
 /// Milliseconds on a monotonic clock: `performance.now()` in the browser, `Instant` natively.
@@ -528,7 +534,8 @@ mod tests {
         assert_eq!(batch_target_ms(false, 100.0, 30), MAX_WALL_BATCH_MS);
         // In flight: a 100 ms callback timer over 5 ms batches needs 41 queued (200 ms of work).
         assert_eq!(in_flight(100.0, 5.0), 41);
-        assert_eq!(in_flight(0.05, 5.0), 2, "at least one queued behind the one awaited");
+        assert_eq!(in_flight(0.05, 5.0), MIN_IN_FLIGHT, "two queued behind the one awaited, whatever the latency");
+        assert_eq!(in_flight(1.3, 18.5), 3, "Firefox nudged, a pass of 18.5 ms a batch");
         assert_eq!(in_flight(1000.0, 1.0), MAX_IN_FLIGHT);
         assert_eq!(in_flight(1.0, 0.0), MAX_IN_FLIGHT);
     }
@@ -538,7 +545,7 @@ mod tests {
         // 0.004 ms a dispatch on the GPU, behind a 0.05 ms completion latency (Chromium, native).
         let mut t = Scripted { gpu: true, latency: 0.05, ..scripted(|_| 0.004) };
         let w = go(Sampling { mode: SamplingMode::Steady, ..sampling(10, 1e9, None) }, &mut t);
-        assert_eq!((w.mode, w.batch, w.in_flight), (SamplingMode::Steady, 1250, 2));
+        assert_eq!((w.mode, w.batch, w.in_flight), (SamplingMode::Steady, 1250, 3));
         assert_eq!(w.samples.len(), 10);
         assert!(w.samples.iter().all(|s| s.gpu_ms == Some(0.004)));
         // First run and calibration one at a time, then every warm-up and sample at full size.
