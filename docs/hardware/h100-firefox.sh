@@ -50,7 +50,7 @@
 #   MiniLM's two parts with stash-model, then `ort-minilm`, `ort-perception` and `ort-decoder` (Firefox and
 #   native), one call each; after Chromium's parts, `ort-chrome`, then `ort-profile` (JSEP's own profile in both).
 #   Firefox's completion timer (issue 27, h200-nudge.md): with Firefox and ort.tar.xz stashed, `firefox-batches`
-#   (steady batches of four lengths, not nudged), then `nudge-perception`; after MiniLM's parts, `nudge-models`.
+#   (steady batches of four lengths, not nudged), then `nudge-perception` and `nudge-decoder`; after MiniLM's parts, `nudge-minilm`.
 #   Cold start (issue 27, h100-cold.md): with ort.tar.xz and MiniLM's two parts stashed, `cold-firefox`,
 #   `cold-perception-firefox` and `cold-decoder`; after Chromium's parts, `cold-chrome` and `cold-perception-chrome`.
 #   From text (issue 27 item 3, h200-text.md): here `bash docs/hardware/h100-firefox.sh pack-transformers`; carry
@@ -150,7 +150,7 @@ stash-model)
   fi
   exit 0
   ;;
-firefox-batches | nudge-perception | nudge-models | text-firefox | text-chrome | cold-firefox | cold-chrome | cold-perception-firefox | cold-perception-chrome | cold-decoder | ort-minilm | ort-perception | ort-decoder | ort-chrome | ort-profile | perception | decode-dtypes | decode-profile | tune-quant | gpu-out-of-the-box | gpu-hidden-icd | gpu-minilm | gpu-tune | gpu-matmul | gpu-models | minilm-ops | suite | models | chromium | chrome | bench | bench-chrome | tune-native | tune-firefox | tune-matvec | decoder-native | matmul | kernels | decoder | tfjs | minilm | survive | checks | wall) ;;
+firefox-batches | nudge-perception | nudge-minilm | nudge-decoder | text-firefox | text-chrome | cold-firefox | cold-chrome | cold-perception-firefox | cold-perception-chrome | cold-decoder | ort-minilm | ort-perception | ort-decoder | ort-chrome | ort-profile | perception | decode-dtypes | decode-profile | tune-quant | gpu-out-of-the-box | gpu-hidden-icd | gpu-minilm | gpu-tune | gpu-matmul | gpu-models | minilm-ops | suite | models | chromium | chrome | bench | bench-chrome | tune-native | tune-firefox | tune-matvec | decoder-native | matmul | kernels | decoder | tfjs | minilm | survive | checks | wall) ;;
 *) sed -n 2,23p "$0"; exit 2 ;;
 esac
 
@@ -415,22 +415,23 @@ firefox-batches)
     run "samples$n" harness run "${ff[@]}" --platform webgpu "${o[@]}" --samples $n --max-time 4 --out "$dir/samples$n"
   done
   ;;
-nudge-perception | nudge-models)
+nudge-perception | nudge-minilm | nudge-decoder)
   # Issue 27: Firefox's steady batches nudged (the default, --nudge auto: an empty submit every few
   # ms while a batch waits, for every engine) and not (--nudge off), harness beside onnxruntime-web's
   # two providers, both ways in one lease: ViT-B/16 and Whisper-tiny's encoder at batch 1 and 8
-  # (nudge-perception); MiniLM at 1x16 and 8x128, its weights stashed, and TinyLlama's shape at 4
-  # layers, prefill of 128 and a decode step (nudge-models).
+  # (nudge-perception); MiniLM at 1x16 and 8x128, its weights stashed (nudge-minilm); TinyLlama's
+  # shape at 4 layers, prefill of 128 and a decode step (nudge-decoder). NUDGE=auto: only nudged.
   o=(--no-ops --samples 10 --max-time 2 --timeout 120 --retries 0 --ort-dir /tmp/gpu/ort --platform webgpu,ort)
-  for n in auto off; do
+  for n in ${NUDGE:-auto off}; do
     if [ "$step" = nudge-perception ]; then
       run "perception-$n" harness run "${ff[@]}" "${o[@]}" --nudge $n --model vit,whisper --batch 1,8 --out "$dir/perception-$n"
+    elif [ "$step" = nudge-decoder ]; then
+      run "decoder-$n" harness run "${ff[@]}" "${o[@]}" --nudge $n --model tinyllama --layers 4 --context 128 --out "$dir/decoder-$n"
     else
       run "minilm-1x16-$n" harness run "${ff[@]}" "${o[@]}" --nudge $n --model minilm --batch 1 --seq 16 \
         --weights /tmp/gpu/all-MiniLM-L6-v2 --out "$dir/minilm-1x16-$n"
       run "minilm-8x128-$n" harness run "${ff[@]}" "${o[@]}" --nudge $n --model minilm --batch 8 --seq 128 \
         --weights /tmp/gpu/all-MiniLM-L6-v2 --out "$dir/minilm-8x128-$n"
-      run "decoder-$n" harness run "${ff[@]}" "${o[@]}" --nudge $n --model tinyllama --layers 4 --context 128 --out "$dir/decoder-$n"
     fi
   done
   ;;

@@ -151,7 +151,7 @@ pub struct Gpu {
     /// True when the device was created with `timestamp-query`.
     pub timestamps: bool,
     /// Median ms until `onSubmittedWorkDone` resolves for trivial work, once measured
-    /// ([`Gpu::measure_latency`]), nudged where the browser is ([`nudges`]); 0 before.
+    /// ([`Gpu::measure_latency`]), not nudged; 0 before.
     pub latency_ms: f64,
     /// Whether steady batches are nudged while they wait ([`nudges`]), once the latency is
     /// measured.
@@ -310,8 +310,10 @@ impl Gpu {
 
     /// Measures the completion latency of trivial work, [`LATENCY_ROUNDS`] rounds of each kind
     /// after one unrecorded round; where it is long ([`nudges`]) and `nudge` allows, measures it
-    /// again nudged, and steady batches will be. Keeps the median `onSubmittedWorkDone` latency
-    /// that steady batches will see, for sizing them.
+    /// again nudged, and steady batches will be. Keeps the median `onSubmittedWorkDone` latency,
+    /// not nudged, for sizing steady batches: a nudge changes how soon a finished batch is seen,
+    /// not how long a batch is (batches of one short pass, sized by the nudged latency, left
+    /// Firefox's GPU idle enough to stay at its idle clock: h200-nudge.md).
     pub async fn measure_latency(&mut self, nudge: crate::Nudge) -> Result<CompletionLatency, GpuError> {
         let (work_done_ms, map_async_ms) = self.latency_rounds(false).await?;
         let mut latency = CompletionLatency { work_done_ms, map_async_ms, ..Default::default() };
@@ -319,7 +321,7 @@ impl Gpu {
         if self.nudge {
             (latency.nudged_work_done_ms, latency.nudged_map_async_ms) = self.latency_rounds(true).await?;
         }
-        self.latency_ms = median(if self.nudge { &latency.nudged_work_done_ms } else { &latency.work_done_ms });
+        self.latency_ms = median(&latency.work_done_ms);
         Ok(latency)
     }
 

@@ -23,7 +23,7 @@ fn nudged() -> u64 {
 /// How this browser reports GPU work done, as the runner measured it on harness's own device.
 #[derive(Debug, Clone, Copy)]
 pub struct Completion {
-    /// Median completion latency, ms: nudged where `nudge` is set.
+    /// Median completion latency, ms, not nudged: it sizes the batches.
     pub latency_ms: f64,
     /// Whether steady batches are nudged while they wait (`kernels::gpu::nudges`): every engine
     /// is, alike, where harness's own are.
