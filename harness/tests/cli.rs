@@ -80,6 +80,7 @@ fn a_taken_port_names_the_flag() {
     let (code, _, err) = harness(&["run", "--suite", "quick", "--port", &port]);
     assert_eq!(code, Some(2));
     assert!(err.contains("in use") && err.contains("--port"), "{err}");
+    assert!(!err.contains("building the page bundle"), "the port is taken before the bundle is built: {err}");
 }
 
 #[test]

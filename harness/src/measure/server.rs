@@ -42,6 +42,9 @@ pub enum ServerError {
         /// The cause.
         source: std::io::Error,
     },
+    /// The socket listened on has no address to give the browsers.
+    #[error("the server's socket has no address: {0}")]
+    NoAddress(std::io::Error),
 }
 
 /// The browser run being served: its token, its plan, and where its events go.
@@ -156,11 +159,11 @@ pub async fn listen(addr: SocketAddr) -> Result<tokio::net::TcpListener, ServerE
     })
 }
 
-/// Starts serving `bundle_dir` and the API on `addr`. Browsers load the page from `public_url`
-/// when given (a remote browser cannot use 127.0.0.1), else from the address listened on.
-pub async fn start(addr: SocketAddr, public_url: Option<&str>, bundle_dir: &Path) -> Result<Server, ServerError> {
-    let listener = listen(addr).await?;
-    let addr = listener.local_addr().map_err(|source| ServerError::Bind { addr, source })?;
+/// Starts serving `bundle_dir` and the API on `listener` ([`listen`]). Browsers load the page
+/// from `public_url` when given (a remote browser cannot use 127.0.0.1), else from the address
+/// listened on.
+pub async fn start(listener: tokio::net::TcpListener, public_url: Option<&str>, bundle_dir: &Path) -> Result<Server, ServerError> {
+    let addr = listener.local_addr().map_err(ServerError::NoAddress)?;
     let state = Arc::new(AppState {
         slot: Mutex::new(RunSlot {
             token: new_token(),
@@ -365,7 +368,7 @@ mod tests {
     async fn a_taken_port_is_named_with_the_flag_to_change() {
         let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = taken.local_addr().unwrap();
-        let err = start(addr, None, Path::new(".")).await.err().expect("bind must fail");
+        let err = listen(addr).await.expect_err("bind must fail");
         assert!(err.to_string().contains("--port"), "{err}");
     }
 }
@@ -392,7 +395,7 @@ mod token_tests {
 
     /// A server with a run begun, its address and the run's token.
     async fn serving() -> (Server, SocketAddr, String, mpsc::UnboundedReceiver<PageEvent>) {
-        let server = start(([127, 0, 0, 1], 0).into(), None, Path::new(".")).await.unwrap();
+        let server = start(listen(([127, 0, 0, 1], 0).into()).await.unwrap(), None, Path::new(".")).await.unwrap();
         let events = server.begin_run(RunPlan::empty(kernels::Platform::Webgpu));
         let token = server.page_url().split("token=").nth(1).unwrap().to_string();
         let addr = server.addr;
@@ -448,7 +451,7 @@ mod token_tests {
 
     #[tokio::test(flavor = "multi_thread")]
     async fn only_the_current_runs_token_is_accepted() {
-        let server = start(([127, 0, 0, 1], 0).into(), None, Path::new(".")).await.unwrap();
+        let server = start(listen(([127, 0, 0, 1], 0).into()).await.unwrap(), None, Path::new(".")).await.unwrap();
         let plan = RunPlan::empty(kernels::Platform::Webgpu);
         let mut events = server.begin_run(plan.clone());
         let old = server.page_url().split("token=").nth(1).unwrap().to_string();
@@ -471,7 +474,7 @@ mod token_tests {
         let bundle = tempfile::tempdir().unwrap();
         let file = bundle.path().join("ort.min.js");
         std::fs::write(&file, "// ort").unwrap();
-        let server = start(([127, 0, 0, 1], 0).into(), None, bundle.path()).await.unwrap();
+        let server = start(listen(([127, 0, 0, 1], 0).into()).await.unwrap(), None, bundle.path()).await.unwrap();
         server.serve_engine(&crate::measure::npm::EngineFiles { engine: &crate::measure::npm::ORT, files: vec![("ort.min.js", file)] });
         let get = |path: &str| format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
         let got = statuses(server.addr, vec![get("/ort/ort.min.js"), get("/tfjs/ort.min.js"), get("/ort/other.js")]).await;
@@ -489,7 +492,7 @@ mod token_tests {
         // A file two levels down, as the WASM glue is: no engine's route may shadow it.
         std::fs::create_dir(bundle.path().join("pkg")).unwrap();
         std::fs::write(bundle.path().join("pkg/page.js"), "// glue").unwrap();
-        let server = start(([127, 0, 0, 1], 0).into(), None, bundle.path()).await.unwrap();
+        let server = start(listen(([127, 0, 0, 1], 0).into()).await.unwrap(), None, bundle.path()).await.unwrap();
         let _events = server.begin_run(RunPlan::empty(kernels::Platform::Webgpu));
         let token = server.page_url().split("token=").nth(1).unwrap().to_string();
         let get = |path: &str| format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
