@@ -316,12 +316,12 @@ impl Gpu {
     /// Firefox's GPU idle enough to stay at its idle clock: h200-nudge.md).
     pub async fn measure_latency(&mut self, nudge: crate::Nudge) -> Result<CompletionLatency, GpuError> {
         let (work_done_ms, map_async_ms) = self.latency_rounds(false).await?;
+        self.latency_ms = median(&work_done_ms);
+        self.nudge = nudge == crate::Nudge::Auto && nudges(self.latency_ms);
         let mut latency = CompletionLatency { work_done_ms, map_async_ms, ..Default::default() };
-        self.nudge = nudge == crate::Nudge::Auto && nudges(median(&latency.work_done_ms));
         if self.nudge {
             (latency.nudged_work_done_ms, latency.nudged_map_async_ms) = self.latency_rounds(true).await?;
         }
-        self.latency_ms = median(&latency.work_done_ms);
         Ok(latency)
     }
 
@@ -657,7 +657,7 @@ impl Gpu {
             work,
             queries: queries.as_ref(),
             depth: 1,
-            nudge: self.nudge && sampling.mode == crate::sampling::SamplingMode::Steady,
+            nudge: sampling.nudged(self.nudge),
             nudged_from: self.nudged.load(Ordering::Relaxed),
             queued: VecDeque::new(),
             next_slot: 0,
@@ -1203,6 +1203,10 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(plan.sampling.nudge, crate::Nudge::Auto);
+        // Steady batches only: an isolated sample waits as a one-off call does.
+        let steady = plan.sampling;
+        let isolated = crate::Sampling { mode: crate::SamplingMode::Isolated, ..steady };
+        assert!(steady.nudged(true) && !steady.nudged(false) && !isolated.nudged(true));
     }
 
     #[test]

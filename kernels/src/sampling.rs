@@ -84,14 +84,6 @@ pub enum Nudge {
 }
 
 impl Nudge {
-    /// The setting as the CLI and reports spell it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Nudge::Auto => "auto",
-            Nudge::Off => "off",
-        }
-    }
-
     /// What results written before nudging existed were measured with.
     pub fn legacy() -> Self {
         Nudge::Off
@@ -122,6 +114,13 @@ pub struct Sampling {
 }
 
 impl Sampling {
+    /// Whether this policy's waits are nudged in a browser that needs it (`browser`, from
+    /// `kernels::gpu::nudges` and this policy's [`Nudge`]): steady batches only; an isolated
+    /// sample waits as a one-off call does.
+    pub fn nudged(&self, browser: bool) -> bool {
+        browser && self.mode == SamplingMode::Steady
+    }
+
     /// The most timed samples a case can take.
     pub fn max_samples(&self) -> u32 {
         match self.target_ci_pct {

@@ -4,7 +4,7 @@
 //! flight.
 
 use kernels::gpu::{share_ticks, steady_wall_ms};
-use kernels::sampling::{sample, ClockGate, Sample, Sampled, SamplingMode, Timed, MAX_IN_FLIGHT};
+use kernels::sampling::{sample, ClockGate, Sample, Sampled, Timed, MAX_IN_FLIGHT};
 use kernels::RunPlan;
 use std::collections::VecDeque;
 use wasm_bindgen::prelude::*;
@@ -44,7 +44,7 @@ pub struct Engine<'a> {
 impl Engine<'_> {
     /// Samples the case by the plan's policy, then lets every batch still in flight finish.
     pub async fn sample(&self, plan: &RunPlan, clock: &mut impl ClockGate, on_sample: impl FnMut(u32)) -> Result<Sampled, JsValue> {
-        let nudge = self.completion.nudge && plan.sampling.mode == SamplingMode::Steady;
+        let nudge = plan.sampling.nudged(self.completion.nudge);
         let mut batches = Batches { engine: self, depth: 1, nudge, nudged_from: nudged(), queued: VecDeque::new(), last_done_ms: f64::NEG_INFINITY, returned: Vec::new() };
         let measured = sample(&plan.sampling, &mut batches, clock, on_sample).await;
         let drained = batches.drain().await;
