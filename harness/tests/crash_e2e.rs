@@ -35,7 +35,8 @@ fn three_crashes_in_a_row_give_up_chromium_and_firefox_still_runs() {
     let _lock = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
     let dir = out_dir("crash-every-session");
     // Cases of at least 5 s each, so no case finishes in a Chromium that lives 2 s.
-    let mut child = spawn_run(&dir, &["--browser", "chrome,firefox", "--filter", "add", "--samples", "100000", "--max-time", "5"]);
+    let tmp = temp_folder();
+    let mut child = spawn_run(&dir, tmp.path(), &["--browser", "chrome,firefox", "--filter", "add", "--samples", "100000", "--max-time", "5"]);
     let stderr = child.stderr.take().unwrap();
     let printed = std::thread::spawn(move || BufReader::new(stderr).lines().map_while(Result::ok).collect::<Vec<String>>());
     // Kill every Chromium main process 2 s after it appears, until harness ends.
@@ -83,7 +84,8 @@ fn passed_ids(lines: &[String]) -> Vec<String> {
 fn harness_sigkilled_mid_run_loses_no_finished_case_and_resume_completes_it_running_none_twice() {
     let _lock = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
     let dir = out_dir("resume");
-    let mut child = spawn_run(&dir, &["--browser", "chrome", "--filter", "add,sub,mul,div,relu,gelu", "--samples", "1000", "--max-time", "1"]);
+    let tmp = temp_folder();
+    let mut child = spawn_run(&dir, tmp.path(), &["--browser", "chrome", "--filter", "add,sub,mul,div,relu,gelu", "--samples", "1000", "--max-time", "1"]);
     let stderr = BufReader::new(child.stderr.take().unwrap());
     let mut seen = Vec::new();
     for line in stderr.lines().map_while(Result::ok) {
@@ -97,8 +99,10 @@ fn harness_sigkilled_mid_run_loses_no_finished_case_and_resume_completes_it_runn
     let before = passed_ids(&seen);
     assert_eq!(before.len(), 3, "{seen:#?}");
 
-    // The driver's watchdog ends the driver and browser that harness could not.
+    // The driver's watchdog ends the driver and browser that harness could not, and removes
+    // their profile and the driver's log.
     assert_browsers_and_drivers_end("harness was SIGKILLed");
+    assert_temp_emptied(tmp.path(), "harness was SIGKILLed");
     assert!(!dir.join("results.json").exists(), "harness was killed before writing its reports");
     let journal = std::fs::read_to_string(dir.join("results.jsonl")).unwrap();
     let journaled: Vec<String> = journal

@@ -259,14 +259,14 @@ pub trait Restart {
 }
 
 /// A browser session: the driver harness started (none with a remote WebDriver), the WebDriver
-/// session, and the profile folder, which outlives the browser.
+/// session, and the scratch folder (the profile, the driver's log), which outlives the browser.
 struct Session<'a> {
     server: &'a Server,
     url: String,
     client: fantoccini::Client,
     driver: Option<Driver>,
     driver_name: String,
-    profile: Option<tempfile::TempDir>,
+    scratch: Option<tempfile::TempDir>,
 }
 
 impl Restart for Session<'_> {
@@ -303,13 +303,13 @@ impl Session<'_> {
     }
 
     /// Closes the WebDriver session and stops the driver (and with it the browser), then removes
-    /// the profile.
+    /// the scratch folder.
     async fn end(self) {
         let _ = tokio::time::timeout(Duration::from_secs(10), self.client.close()).await;
         if let Some(d) = self.driver {
             let _ = tokio::task::spawn_blocking(move || d.stop()).await;
         }
-        drop(self.profile);
+        drop(self.scratch);
     }
 }
 
@@ -409,14 +409,15 @@ async fn start_session<'a>(req: &BrowserRunRequest, server: &'a Server, run: &mu
         true => None,
         false => Some(spec.find_driver(req.driver_path.as_deref())?),
     };
-    let profile = match remote {
+    // The driver's and its browser's temporary folder: the profile is made in it.
+    let scratch = match remote {
         true => None,
-        false => Some(tempfile::Builder::new().prefix("harness-profile-").tempdir()?),
+        false => Some(tempfile::Builder::new().prefix("harness-").tempdir()?),
     };
     let options = LaunchOptions {
         binary: binary.clone(),
         headless: req.headless,
-        profile_dir: profile.as_ref().map(|p| p.path().to_path_buf()),
+        profile_dir: scratch.as_ref().map(|s| s.path().join("profile")),
         webnn: req.platform == Platform::Webnn,
         gpu: req.gpu_flags.resolve(cfg!(target_os = "linux"), gpu_stack::this_machine().has_gpu(), remote),
         nvidia: gpu_stack::this_machine().has_nvidia(),
@@ -433,16 +434,16 @@ async fn start_session<'a>(req: &BrowserRunRequest, server: &'a Server, run: &mu
     flags.merge(&req.user_flags);
     let capabilities = (spec.capabilities)(&options, &flags);
 
-    let (endpoint, driver) = match (&req.webdriver_url, driver_path) {
-        (Some(url), _) => {
+    let (endpoint, driver) = match (&req.webdriver_url, driver_path, &scratch) {
+        (Some(url), _, _) => {
             reporter.event(RunEvent::Step(&format!("asking {url} for a {} session", spec.display)));
             run.driver = Some(DriverInfo { name: "remote WebDriver".into(), version: "unknown".into(), path: Some(url.clone()) });
             (url.clone(), None)
         }
-        (None, Some(path)) => {
+        (None, Some(path), Some(scratch)) => {
             reporter.event(RunEvent::Step(&format!("starting {} and {}", path.display(), spec.display)));
-            let launch_path = path.clone();
-            let driver = tokio::task::spawn_blocking(move || Driver::launch(&launch_path)).await??;
+            let (launch_path, launch_scratch) = (path.clone(), scratch.path().to_path_buf());
+            let driver = tokio::task::spawn_blocking(move || Driver::launch(&launch_path, &launch_scratch)).await??;
             run.driver = Some(DriverInfo {
                 name: spec.driver_names[0].to_string(),
                 version: driver.version.clone(),
@@ -450,7 +451,7 @@ async fn start_session<'a>(req: &BrowserRunRequest, server: &'a Server, run: &mu
             });
             (driver.url.clone(), Some(driver))
         }
-        (None, None) => unreachable!("a local run always has a driver path"),
+        (None, _, _) => unreachable!("a local run always has a driver path and a scratch folder"),
     };
     let client = fantoccini::ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
         .capabilities(capabilities)
@@ -479,7 +480,7 @@ async fn start_session<'a>(req: &BrowserRunRequest, server: &'a Server, run: &mu
         environment: if remote { Vec::new() } else { gpu_stack::applied_environment() },
     });
     let driver_name = spec.driver_names[0].to_string();
-    Ok(Session { server, url: server.page_url(), client, driver, driver_name, profile })
+    Ok(Session { server, url: server.page_url(), client, driver, driver_name, scratch })
 }
 
 /// Settles every case of `plan` from the platform's `events` (a page's, or the native worker's),

@@ -1,6 +1,7 @@
 //! Launching a WebDriver (chromedriver, …) in its own process group, so that it and every browser
 //! process it starts can be ended together, also on errors and Ctrl-C, and by a watchdog when
-//! harness itself is killed.
+//! harness itself is killed; and with a scratch folder of its own for every temporary file it and
+//! its browsers make, which the watchdog removes too.
 
 use std::io::Read;
 use std::net::TcpStream;
@@ -49,7 +50,7 @@ pub enum DriverError {
 pub struct Driver {
     child: Child,
     watchdog: Option<Child>,
-    log: tempfile::NamedTempFile,
+    log: PathBuf,
     /// `http://127.0.0.1:PORT`.
     pub url: String,
     /// The executable.
@@ -82,20 +83,28 @@ impl Driver {
     }
 
     /// Starts the driver at `path` with `--port=N` on a free port and waits until it listens.
-    pub fn launch(path: &Path) -> Result<Driver, DriverError> {
+    /// `scratch`, a folder the caller owns and removes, takes its log and, where its path is short
+    /// enough ([`MAX_TEMP_FOLDER`]), is the temporary folder (`TMPDIR`) of the driver and its
+    /// browsers: their profiles (geckodriver's among them) and what a killed browser leaves behind
+    /// go there, not to the system's.
+    pub fn launch(path: &Path, scratch: &Path) -> Result<Driver, DriverError> {
         let spawn_err = |source| DriverError::Spawn { path: path.to_path_buf(), source };
         let port = free_port().map_err(spawn_err)?;
-        let log = tempfile::NamedTempFile::new().map_err(spawn_err)?;
+        let log = scratch.join("driver.log");
+        let output = std::fs::File::create(&log).map_err(spawn_err)?;
         let mut cmd = Command::new(path);
+        if let Some(tmp) = as_temp_folder(scratch) {
+            cmd.env("TMPDIR", tmp);
+        }
         cmd.arg(format!("--port={port}"))
             .stdin(Stdio::null())
-            .stdout(log.reopen().map_err(spawn_err)?)
-            .stderr(log.reopen().map_err(spawn_err)?);
+            .stdout(output.try_clone().map_err(spawn_err)?)
+            .stderr(output);
         #[cfg(unix)]
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         let child = cmd.spawn().map_err(spawn_err)?;
         LIVE_GROUPS.lock().expect("lock").push(child.id() as i32);
-        let watchdog = watchdog(child.id() as i32);
+        let watchdog = watchdog(child.id() as i32, scratch);
         let mut driver = Driver {
             child,
             watchdog,
@@ -134,7 +143,7 @@ impl Driver {
     /// The last `lines` lines the driver printed.
     pub fn log_tail(&self, lines: usize) -> String {
         let mut text = String::new();
-        if let Ok(mut f) = self.log.reopen() {
+        if let Ok(mut f) = std::fs::File::open(&self.log) {
             let _ = f.read_to_string(&mut text);
         }
         let all: Vec<&str> = text.lines().collect();
@@ -183,16 +192,33 @@ impl Drop for Driver {
     }
 }
 
-/// A shell in a process group of its own that kills the driver's group `pgid` once harness is
-/// gone: it waits to read from a pipe only harness writes to, which ends when harness ends however
-/// it ends (SIGKILL, out of memory), when no Ctrl-C handler or destructor runs. `None` (with a
-/// warning) where no shell can be started; the driver is then ended only by harness.
-fn watchdog(pgid: i32) -> Option<Child> {
+/// The longest path of a folder given to a driver as its `TMPDIR`: Chromium makes its singleton's
+/// Unix socket in it (`.org.chromium.Chromium.XXXXXX/SingletonSocket`, 46 bytes more), a socket's
+/// path holds at most 107, and Chromium exits at start when it does not fit.
+pub const MAX_TEMP_FOLDER: usize = 61;
+
+/// `scratch`, if it can serve as a driver's temporary folder ([`MAX_TEMP_FOLDER`]).
+fn as_temp_folder(scratch: &Path) -> Option<&Path> {
+    let fits = scratch.as_os_str().len() <= MAX_TEMP_FOLDER;
+    if !fits {
+        tracing::debug!("{} is too long a path for Chromium's temporary files: the system's temporary folder keeps them", scratch.display());
+    }
+    fits.then_some(scratch)
+}
+
+/// A shell in a process group of its own that kills the driver's group `pgid` and removes its
+/// `scratch` folder once harness is gone: it waits to read from a pipe only harness writes to,
+/// which ends when harness ends however it ends (SIGKILL, out of memory), when no Ctrl-C handler
+/// or destructor runs. `None` (with a warning) where no shell can be started; the driver is then
+/// ended only by harness.
+fn watchdog(pgid: i32, scratch: &Path) -> Option<Child> {
     if !cfg!(unix) {
         return None;
     }
+    // The second after the kill lets the killed browsers' last writes land before the removal.
+    let script = "read -r _; kill -s KILL -- -\"$0\" 2>/dev/null; sleep 1; rm -rf -- \"$1\"";
     let mut cmd = Command::new("sh");
-    cmd.args(["-c", "read -r _; kill -s KILL -- -\"$0\" 2>/dev/null", &pgid.to_string()])
+    cmd.arg("-c").arg(script).arg(pgid.to_string()).arg(scratch)
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
@@ -239,5 +265,21 @@ fn group_alive(pgid: i32) -> bool {
 pub fn kill_all_now() {
     for pgid in LIVE_GROUPS.lock().map(|g| g.clone()).unwrap_or_default() {
         signal_group(pgid, Signal::Kill);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_scratch_folder_is_a_temporary_folder_only_where_chromiums_socket_path_fits() {
+        let typical = Path::new("/tmp/harness-AbC123");
+        assert_eq!(as_temp_folder(typical), Some(typical));
+        let longest = format!("/{}", "d".repeat(MAX_TEMP_FOLDER - 1));
+        assert!(as_temp_folder(Path::new(&longest)).is_some());
+        // The socket's path: the folder, Chromium's own folder in it, and the socket.
+        assert_eq!(longest.len() + "/.org.chromium.Chromium.XXXXXX/SingletonSocket".len(), 107);
+        assert_eq!(as_temp_folder(Path::new(&format!("{longest}d"))), None);
     }
 }

@@ -146,12 +146,34 @@ pub fn victims(browser: &str, victim: Victim) -> Vec<i32> {
     found.into_iter().map(|(pid, _)| pid).collect()
 }
 
+/// A fresh, empty folder to be a harness run's temporary folder (`TMPDIR`), removed when dropped.
+/// In the system's temporary folder, not the target folder: Chromium's socket path must stay short
+/// (harness's `MAX_TEMP_FOLDER`).
+pub fn temp_folder() -> tempfile::TempDir {
+    tempfile::Builder::new().prefix("harness-e2e-").tempdir().unwrap()
+}
+
+/// Waits (at most 10 s) for `tmp`, a run's temporary folder, to be empty, and fails naming what is
+/// left in it: browser profiles and driver logs are removed when the run ends, also when harness,
+/// a browser or a driver was killed. `after` names what just ended.
+pub fn assert_temp_emptied(tmp: &Path, after: &str) {
+    let left = || -> Vec<String> { std::fs::read_dir(tmp).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect() };
+    for _ in 0..100 {
+        if left().is_empty() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("left in the temporary folder after {after}: {:?}", left());
+}
+
 /// Starts `harness run --suite quick --warmup 0 --out DIR ARGS` in the background, its stderr (the
-/// progress lines) piped for the test to read.
-pub fn spawn_run(dir: &Path, args: &[&str]) -> Child {
+/// progress lines) piped for the test to read, `tmp` its temporary folder.
+pub fn spawn_run(dir: &Path, tmp: &Path, args: &[&str]) -> Child {
     harness_command()
         .args(["run", "--suite", "quick", "--warmup", "0", "--out", dir.to_str().unwrap()])
         .args(args)
+        .env("TMPDIR", tmp)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -159,15 +181,17 @@ pub fn spawn_run(dir: &Path, args: &[&str]) -> Child {
 }
 
 /// Runs six quick cases of about three seconds each in `browser` (with `args` added: a remote
-/// WebDriver, say), SIGKILLs `victim` 300 ms after the second case has passed, and returns the
-/// exit status, results.json and what harness printed. A killed driver leaves the page running
+/// WebDriver, say), SIGKILLs `victim` 300 ms after the second case has passed, checks that the
+/// run's temporary files are gone once it ends, and returns the exit status, results.json and
+/// what harness printed. A killed driver leaves the page running
 /// until harness notices (within a second), so the third case must outlast that to be the one
 /// the kill interrupted.
 pub fn run_and_kill(browser: &str, victim: Victim, args: &[&str]) -> (Option<i32>, Value, Vec<String>) {
     let dir = out_dir(&format!("crash-{browser}-{victim:?}{}", if args.is_empty() { "" } else { "-remote" }));
     let mut all = vec!["--browser", browser, "--filter", "add,sub,mul", "--samples", "100000", "--max-time", "3"];
     all.extend_from_slice(args);
-    let mut child = spawn_run(&dir, &all);
+    let tmp = temp_folder();
+    let mut child = spawn_run(&dir, tmp.path(), &all);
     let (tx, rx) = mpsc::channel();
     let stderr = child.stderr.take().unwrap();
     std::thread::spawn(move || {
@@ -194,6 +218,7 @@ pub fn run_and_kill(browser: &str, victim: Victim, args: &[&str]) -> (Option<i32
     println!("{browser}: SIGKILLed its {victim:?} ({pids:?}) after two cases had passed");
     let status = child.wait().unwrap();
     seen.extend(rx.try_iter());
+    assert_temp_emptied(tmp.path(), &format!("{browser}'s {victim:?} was killed"));
     (status.code(), read_json(&dir.join("results.json")), seen)
 }
 
