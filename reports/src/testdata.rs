@@ -148,7 +148,7 @@ pub fn cold_page(precompile: bool, marks: &[(&str, f64)], passed: bool) -> CaseR
 pub fn report_with(runs: Vec<(&str, Vec<CaseReport>)>) -> RunReport {
     RunReport {
         schema_version: SCHEMA_VERSION,
-        harness: HarnessInfo { version: "0".into(), git_revision: None },
+        harness: HarnessInfo { version: "0".into(), git_revision: None, build_revision: None },
         host: HostInfo { os: "test".into(), arch: "x".into(), cpu: "cpu".into(), cores: 1, gpus: Vec::new() },
         created_at: "2026-01-01T00:00:00Z".into(),
         settings: Settings {

@@ -14,7 +14,8 @@ pub fn host_info() -> HostInfo {
     }
 }
 
-/// This harness's version and, when it was built from a git checkout, its revision.
+/// This harness's version, the revision of the source tree `source_dir` it runs in, and the
+/// revision it was built from.
 pub fn harness_info(source_dir: Option<&Path>) -> HarnessInfo {
     let git_revision = source_dir.and_then(|dir| {
         let out = std::process::Command::new("git")
@@ -30,6 +31,7 @@ pub fn harness_info(source_dir: Option<&Path>) -> HarnessInfo {
     HarnessInfo {
         version: env!("CARGO_PKG_VERSION").to_string(),
         git_revision,
+        build_revision: Some(env!("HARNESS_BUILD_REVISION").to_string()).filter(|r| !r.is_empty()),
     }
 }
 
@@ -55,4 +57,20 @@ fn cpu_model() -> String {
                 .map(|v| v.trim().to_string())
         })
         .unwrap_or_else(|| "unknown".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_binary_names_the_commit_it_was_built_from_wherever_it_runs() {
+        let head = std::process::Command::new("git").args(["rev-parse", "--short=12", "HEAD"]).output().unwrap();
+        let head = String::from_utf8_lossy(&head.stdout).trim().to_string();
+        // Run outside any checkout, the tree's revision is unknown but the build's is not.
+        let info = harness_info(None);
+        assert_eq!(info.git_revision, None);
+        let built = info.build_revision.expect("built from a checkout");
+        assert!(built.contains(&head), "built at {built}, HEAD is {head}");
+    }
 }

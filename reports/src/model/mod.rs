@@ -48,8 +48,13 @@ pub struct RunReport {
 pub struct HarnessInfo {
     /// Crate version.
     pub version: String,
-    /// `git describe` of the source tree, when built from a checkout.
+    /// `git describe` of the source tree the run read its catalogue and page from, when it is a
+    /// checkout.
     pub git_revision: Option<String>,
+    /// `git describe` of the tree the harness binary was built from, when it was a checkout: it
+    /// differs from `git_revision` where a binary is run in another tree (a GPU machine's copy).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_revision: Option<String>,
 }
 
 /// The machine a run happened on.
