@@ -458,11 +458,14 @@ fn edge_quick_suite_when_msedgedriver_is_present() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 }
 
+/// `harness verify --json ARGS`: its exit status and report; what it logged must hold no warning.
 fn verify(args: &[&str]) -> (Option<i32>, Value) {
     let mut all = vec!["verify", "--json"];
     all.extend_from_slice(args);
     let out = harness(&all);
-    let report = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out.stderr)));
+    let stderr = text(&out.stderr);
+    let report = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    assert!(!stderr.contains("WARN"), "what verify found is evidence, not a warning:\n{stderr}");
     (out.status.code(), report)
 }
 
@@ -493,6 +496,7 @@ fn verify_says_software_for_firefox_lavapipe_with_evidence() {
         .filter(|e| e["saysSoftware"] == true).map(|e| e["source"].as_str().unwrap()).collect();
     assert!(soft.contains(&"isFallbackAdapter"), "{report:#}");
     assert!(soft.contains(&"plausibility"), "{report:#}");
+    assert!(evidence_of(&report, "browser GPU diagnostics").contains("could not be read"), "{report:#}");
 }
 
 #[test]
