@@ -128,9 +128,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
   let row = wg.x;
   let h = wg.y;
   let b = row / p.seq;
-  var n = lens[b];
-  if (p.causal != 0u) { n = p.pos0 + row % p.seq + 1u; }
-  n = min(n, p.kv_len);
+  let n = visible(b, row % p.seq);
   let group = h / (p.heads / p.kv_heads);
   let hv = p.hd / VEC;
   let kvv = p.kv_heads * hv;
@@ -176,6 +174,17 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
 }
 "#;
 
+/// The keys query row `r` of batch item `b` sees, in both attention kernels: its item's length,
+/// or with `causal` the keys up to its own position; never more than the cache holds; none for a
+/// row past `seq` (the last workgroup of [`ATTENTION_FLASH`] may be partly filled).
+const VISIBLE: &str = r#"
+fn visible(b: u32, r: u32) -> u32 {
+  if (r >= p.seq) { return 0u; }
+  if (p.causal != 0u) { return min(p.pos0 + r + 1u, p.kv_len); }
+  return min(lens[b], p.kv_len);
+}
+"#;
+
 /// Attention over many query rows (an encoder's, a prefill's), after FlashAttention-2: each
 /// invocation holds one query row and its output in registers and walks the keys a tile at a time
 /// through workgroup memory, with a running max and softmax denominator. `S` invocations share a
@@ -200,12 +209,6 @@ const HIDDEN: f32 = -3.0e38;
 var<workgroup> tile: array<vec4<f32>, 2u * BK * HV>;
 var<workgroup> stat: array<f32, WG>;
 var<workgroup> keys_seen: u32;
-// Keys query row `r` (of its batch item) sees.
-fn visible(b: u32, r: u32) -> u32 {
-  if (r >= p.seq) { return 0u; }
-  if (p.causal != 0u) { return min(p.pos0 + r + 1u, p.kv_len); }
-  return min(lens[b], p.kv_len);
-}
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t: u32) {
   let tiles = (p.seq + R - 1u) / R;
@@ -328,6 +331,7 @@ impl Flash {
                 .replace("{{spill}}", &each(&|e| format!("      tile[{e}u * R + r] = o{e};")))
                 .replace("{{gather}}", &each(&|e| format!("      o{e} += tile[{e}u * R + r];")))
                 .replace("{{store}}", &each(&|e| format!("    y[yb + {e}u] = o{e} / total;")))
+            + VISIBLE
     }
 
     /// The label of its shader.
@@ -426,16 +430,12 @@ fn attention_wgsl(vec: u32, decode: bool) -> String {
     let vdot = if vec == 1 { "a * b" } else { "dot(a, b)" };
     let (access, reads) = if decode { ("read_write", ATTENTION_DECODE_READS) } else { ("read", ATTENTION_READS) };
     format!(
-        "const VEC: u32 = {vec}u;\nconst MAX_HV: u32 = {}u;\nalias Vec = {};\nfn vdot(a: Vec, b: Vec) -> f32 {{ return {vdot}; }}\n{}{reads}{REDUCE}",
+        "const VEC: u32 = {vec}u;\nconst MAX_HV: u32 = {}u;\nalias Vec = {};\nfn vdot(a: Vec, b: Vec) -> f32 {{ return {vdot}; }}\n{}{reads}{REDUCE}{VISIBLE}",
         MAX_FUSED_HEAD_DIM / 4,
         Dtype::F32.vector(vec),
         ATTENTION.replace("KV>", &format!("{access}>")),
     )
 }
-
-
-
-
 
 /// A shader of one invocation an element `i < p.n`, 256 a workgroup over the grid [`elementwise`]
 /// lays out: `fields` follow `n` in the uniform `p`; `bindings` are (name, element type) from
