@@ -10,7 +10,7 @@ use kernels::sampling::{now_ms, NoClock};
 use kernels::wire::{AdapterReport, PageError, PageEvent, Progress};
 use kernels::{RunPlan, Workload};
 use std::collections::BTreeMap;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
 
@@ -20,7 +20,7 @@ pub const EVENT_PREFIX: &str = "harness-bench-event ";
 pub const LIST: &str = "--harness-list";
 /// Prints every reference as JSON: the values by the bench's label.
 pub const REFERENCES: &str = "--harness-references";
-/// Measures the plan in the file that follows.
+/// Measures the plan read from standard input.
 pub const RUN: &str = "--harness-run";
 
 /// The last panic's message, for the case it failed.
@@ -32,10 +32,7 @@ pub fn main(benches: Benches) -> i32 {
     let answer = match args.first().map(String::as_str) {
         Some(LIST) => serde_json::to_string(&benches.cases()).map_err(|e| e.to_string()),
         Some(REFERENCES) => Ok(all_references(&benches)),
-        Some(RUN) => match args.get(1) {
-            Some(path) => run_plan(&benches, path).map(|()| String::new()),
-            None => Err(format!("{RUN} needs the plan's path")),
-        },
+        Some(RUN) => run_plan(&benches).map(|()| String::new()),
         // `cargo bench` runs the target with `--bench`: say where the benches run.
         _ => {
             eprintln!("{} bench(es) in `{}`; `harness bench` runs them in browsers and natively:", benches.registered.len(), benches.target);
@@ -72,19 +69,23 @@ fn all_references(benches: &Benches) -> String {
     serde_json::to_string(&out).unwrap_or_default()
 }
 
+/// Sends `event` to harness; where harness is gone (killed, its end of the pipe closed), ends this
+/// process: nobody reads what it would go on to measure.
 fn emit(event: &PageEvent) {
     if let Ok(json) = serde_json::to_string(event) {
         let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{EVENT_PREFIX}{json}");
-        let _ = out.flush();
+        if writeln!(out, "{EVENT_PREFIX}{json}").and_then(|()| out.flush()).is_err() {
+            std::process::exit(3);
+        }
     }
 }
 
-/// Measures the plan at `path`, case by case; a bench that panics fails its case with the panic's
-/// message and the rest still run.
-fn run_plan(benches: &Benches, path: &str) -> Result<(), String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
-    let plan: RunPlan = serde_json::from_str(&text).map_err(|e| format!("{path}: {e}"))?;
+/// Measures the plan on standard input, case by case; a bench that panics fails its case with the
+/// panic's message and the rest still run.
+fn run_plan(benches: &Benches) -> Result<(), String> {
+    let mut text = String::new();
+    std::io::stdin().read_to_string(&mut text).map_err(|e| format!("the plan on standard input: {e}"))?;
+    let plan: RunPlan = serde_json::from_str(&text).map_err(|e| format!("the plan on standard input: {e}"))?;
     std::panic::set_hook(Box::new(|info| {
         *PANIC.lock().unwrap_or_else(|e| e.into_inner()) = Some(info.to_string());
     }));

@@ -189,9 +189,11 @@ fn a_saved_baseline_gates_a_later_bench_run() {
 fn resume_after_harness_is_killed_mid_bench_runs_only_what_is_left() {
     let _lock = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
     let dir = out_dir("bench-resume");
+    let tmp = temp_folder();
     let mut child = bench_command()
         .args(["--manifest-path", &fixture(), "--bench", "faults", "--platform", "native", "--filter", "ok,slow@*", "--samples", "100000", "--max-time", "2"])
         .args(["--out", dir.to_str().unwrap()])
+        .env("TMPDIR", tmp.path())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -208,6 +210,15 @@ fn resume_after_harness_is_killed_mid_bench_runs_only_what_is_left() {
     child.kill().unwrap(); // SIGKILL: no handler runs.
     child.wait().unwrap();
     assert!(seen.iter().any(|l| l.starts_with("PASS")), "{seen:#?}");
+    // The bench process ends at its next event, which no one reads, and its plan was never a file.
+    for _ in 0..300 {
+        if count_processes("faults-") == 0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(count_processes("faults-"), 0, "the bench process outlived harness");
+    assert_temp_emptied(tmp.path(), "harness was SIGKILLed mid-bench");
     assert!(!dir.join("results.json").exists(), "killed before its reports");
     let out = bench(&["--manifest-path", &fixture(), "--bench", "faults", "--resume", dir.to_str().unwrap(), "--json"]);
     let stderr = text(&out.stderr);

@@ -104,27 +104,34 @@ pub async fn run_native(
 struct BenchProcess {
     exe: PathBuf,
     tx: mpsc::UnboundedSender<PageEvent>,
-    /// The process, its reader, and the plan file it reads.
-    running: Option<(tokio::process::Child, tokio::task::JoinHandle<()>, tempfile::NamedTempFile)>,
+    /// The process and its reader.
+    running: Option<(tokio::process::Child, tokio::task::JoinHandle<()>)>,
 }
 
 impl Restart for BenchProcess {
     async fn restart(&mut self, plan: RunPlan) -> Result<()> {
-        if let Some((mut child, reader, _)) = self.running.take() {
+        if let Some((mut child, reader)) = self.running.take() {
             reader.abort();
             let _ = child.kill().await;
         }
-        let mut file = tempfile::NamedTempFile::new()?;
-        serde_json::to_writer(&mut file, &plan)?;
+        // The plan goes on the bench's standard input: a file would outlive a killed harness.
+        let plan = serde_json::to_vec(&plan)?;
         let mut child = tokio::process::Command::new(&self.exe)
             .arg(harness_bench::native::RUN)
-            .arg(file.path())
-            .stdin(std::process::Stdio::null())
+            .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .kill_on_drop(true)
             .spawn()
             .with_context(|| format!("starting the bench binary {}", self.exe.display()))?;
+        if let Some(mut stdin) = child.stdin.take() {
+            use tokio::io::AsyncWriteExt;
+            // A bench that ends before reading its plan is reported by the reader below, with
+            // what it said.
+            if let Err(e) = stdin.write_all(&plan).await {
+                tracing::debug!("the bench did not take its plan: {e}");
+            }
+        }
         let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
         let tx = self.tx.clone();
         let reader = tokio::spawn(async move {
@@ -163,7 +170,7 @@ impl Restart for BenchProcess {
                 let _ = tx.send(PageEvent::Error(PageError { fatal: true, case_id: None, ..PageError::case("", message) }));
             }
         });
-        self.running = Some((child, reader, file));
+        self.running = Some((child, reader));
         Ok(())
     }
 }
