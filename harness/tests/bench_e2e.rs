@@ -155,7 +155,7 @@ fn list_names_every_bench_with_its_kind_and_check() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
     let labels: Vec<String> = listed.as_array().unwrap().iter().map(|b| format!("{}{}", b["name"].as_str().unwrap(), b["param"].as_str().map(|p| format!("@{p}")).unwrap_or_default())).collect();
-    assert_eq!(labels, ["ok", "panics", "wrong", "unchecked", "bad-shader", "slow@1", "slow@2"]);
+    assert_eq!(labels, ["ok", "panics", "wrong", "unchecked", "bad-shader", "slow@1", "slow@2", "hangs"]);
     assert!(listed[3].get("reference").is_none() && listed[0]["reference"].is_object() && listed[0]["kind"] == "cpu");
     let table = bench(&["--manifest-path", &fixture(), "--bench", "faults", "--list"]);
     assert!(text(&table.stdout).contains("unchecked (no reference)"), "{}", text(&table.stdout));
@@ -229,6 +229,42 @@ fn resume_after_harness_is_killed_mid_bench_runs_only_what_is_left() {
     // The case finished before the kill was not run again.
     let ran_again = stderr.lines().filter(|l| l.starts_with("PASS") && l.contains(" ok ")).count();
     assert_eq!(ran_again, 0, "{stderr}");
+}
+
+#[test]
+fn a_hung_bench_ends_with_a_killed_harness() {
+    let _lock = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = out_dir("bench-hang");
+    let mut child = bench_command()
+        .args(["--manifest-path", &fixture(), "--bench", "faults", "--platform", "native", "--filter", "hangs", "--timeout", "600"])
+        .args(["--out", dir.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The bench builds, then its process starts and takes its plan; its one case never ends.
+    let stderr = child.stderr.take().unwrap();
+    let said = std::thread::spawn(move || BufReader::new(stderr).lines().map_while(Result::ok).collect::<Vec<String>>());
+    while count_processes("faults-") == 0 {
+        assert!(matches!(child.try_wait(), Ok(None)), "harness ended before the bench ran: {:#?}", said.join());
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    child.kill().unwrap(); // SIGKILL: no handler runs.
+    child.wait().unwrap();
+    // Nothing the bench does tells it harness is gone: it ends because the kernel ends it.
+    for _ in 0..300 {
+        if count_processes("faults-") == 0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let left = processes("faults-");
+    for (pid, _) in &left {
+        // SAFETY: signals a bench process this test's harness started.
+        unsafe { libc::kill(*pid, libc::SIGKILL) };
+    }
+    assert!(left.is_empty(), "a hung bench outlived its harness: {left:?}");
 }
 
 #[test]

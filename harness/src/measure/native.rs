@@ -116,14 +116,24 @@ impl Restart for BenchProcess {
         }
         // The plan goes on the bench's standard input: a file would outlive a killed harness.
         let plan = serde_json::to_vec(&plan)?;
-        let mut child = tokio::process::Command::new(&self.exe)
+        let mut command = tokio::process::Command::new(&self.exe);
+        command
             .arg(harness_bench::native::RUN)
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .with_context(|| format!("starting the bench binary {}", self.exe.display()))?;
+            .kill_on_drop(true);
+        // A bench stuck in its own code never learns that harness is gone: the kernel ends it when
+        // the thread that started it does (harness's runtime threads live as long as harness).
+        #[cfg(target_os = "linux")]
+        // SAFETY: prctl only sets a flag of the child, between fork and exec.
+        unsafe {
+            command.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        let mut child = command.spawn().with_context(|| format!("starting the bench binary {}", self.exe.display()))?;
         if let Some(mut stdin) = child.stdin.take() {
             use tokio::io::AsyncWriteExt;
             // A bench that ends before reading its plan is reported by the reader below, with

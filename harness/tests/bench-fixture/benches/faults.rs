@@ -1,5 +1,5 @@
 //! One bench of each outcome: passed, error (a panic), failed (a wrong output), unchecked (no
-//! reference).
+//! reference), and one that never ends.
 
 use harness_bench::{black_box, Benches, Tolerance};
 
@@ -38,6 +38,16 @@ fn outcomes(c: &mut Benches) {
     });
     c.cpu("slow").param(1).reference(|| vec![4950.0], exact).run(|b| b.iter(|| sum(black_box(100))));
     c.cpu("slow").param(2).reference(|| vec![4950.0], exact).run(|b| b.iter(|| sum(black_box(100))));
+    // Never returns, and so never reports anything.
+    c.cpu("hangs").run(|b| {
+        b.iter(|| {
+            let mut total = 0u64;
+            while !black_box(false) {
+                total = total.wrapping_add(sum(black_box(100)));
+            }
+            total
+        })
+    });
 }
 
 harness_bench::group!(benches, outcomes);
