@@ -210,14 +210,8 @@ fn resume_after_harness_is_killed_mid_bench_runs_only_what_is_left() {
     child.kill().unwrap(); // SIGKILL: no handler runs.
     child.wait().unwrap();
     assert!(seen.iter().any(|l| l.starts_with("PASS")), "{seen:#?}");
-    // The bench process ends at its next event, which no one reads, and its plan was never a file.
-    for _ in 0..300 {
-        if count_processes("faults-") == 0 {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    assert_eq!(count_processes("faults-"), 0, "the bench process outlived harness");
+    // The bench process ends with harness, and its plan was never a file.
+    assert_processes_end("faults-", "harness, SIGKILLed mid-bench");
     assert_temp_emptied(tmp.path(), "harness was SIGKILLed mid-bench");
     assert!(!dir.join("results.json").exists(), "killed before its reports");
     let out = bench(&["--manifest-path", &fixture(), "--bench", "faults", "--resume", dir.to_str().unwrap(), "--json"]);
@@ -253,18 +247,7 @@ fn a_hung_bench_ends_with_a_killed_harness() {
     child.kill().unwrap(); // SIGKILL: no handler runs.
     child.wait().unwrap();
     // Nothing the bench does tells it harness is gone: it ends because the kernel ends it.
-    for _ in 0..300 {
-        if count_processes("faults-") == 0 {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    let left = processes("faults-");
-    for (pid, _) in &left {
-        // SAFETY: signals a bench process this test's harness started.
-        unsafe { libc::kill(*pid, libc::SIGKILL) };
-    }
-    assert!(left.is_empty(), "a hung bench outlived its harness: {left:?}");
+    assert_processes_end("faults-", "its harness, SIGKILLed while the bench hung");
 }
 
 #[test]

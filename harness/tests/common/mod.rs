@@ -158,13 +158,30 @@ pub fn temp_folder() -> tempfile::TempDir {
 /// a browser or a driver was killed. `after` names what just ended.
 pub fn assert_temp_emptied(tmp: &Path, after: &str) {
     let left = || -> Vec<String> { std::fs::read_dir(tmp).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect() };
-    for _ in 0..100 {
-        if left().is_empty() {
-            return;
-        }
+    wait_until(Duration::from_secs(10), || left().is_empty());
+    assert!(left().is_empty(), "left in the temporary folder after {after}: {:?}", left());
+}
+
+/// Polls `done` every 100 ms until it holds or `limit` has passed: for what ends on its own once
+/// what started it is gone.
+pub fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !done() && start.elapsed() < limit {
         std::thread::sleep(Duration::from_millis(100));
     }
-    panic!("left in the temporary folder after {after}: {:?}", left());
+}
+
+/// Waits (at most 30 s) for every process below this test whose name starts with `name` to end;
+/// kills those left, so that a failing test leaves none, and fails naming them. `after` names what
+/// just ended.
+pub fn assert_processes_end(name: &str, after: &str) {
+    wait_until(Duration::from_secs(30), || count_processes(name) == 0);
+    let left = processes(name);
+    for (pid, _) in &left {
+        // SAFETY: signals a process below this test, which the test's harness started.
+        unsafe { libc::kill(*pid, libc::SIGKILL) };
+    }
+    assert!(left.is_empty(), "{name}… outlived {after}: {left:?}");
 }
 
 /// Starts `harness run --suite quick --warmup 0 --out DIR ARGS` in the background, its stderr (the
@@ -270,12 +287,7 @@ pub fn assert_no_browser_or_driver_left(after: &str) {
 /// [`assert_no_browser_or_driver_left`]: for processes that end on their own once what started
 /// them is gone (a killed harness's, through its watchdog; a stopped Grid's).
 pub fn assert_browsers_and_drivers_end(after: &str) {
-    for _ in 0..300 {
-        if BROWSERS_AND_DRIVERS.iter().all(|name| count_processes(name) == 0) {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_until(Duration::from_secs(30), || BROWSERS_AND_DRIVERS.iter().all(|name| count_processes(name) == 0));
     assert_no_browser_or_driver_left(after);
 }
 
