@@ -2,7 +2,7 @@
 //! or DX12 natively. One code path, so the page and `--platform native` measure the same thing.
 
 use crate::model::weights::Weights;
-use crate::program::Program;
+use crate::program::{Init, Program};
 pub use crate::sampling::now_ms;
 use crate::sampling::{sample, ClockGate, Sample, Sampled, Sampling, Timed, MAX_IN_FLIGHT};
 use crate::wire::CompletionLatency;
@@ -397,14 +397,17 @@ impl Gpu {
         Err(GpuError::MissingFeature { label: label.to_string(), feature: feature.clone(), hint })
     }
 
-    /// The program's buffers, each with its initial contents uploaded; the validation error
-    /// where one is refused.
+    /// The program's buffers, each with its initial contents uploaded (a view, the buffer it is
+    /// a range of); the validation error where one is refused.
     async fn create_buffers(&self, program: &Program) -> Result<Vec<wgpu::Buffer>, String> {
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let buffers = program
+        let created: Vec<Option<wgpu::Buffer>> = program
             .buffers
             .iter()
             .map(|b| {
+                if let Init::View { .. } = b.init {
+                    return None;
+                }
                 let usage = wgpu::BufferUsages::COPY_DST
                     | match b.uniform {
                         true => wgpu::BufferUsages::UNIFORM,
@@ -423,11 +426,17 @@ impl Gpu {
                         mapped_at_creation: false,
                     }),
                 }
+                .into()
             })
             .collect();
+        let buffers = (0..created.len()).map(|i| {
+            let of = program.buffers[i].init.binding(i).0;
+            created.get(of).cloned().flatten().ok_or_else(|| format!("buffer `{}` is a view of no buffer of its own", program.buffers[i].label))
+        });
+        let buffers = buffers.collect::<Result<Vec<_>, String>>();
         match scope.pop().await {
             Some(err) => Err(err.to_string()),
-            None => Ok(buffers),
+            None => buffers,
         }
     }
 
@@ -468,7 +477,15 @@ impl Gpu {
                 let entries: Vec<wgpu::BindGroupEntry> = step
                     .bindings
                     .iter()
-                    .map(|&(binding, b)| wgpu::BindGroupEntry { binding, resource: buffers[b].as_entire_binding() })
+                    .map(|&(binding, b)| {
+                        let resource = match program.buffers[b].init {
+                            Init::View { offset, len, .. } => {
+                                wgpu::BindingResource::Buffer(wgpu::BufferBinding { buffer: &buffers[b], offset, size: std::num::NonZeroU64::new(len) })
+                            }
+                            _ => buffers[b].as_entire_binding(),
+                        };
+                        wgpu::BindGroupEntry { binding, resource }
+                    })
                     .collect();
                 let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
                     label: Some(&program.shaders[step.shader].label),
@@ -481,9 +498,9 @@ impl Gpu {
         if let Some(err) = scope.pop().await {
             return Err(GpuError::Pipeline { kernel: label.to_string(), message: err.to_string() });
         }
-        let outputs = program.outputs.iter().map(|&i| (i, program.buffers[i].init.len())).collect();
-
-        Ok(Prepared { buffers, pipelines, steps, outputs, pipeline_ms, dispatched: AtomicU64::new(0) })
+        let outputs = program.outputs.iter().map(|&i| { let (_, offset, len) = program.buffers[i].init.binding(i); (i, offset, len) }).collect();
+        let shared = program.buffers.iter().map(|b| matches!(b.init, Init::View { .. })).collect();
+        Ok(Prepared { buffers, shared, pipelines, steps, outputs, pipeline_ms, dispatched: AtomicU64::new(0) })
     }
 
     /// Runs `case` once as a fresh page would, after its weights were fetched: builds each part's
@@ -534,8 +551,8 @@ impl Gpu {
             let index = gpu.queue.submit(loaded.iter().map(|(prepared, ..)| gpu.encode(prepared, None, 1, None)));
             marks.push(("dispatch", now_ms()));
             gpu.wait_natively(Some(index))?;
-            let outputs: Vec<(&wgpu::Buffer, u64)> = loaded.iter().flat_map(|(p, ..)| p.output_buffers()).collect();
-            let bytes = gpu.read_buffers(&outputs).await?;
+            let outputs: Vec<(&wgpu::Buffer, u64, u64)> = loaded.iter().flat_map(|(p, ..)| p.output_buffers()).collect();
+            let bytes = gpu.read_ranges(&outputs).await?;
             marks.push(("result", now_ms()));
             Ok(bytes)
         })
@@ -759,6 +776,9 @@ impl Gpu {
         if program.fresh_output {
             let mut clears = self.device.create_command_encoder(&Default::default());
             for (buffer, b) in case.buffers.iter().zip(&program.buffers) {
+                if let Init::View { .. } = b.init {
+                    continue;
+                }
                 match b.init.bytes() {
                     Some(bytes) => self.queue.write_buffer(buffer, 0, &bytes),
                     None => clears.clear_buffer(buffer, 0, None),
@@ -767,18 +787,18 @@ impl Gpu {
             self.queue.submit([clears.finish()]);
             self.dispatch(case).await?;
         }
-        self.read_buffers(&case.output_buffers()).await
+        self.read_ranges(&case.output_buffers()).await
     }
 
     /// Replaces the contents of `program`'s buffer `label` with `bytes` before the next run: a
     /// run from text writes each call's token ids and lengths so.
     pub fn write_input(&self, case: &Prepared, program: &Program, label: &str, bytes: &[u8]) -> Result<(), GpuError> {
         let index = program.buffers.iter().position(|b| b.label == label);
-        let buffer = index.and_then(|i| case.buffers.get(i)).filter(|b| b.size() >= bytes.len() as u64);
-        let Some(buffer) = buffer else {
+        let range = index.map(|i| (i, program.buffers[i].init.binding(i))).filter(|(_, (.., len))| *len >= bytes.len() as u64);
+        let Some((buffer, offset)) = range.and_then(|(i, (_, offset, _))| Some((case.buffers.get(i)?, offset))) else {
             return Err(GpuError::Pipeline { kernel: label.to_string(), message: format!("the program has no buffer `{label}` of {} bytes to write", bytes.len()) });
         };
-        self.queue.write_buffer(buffer, 0, bytes);
+        self.queue.write_buffer(buffer, offset, bytes);
         Ok(())
     }
 
@@ -786,13 +806,19 @@ impl Gpu {
     /// answer.
     pub async fn run_and_read(&self, case: &Prepared) -> Result<Vec<u8>, GpuError> {
         self.queue.submit([self.encode(case, None, 1, None)]);
-        self.read_buffers(&case.output_buffers()).await
+        self.read_ranges(&case.output_buffers()).await
     }
 
     /// Copies the first `len` bytes of each buffer back to the CPU, concatenated: what a check
     /// compares. Each buffer needs `COPY_SRC`.
     pub async fn read_buffers(&self, buffers: &[(&wgpu::Buffer, u64)]) -> Result<Vec<u8>, GpuError> {
-        let total: u64 = buffers.iter().map(|(_, n)| n).sum();
+        let ranges: Vec<(&wgpu::Buffer, u64, u64)> = buffers.iter().map(|&(buffer, len)| (buffer, 0, len)).collect();
+        self.read_ranges(&ranges).await
+    }
+
+    /// [`read_buffers`](Gpu::read_buffers) of `len` bytes from `offset` of each buffer.
+    async fn read_ranges(&self, buffers: &[(&wgpu::Buffer, u64, u64)]) -> Result<Vec<u8>, GpuError> {
+        let total: u64 = buffers.iter().map(|(.., n)| n).sum();
         let readback = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("output readback"),
             size: total.max(4),
@@ -801,8 +827,8 @@ impl Gpu {
         });
         let mut encoder = self.device.create_command_encoder(&Default::default());
         let mut at = 0;
-        for &(buffer, len) in buffers {
-            encoder.copy_buffer_to_buffer(buffer, 0, &readback, at, len);
+        for &(buffer, offset, len) in buffers {
+            encoder.copy_buffer_to_buffer(buffer, offset, &readback, at, len);
             at += len;
         }
         self.queue.submit([encoder.finish()]);
@@ -1122,12 +1148,15 @@ struct Queries {
 
 /// A program ready to dispatch: its pipelines and bound buffers.
 pub struct Prepared {
+    /// Each program buffer's, a view's being the buffer it is a range of.
     buffers: Vec<wgpu::Buffer>,
+    /// Whether each is a view (whose buffer is another's).
+    shared: Vec<bool>,
     pipelines: Vec<wgpu::ComputePipeline>,
     /// (pipeline index, bind group, workgroups) of each step.
     steps: Vec<(usize, wgpu::BindGroup, [u32; 3])>,
-    /// (buffer index, bytes) of each output.
-    outputs: Vec<(usize, u64)>,
+    /// (buffer index, offset, bytes) of each output.
+    outputs: Vec<(usize, u64, u64)>,
     /// Milliseconds spent creating the shader module and pipeline.
     pub pipeline_ms: f64,
     /// Dispatches recorded so far ([`Prepared::dispatched`]).
@@ -1136,8 +1165,8 @@ pub struct Prepared {
 
 impl Prepared {
     /// Each output buffer and its bytes, in the program's output order.
-    fn output_buffers(&self) -> Vec<(&wgpu::Buffer, u64)> {
-        self.outputs.iter().map(|&(b, len)| (&self.buffers[b], len)).collect()
+    fn output_buffers(&self) -> Vec<(&wgpu::Buffer, u64, u64)> {
+        self.outputs.iter().map(|&(b, offset, len)| (&self.buffers[b], offset, len)).collect()
     }
 
     /// The dispatches recorded into command buffers so far, every run of every batch: what a
@@ -1152,7 +1181,7 @@ impl Prepared {
 // queries are freed the moment it is done with them.
 impl Drop for Prepared {
     fn drop(&mut self) {
-        self.buffers.iter().for_each(wgpu::Buffer::destroy);
+        self.buffers.iter().zip(&self.shared).filter(|(_, shared)| !**shared).for_each(|(b, _)| b.destroy());
     }
 }
 

@@ -31,7 +31,23 @@ pub enum Init {
         /// Values a row, which a quantized type is stored by.
         row: u64,
     },
+    /// These parts one after another: the buffer that [`View`](Init::View)s of each part share.
+    Concat(Vec<Init>),
+    /// No storage of its own: bytes `offset..offset + len` of buffer `of`, which is bound in its
+    /// place (`offset` a multiple of [`VIEW_ALIGN`]).
+    View {
+        /// The buffer's index in [`Program::buffers`].
+        of: usize,
+        /// Where the range starts, in bytes.
+        offset: u64,
+        /// Its bytes.
+        len: u64,
+    },
 }
+
+/// What a [`Init::View`]'s offset must be a multiple of: WebGPU's default
+/// `minStorageBufferOffsetAlignment`, which no device may exceed.
+pub const VIEW_ALIGN: u64 = 256;
 
 impl Init {
     /// The buffer's size in bytes.
@@ -40,10 +56,12 @@ impl Init {
             Init::Bytes(b) => b.len() as u64,
             Init::Zeroed(n) => *n,
             Init::Seeded { elems, dtype, row, .. } => dtype.storage_bytes(*elems as usize, *row as usize) as u64,
+            Init::Concat(parts) => parts.iter().map(Init::len).sum(),
+            Init::View { len, .. } => *len,
         }
     }
 
-    /// The initial bytes, generated for a seeded buffer; `None` for a zeroed one.
+    /// The initial bytes, generated for a seeded buffer; `None` for a zeroed one and a view.
     pub fn bytes(&self) -> Option<std::borrow::Cow<'_, [u8]>> {
         match self {
             Init::Bytes(b) => Some(std::borrow::Cow::Borrowed(b)),
@@ -54,6 +72,25 @@ impl Init {
                 let bytes = dtype.encode_rows(&values, *row as usize).unwrap_or_else(|_| vec![0; self.len() as usize]);
                 Some(std::borrow::Cow::Owned(bytes))
             }
+            Init::Concat(parts) => {
+                let mut bytes = Vec::with_capacity(self.len() as usize);
+                for part in parts {
+                    match part.bytes() {
+                        Some(b) => bytes.extend_from_slice(&b),
+                        None => bytes.resize(bytes.len() + part.len() as usize, 0),
+                    }
+                }
+                Some(std::borrow::Cow::Owned(bytes))
+            }
+            Init::View { .. } => None,
+        }
+    }
+
+    /// The buffer and byte range a buffer of this init is bound as, `index` being its own.
+    pub fn binding(&self, index: usize) -> (usize, u64, u64) {
+        match *self {
+            Init::View { of, offset, len } => (of, offset, len),
+            _ => (index, 0, self.len()),
         }
     }
 

@@ -242,6 +242,46 @@ fn linear_layers_match_f64(gpu: &Gpu, dtype: kernels::Dtype) {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
+/// Linear layers of one input and width run as one GEMM (`Dispatch::Gemms`), each output a range of
+/// one buffer: the ranges are read back as outputs and bound as another op's inputs, a layer
+/// without a bias among ones with, a layer of another width beside them stays on its own; f32 and
+/// f16 weights, against f64.
+#[test]
+fn linear_layers_of_one_input_run_as_one_gemm_and_match_f64_natively() {
+    use kernels::model::{fuse::Dispatch, graph::Graph, op::Op};
+    let Some(gpu) = gpu() else { return };
+    // 300 rows of 3 × 64 columns: a matmul of 16×16 blocks, too many rows for a matvec per row.
+    let (m, k, n) = (300, 36, 64);
+    for dtype in [kernels::Dtype::F32, kernels::Dtype::F16] {
+        if dtype.feature().is_some_and(|f| !gpu.has(f)) {
+            eprintln!("SKIPPED {dtype} weights: this adapter has no {}", dtype.feature().unwrap_or_default());
+            continue;
+        }
+        let mut g = Graph { seed: 9, ..Graph::default() };
+        let x = g.seeded("x", (m * k) as usize, -1.0, 1.0);
+        let linear = |g: &mut Graph, name: &str, n: u32, bias: bool| {
+            let w = g.seeded(format!("{name}.w"), (n * k) as usize, -1.0, 1.0);
+            let w = g.store_as(w, dtype, k as usize);
+            let b = bias.then(|| g.seeded(format!("{name}.b"), n as usize, -1.0, 1.0));
+            let y = g.computed(format!("{name}.y"), (m * n) as usize);
+            g.op("qkv", Op::Linear { x, w, b, add: None, y, m, k, n });
+            y
+        };
+        let q = linear(&mut g, "q", n, true);
+        let key = linear(&mut g, "k", n, false);
+        let v = linear(&mut g, "v", n, true);
+        let other = linear(&mut g, "other", 2 * n, true);
+        let sum = g.computed("k + v", (m * n) as usize);
+        g.op("add", Op::Add { a: key, b: v, y: sum, n: m * n });
+        g.outputs = vec![q, key, v, other, sum];
+        let plan = g.plan(false);
+        assert!(plan.contains(&Dispatch::Gemms { ops: vec![0, 1, 2] }) && plan.contains(&Dispatch::Op(3)), "{plan:?}");
+        assert_eq!(g.lower(None, false).unwrap().steps.len(), 3);
+        let failures = failing_outputs(&gpu, &g, |_| kernels::Tolerance { abs: 2e-6 * (k + 2) as f64, rel: 1e-5 });
+        assert!(failures.is_empty(), "{dtype}: {failures:#?}");
+    }
+}
+
 /// Runs `g` on the GPU and checks each of its outputs against the f64 reference with
 /// `tolerance(i)` (`i` its index in `g.outputs`): lowered without subgroups, and again with them
 /// where the adapter has them (the linear layers' matvecs then reduce through them). Returns the

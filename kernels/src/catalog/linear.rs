@@ -136,9 +136,15 @@ impl Linear {
     /// The WGSL: `@binding(0)` the uniform of [`Linear::params`], 1 x (f32), 2 w (stored as `w`),
     /// then from 3 on the bias and the addend where `epilogue` has them, then y.
     pub fn wgsl(&self, epilogue: Epilogue, w: Dtype) -> String {
+        self.segmented_wgsl(epilogue, w, 0)
+    }
+
+    /// [`wgsl`](Linear::wgsl) of layers of one input run as one: y's columns in segments of
+    /// `segment`, each layer's output stored whole after the one before (`matmul` only; 0: one y).
+    pub fn segmented_wgsl(&self, epilogue: Epilogue, w: Dtype, segment: u32) -> String {
         match self {
             Linear::Matvec(p) => p.wgsl(epilogue, Dtype::F32, w),
-            Linear::Matmul(p) => p.wgsl_with(MatmulOptions { b: BLayout::NK, epilogue, a_dtype: Dtype::F32, b_dtype: w }),
+            Linear::Matmul(p) => p.wgsl_with(MatmulOptions { b: BLayout::NK, epilogue, a_dtype: Dtype::F32, b_dtype: w, segment }),
         }
     }
 

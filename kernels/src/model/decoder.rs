@@ -457,6 +457,7 @@ mod fusion_tests {
                 Dispatch::Matvecs { norm: Some(_), .. } => "norm+gate_up",
                 Dispatch::Matvecs { .. } => "matvecs",
                 Dispatch::DecodeAttention { .. } => "rope+kv_write+attention",
+                Dispatch::Gemms { .. } => "gemms",
             })
             .collect();
         assert_eq!(kinds, ["norm+qkv", "rope+kv_write+attention", "o_proj", "norm+gate_up", "down", "final_norm"]);
@@ -481,11 +482,7 @@ mod fusion_tests {
         for g in [&g, &odd] {
             let mut seen: Vec<usize> = g.plan(false)
                 .into_iter()
-                .flat_map(|d| match d {
-                    Dispatch::Op(i) => vec![i],
-                    Dispatch::Matvecs { norm, ops } => norm.into_iter().chain(ops).collect(),
-                    Dispatch::DecodeAttention { ropes, writes, attention } => [ropes.to_vec(), writes.to_vec(), vec![attention]].concat(),
-                })
+                .flat_map(|d| d.ops())
                 .collect();
             seen.sort();
             assert_eq!(seen, (0..g.ops.len()).collect::<Vec<_>>());

@@ -222,4 +222,26 @@ mod tests {
         assert_eq!(ids, vec![101, 7, 102, 0, 101, 1, 2, 102]);
         assert_eq!(lens, vec![3, 4]);
     }
+
+    #[test]
+    fn q_k_and_v_run_as_one_gemm_where_together_they_fill_the_gpu() {
+        let minilm = BertConfig {
+            hidden_size: 384, num_attention_heads: 12, num_hidden_layers: 6, intermediate_size: 1536,
+            vocab_size: 30522, max_position_embeddings: 512, type_vocab_size: 2, layer_norm_eps: 1e-12,
+        };
+        let gemms = |batch: u32, seq: u32| {
+            let (ids, lens) = (vec![1; (batch * seq) as usize], vec![seq; batch as usize]);
+            let case = EncoderCase { model: "minilm".into(), config: minilm, weights: String::new(), prefix: String::new(), batch, seq, ids, lens, dtype: Dtype::F32, op: None, texts: vec![] };
+            let g = case.graph();
+            let plan = g.plan(false);
+            let fused: Vec<Vec<&str>> = plan.iter().filter(|d| matches!(d, super::super::fuse::Dispatch::Gemms { .. })).map(|d| d.ops().iter().map(|&i| g.ops[i].0).collect()).collect();
+            assert!(fused.iter().all(|tags| tags == &["qkv"; 3]), "{fused:?}");
+            (fused.len(), g.dispatches())
+        };
+        // 8 × 128 tokens: 96 blocks of 64×64 a projection alone, 288 together; one dispatch a layer
+        // instead of three (69 in all before).
+        assert_eq!(gemms(8, 128), (6, 57));
+        // One short sentence: a matvec per row, as before.
+        assert_eq!(gemms(1, 16).0, 0);
+    }
 }

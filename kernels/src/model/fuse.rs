@@ -4,16 +4,22 @@
 //! reference evaluates: fusion is only how the GPU program carries the ops out, and the check
 //! against the unfused reference is what tells a wrong fusion.
 //!
-//! Two fusions, each where the intermediate tensors it skips are read by nothing else:
+//! Three fusions:
 //! - **Matvecs of one input**: consecutive linear layers of the same x (Q, K and V) run as one
 //!   matvec over their weights one after another; an RMSNorm right before them (or before a
-//!   SwiGLU) is folded into their prologue.
+//!   SwiGLU) is folded into their prologue, where nothing else reads its output.
+//! - **GEMMs of one input**: consecutive linear layers of the same x and width, of many rows, run
+//!   as one `matmul` over their weights one after another, each output a range of one buffer.
+//!   Each alone may have too few blocks to fill a large GPU (MiniLM's 384-wide Q, K and V at 8
+//!   sentences of 128 tokens: 96 blocks of 64×64 for 132 SMs), three times the columns have enough.
 //! - **Decode attention**: the RoPE of one token's query and key and its two KV-cache writes are
-//!   done by the attention dispatch that reads them.
+//!   done by the attention dispatch that reads them, where nothing else reads the rotated ones.
 
 use super::op::{Op, T};
 use crate::dtype::Dtype;
+use crate::catalog::linear::Linear;
 use crate::catalog::matvec::MAX_SEGMENTS;
+use crate::program::VIEW_ALIGN;
 
 /// One dispatch of the lowered graph, by the indices of the ops it carries out.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,6 +34,13 @@ pub enum Dispatch {
         /// The matvec ops, in order.
         ops: Vec<usize>,
     },
+    /// `Linear`s of one input and width (of several rows, float weights) as one `matmul` over
+    /// their weights one after another: the weights, biases and outputs are each one buffer, of
+    /// which every op's tensor is a range.
+    Gemms {
+        /// The linear ops, in order.
+        ops: Vec<usize>,
+    },
     /// RoPE of a token's query and key, the KV-cache writes of its key and value, and the
     /// attention of that one token, as one attention dispatch.
     DecodeAttention {
@@ -38,6 +51,18 @@ pub enum Dispatch {
         /// The attention.
         attention: usize,
     },
+}
+
+impl Dispatch {
+    /// The indices of the ops it carries out.
+    pub fn ops(&self) -> Vec<usize> {
+        match self {
+            Dispatch::Op(i) => vec![*i],
+            Dispatch::Matvecs { norm, ops } => norm.iter().chain(ops).copied().collect(),
+            Dispatch::Gemms { ops } => ops.clone(),
+            Dispatch::DecodeAttention { ropes, writes, attention } => [&ropes[..], &writes[..], &[*attention]].concat(),
+        }
+    }
 }
 
 /// The ops of a graph, as [`plan`] sees them.
@@ -65,9 +90,10 @@ pub fn plan(g: &Ops, subgroups: bool) -> Vec<Dispatch> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < g.ops.len() {
-        let fused = decode_attention(g, i, &internal).or_else(|| matvecs(g, i, subgroups, &internal));
+        let fused = decode_attention(g, i, &internal).or_else(|| matvecs(g, i, subgroups, &internal)).or_else(|| gemms(g, i, subgroups));
         let taken = match &fused {
             Some(Dispatch::Matvecs { norm, ops }) => ops.len() + norm.is_some() as usize,
+            Some(Dispatch::Gemms { ops }) => ops.len(),
             Some(Dispatch::DecodeAttention { .. }) => 5,
             _ => 1,
         };
@@ -113,6 +139,33 @@ fn matvecs(g: &Ops, i: usize, subgroups: bool, internal: &dyn Fn(T, u32) -> bool
         Some((n, y)) => (x == y && internal(y, ops.len() as u32)).then_some(Dispatch::Matvecs { norm: Some(n), ops }),
         None => (ops.len() > 1).then_some(Dispatch::Matvecs { norm: None, ops }),
     }
+}
+
+/// The linear layers from op `i` on that run as one `matmul` ([`Dispatch::Gemms`]): of the same x,
+/// shape and float weight type, none adding a residual, each of whose weights, bias and output
+/// start a range at a multiple of [`VIEW_ALIGN`]; where together they run as one `matmul` whose K
+/// does not split (the sum after a split reads its partials as one `[M, N]`).
+fn gemms(g: &Ops, i: usize, subgroups: bool) -> Option<Dispatch> {
+    let Op::Linear { x, w, add: None, m, k, n, .. } = g.ops[i].1 else { return None };
+    let dtype = (g.dtype_of)(w);
+    let aligned = [dtype.storage_bytes((n * k) as usize, k as usize) as u64, 4 * n as u64, 4 * (m * n) as u64].iter().all(|b| b % VIEW_ALIGN == 0);
+    if dtype.quant().is_some() || !aligned {
+        return None;
+    }
+    let alike = |op: &Op| matches!(*op, Op::Linear { x: x2, w: w2, add: None, m: m2, k: k2, n: n2, .. } if (x2, m2, k2, n2) == (x, m, k, n) && (g.dtype_of)(w2) == dtype);
+    let ops: Vec<usize> = (i..g.ops.len()).take_while(|&j| alike(&g.ops[j].1)).collect();
+    // Each tensor becomes a range of one buffer: none may be two layers' (or x).
+    let mut tensors: Vec<T> = ops.iter().flat_map(|&j| match g.ops[j].1 { Op::Linear { w, b, y, .. } => [Some(w), b, Some(y)], _ => [None; 3] }).flatten().collect();
+    tensors.push(x);
+    let count = tensors.len();
+    tensors.sort_unstable();
+    tensors.dedup();
+    if tensors.len() < count {
+        return None;
+    }
+    let n_all = n * ops.len() as u32;
+    let kernel = Linear::choose_for(m, k, n_all, subgroups, dtype);
+    (ops.len() > 1 && matches!(kernel, Linear::Matmul(_)) && kernel.k_split(m, k, n_all).0 == 1).then_some(Dispatch::Gemms { ops })
 }
 
 /// Whether `ops` (linear layers of one input, or one SwiGLU) run as one matvec.

@@ -253,6 +253,10 @@ impl Graph {
                         wgsl::matvecs(p, tag, mv, norm.map(|n| &self.ops[n].1), &ops, &dtype_of);
                     }
                 }
+                Dispatch::Gemms { ops: indices } => {
+                    let ops: Vec<&Op> = indices.iter().map(|&i| &self.ops[i].1).collect();
+                    wgsl::gemms(p, self.ops[indices[0]].0, &ops, &dtype_of);
+                }
                 Dispatch::DecodeAttention { ropes: [q, k], writes: [_, v], attention } => {
                     let op = |i: usize| &self.ops[i].1;
                     wgsl::decode_attention(p, self.ops[attention].0, [op(q), op(k), op(v), op(attention)]);
@@ -271,7 +275,9 @@ impl Graph {
     /// The dispatches one run of [`lower`](Graph::lower)'s program issues, counted without
     /// building any buffer (so without the weights).
     pub fn dispatches(&self) -> u32 {
-        let mut p = Program::default();
+        // Empty stand-ins for the tensors' buffers, which a fused dispatch turns into views.
+        let buffers = self.tensors.iter().map(|t| Buffer { label: t.name.clone(), uniform: false, init: Init::Zeroed(0) }).collect();
+        let mut p = Program { buffers, ..Program::default() };
         self.lower_ops(&mut p, 0, false);
         p.steps.len() as u32
     }

@@ -9,7 +9,7 @@ use crate::catalog::linear::Linear;
 use crate::catalog::matmul::MatmulParams;
 use crate::catalog::matvec::{MatvecOutput, MatvecParams};
 use crate::kernel::linear_workgroups;
-use crate::program::{Buffer, Program};
+use crate::program::{Buffer, Init, Program};
 
 /// RMSNorm and LayerNorm over rows, one workgroup a row, `Vec` wide loads (see [`norm_wgsl`]).
 /// Each invocation sums up its share of the row in one pass as (count, mean, squared deviations),
@@ -623,13 +623,13 @@ pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: &dyn F
         }
     }
     let (name, src, words, tensors, groups): Simple = match *op {
-        Op::Linear { x, w, b, add, y, m, k, n } => return matmul(p, tag, [x, w, y], b, add, [m, k, n], dtype_of(w)),
+        Op::Linear { x, w, b, add, y, m, k, n } => return matmul(p, tag, [x, w, y], b, add, [m, k, n, 0], dtype_of(w)),
         Op::SwiGlu { x, gate, up, y, m, k, n } => {
             // Rows enough for matmul: the gate and up projections into buffers of their own, then silu(g)·u.
             let wd = dtype_of(gate);
             let (g, u) = (p.buffer(Buffer::zeroed(format!("{tag} gate"), (m * n) as usize)), p.buffer(Buffer::zeroed(format!("{tag} up"), (m * n) as usize)));
-            matmul(p, tag, [x, gate, g], None, None, [m, k, n], wd);
-            matmul(p, tag, [x, up, u], None, None, [m, k, n], wd);
+            matmul(p, tag, [x, gate, g], None, None, [m, k, n, 0], wd);
+            matmul(p, tag, [x, up, u], None, None, [m, k, n, 0], wd);
             ("elementwise", elementwise_wgsl, vec![m * n, 2], vec![g, u, y], elementwise(m * n))
         }
         Op::Norm { x, g, b, y, rows, cols, eps } => {
@@ -766,18 +766,57 @@ pub fn decode_attention(p: &mut Program, tag: &str, [rope_q, rope_k, write_v, at
     dispatch(p, tag, shader, attention_words(attention, base), [q, k, v, lens, y, k_new, v_new], [rows, heads, 1]);
 }
 
+/// Appends linear layers of one input and width as one `matmul` ([`Dispatch::Gemms`](super::fuse::Dispatch::Gemms)):
+/// their weights, their biases (zeros for a layer without) and their outputs each become one
+/// buffer, of which each layer's own tensor becomes a [view](Init::View).
+pub fn gemms(p: &mut Program, tag: &str, ops: &[&Op], dtype_of: &dyn Fn(T) -> Dtype) {
+    let layers: Vec<(T, Option<T>, T)> = ops.iter().filter_map(|op| match **op { Op::Linear { w, b, y, .. } => Some((w, b, y)), _ => None }).collect();
+    let Some(&&Op::Linear { x, w, m, k, n, .. }) = ops.first() else { return };
+    let weights = join(p, format!("{tag} weights"), layers.iter().map(|l| Some(l.0)), 0);
+    let biases = layers.iter().any(|l| l.1.is_some()).then(|| join(p, format!("{tag} biases"), layers.iter().map(|l| l.1), 4 * n as u64));
+    let outputs = join(p, format!("{tag} outputs"), layers.iter().map(|l| Some(l.2)), 0);
+    matmul(p, tag, [x, weights, outputs], biases, None, [m, k, n * layers.len() as u32, n], dtype_of(w));
+}
+
+/// A buffer of `parts` one after another (an absent one `absent` zero bytes), each part's buffer
+/// becoming a view of it.
+fn join(p: &mut Program, label: String, parts: impl Iterator<Item = Option<T>>, absent: u64) -> usize {
+    let of = p.buffers.len();
+    let mut inits = Vec::new();
+    let mut offset = 0;
+    for part in parts {
+        let init = match part {
+            Some(t) => {
+                let len = p.buffers[t].init.len();
+                std::mem::replace(&mut p.buffers[t].init, Init::View { of, offset, len })
+            }
+            None => Init::Zeroed(absent),
+        };
+        offset += init.len();
+        inits.push(init);
+    }
+    let init = match inits.iter().all(|i| matches!(i, Init::Zeroed(_))) {
+        true => Init::Zeroed(offset),
+        false => Init::Concat(inits),
+    };
+    p.buffer(Buffer { label, uniform: false, init })
+}
+
 /// Appends the dispatch of a linear layer `y = x·wᵀ (+ b) (+ add)` of `[m, k, n]` as `matmul`, `w`
-/// stored as `wd`; where K splits ([`Linear::k_split`]), the chunks' partial products into a
-/// buffer of their own, then [`split_sum_wgsl`] adds them up with the bias and the addend.
+/// stored as `wd`; with a `segment` (not 0), layers of one input as one, each `segment` columns
+/// wide ([`gemms`]). Where K splits ([`Linear::k_split`]; never for segments), the chunks' partial
+/// products go into a buffer of their own, then [`split_sum_wgsl`] adds them up with the bias and
+/// the addend.
 #[allow(clippy::too_many_arguments)]
-fn matmul(p: &mut Program, tag: &str, [x, w, y]: [usize; 3], b: Option<usize>, add: Option<usize>, [m, k, n]: [u32; 3], wd: Dtype) {
+fn matmul(p: &mut Program, tag: &str, [x, w, y]: [usize; 3], b: Option<usize>, add: Option<usize>, [m, k, n, segment]: [u32; 4], wd: Dtype) {
     let kernel = match Linear::choose(m, k, n, false) {
         Linear::Matvec(_) => Linear::Matmul(MatmulParams::DEFAULT),
         matmul => matmul,
     };
-    let (splits, chunk) = kernel.k_split(m, k, n);
+    let (splits, chunk) = if segment == 0 { kernel.k_split(m, k, n) } else { (1, 0) };
     let epilogue = if splits > 1 { Epilogue::default() } else { Epilogue { bias: b.is_some(), add: add.is_some() } };
-    let shader = p.shader(&kernel.label(epilogue, wd), || kernel.wgsl(epilogue, wd));
+    let label = kernel.label(epilogue, wd) + &if segment > 0 { format!(" in segments of {segment}") } else { String::new() };
+    let shader = p.shader(&label, || kernel.segmented_wgsl(epilogue, wd, segment));
     let [gx, gy, _] = kernel.workgroups(m, n);
     let words = [kernel.params(m, k, n), vec![chunk]].concat();
     if splits == 1 {

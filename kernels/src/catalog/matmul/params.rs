@@ -149,6 +149,14 @@ impl MatmulParams {
     /// accumulators, products and stores generated (unrolled) for B's layout and the epilogue.
     pub fn wgsl_with(&self, options: MatmulOptions) -> String {
         let MatmulParams { bm, bn, bk, tm, tn, vec } = *self;
+        let (index, segmented) = match options.segment {
+            0 => ("row * p.n + col", String::new()),
+            s => ("segmented(row, col)", format!("
+// C's columns in segments of {s}, each stored whole ([M, {s}]) after the one before: linear layers
+// of one input run as one, each output a range of C.
+fn segmented(row: u32, col: u32) -> u32 {{ return (col / {s}u) * p.m * {s}u + row * {s}u + col % {s}u; }}
+")),
+        };
         let generated = match options.b {
             BLayout::KN => self.b_rows_along_n(),
             BLayout::NK => self.b_rows_along_k(),
@@ -160,10 +168,10 @@ impl MatmulParams {
             .replace("{{load_b}}", &generated.load_b)
             .replace("{{declare}}", generated.declare.trim_end())
             .replace("{{multiply}}", generated.multiply.trim_end())
-            .replace("{{store}}", generated.store.replace("{terms}", &options.epilogue.terms("col", "row * p.n + col")).trim_end());
+            .replace("{{store}}", generated.store.replace("{index}", index).replace("{terms}", &options.epilogue.terms("col", index)).trim_end());
         let constants = [("BM", bm), ("BN", bn), ("BK", bk), ("TM", tm), ("TN", tn)];
         let preamble = super::super::vector_preamble(&format!("{self}{options}"), &constants, vec, &[("AIn", options.a_dtype), ("BIn", options.b_dtype)]);
-        preamble + &body
+        preamble + &body + &segmented
     }
 
     /// B `[K,N]`: its tile holds BK rows of BN columns, Vecs along N, and each accumulator is a
@@ -237,10 +245,10 @@ impl MatmulParams {
     }
 }
 
-/// The store of one output: row `lid.y + i·WY` of the block, column `col` of it, `{terms}` left for
-/// [`MatmulParams::wgsl_with`] to fill.
+/// The store of one output: row `lid.y + i·WY` of the block, column `col` of it, `{index}` (where
+/// in C) and `{terms}` left for [`MatmulParams::wgsl_with`] to fill.
 fn store(i: u32, col: &str, value: &str) -> String {
-    format!("    {{ let row = m0 + lid.y + {i}u * WY; let col = n0 + {col}; if (row < p.m && col < p.n) {{ c[c0 + row * p.n + col] = {value}{{terms}}; }} }}\n")
+    format!("    {{ let row = m0 + lid.y + {i}u * WY; let col = n0 + {col}; if (row < p.m && col < p.n) {{ c[c0 + {{index}}] = {value}{{terms}}; }} }}\n")
 }
 
 /// The parts of the shader that depend on B's layout.
@@ -280,6 +288,11 @@ pub struct MatmulOptions {
     pub a_dtype: Dtype,
     /// How B is stored.
     pub b_dtype: Dtype,
+    /// Columns of C in each segment stored as a matrix of its own (`[M, segment]`, one after
+    /// another), so that linear layers of one input run as one GEMM over their weights one after
+    /// another; 0: C is one `[M, N]`.
+    #[serde(default)]
+    pub segment: u32,
 }
 
 impl fmt::Display for MatmulOptions {
@@ -289,6 +302,9 @@ impl fmt::Display for MatmulOptions {
             f.write_str(" B[N,K]")?;
         }
         write!(f, "{}", self.epilogue)?;
+        if self.segment > 0 {
+            write!(f, " C in segments of {}", self.segment)?;
+        }
         for (name, dtype) in [("A", self.a_dtype), ("B", self.b_dtype)] {
             if dtype != Dtype::F32 {
                 write!(f, " {name} {dtype}")?;
