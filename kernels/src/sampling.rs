@@ -241,6 +241,12 @@ pub trait Timed {
     fn nudges(&self) -> u64 {
         0
     }
+    /// The clock a case's time budget (`--max-time`) is spent on: elapsed wall time. A sum of
+    /// samples' walls is not it: batches in flight overlap, and a batch whose completion came in a
+    /// burst is timed from its own submit.
+    fn now_ms(&self) -> f64 {
+        now_ms()
+    }
 }
 
 /// Whether the GPU clock has settled, for warm-up: `None` where no probe watches it.
@@ -329,27 +335,25 @@ pub async fn sample<T: Timed>(
     };
     timed.keep_in_flight(in_flight);
     let mut warmup = Vec::new();
-    let mut spent = 0.0;
+    let warmup_from = timed.now_ms();
     let warmup_stop = loop {
-        match s.warmup.decide(&warmup, spent, s.max_time_ms) {
+        match s.warmup.decide(&warmup, timed.now_ms() - warmup_from, s.max_time_ms) {
             // Times can settle while the clock is still ramping: wait for both.
             Some(WarmupStop::Stable) if clock.steady().await == Some(false) => {}
             Some(stop) => break stop,
             None => {}
         }
         let run = timed.run(batch).await?;
-        spent += run.wall_ms * batch as f64;
         warmup.push(headline(&run));
     };
     let max_samples = s.max_samples();
     let mut samples: Vec<Sample> = Vec::with_capacity(max_samples.min(4096) as usize);
     let mut stopped_by = StopReason::SampleCount;
     let mut next_check = s.samples.max(MIN_CI_SAMPLES);
-    let mut spent = 0.0;
     let timed_from = now_ms();
+    let budget_from = timed.now_ms();
     for i in 0..max_samples {
         let run = timed.run(batch).await?;
-        spent += run.wall_ms * batch as f64;
         samples.push(run);
         let n = i + 1;
         on_sample(n);
@@ -368,7 +372,7 @@ pub async fn sample<T: Timed>(
             // Checking at geometrically spaced counts keeps the bootstrap's cost a small share.
             next_check = (n + 5).max((n as f64 * 1.1).ceil() as u32);
         }
-        if n >= MIN_SAMPLES && spent >= s.max_time_ms {
+        if n >= MIN_SAMPLES && timed.now_ms() - budget_from >= s.max_time_ms {
             stopped_by = StopReason::MaxTime;
             break;
         }
@@ -447,10 +451,14 @@ mod tests {
         latency: f64,
         batches: Vec<u32>,
         in_flight: u32,
+        /// Its clock: each batch's wall time, one after another, unless `overlap` (batches in
+        /// flight timed from their own submits, which overlap: each adds an eighth of its wall).
+        clock: f64,
+        overlap: bool,
     }
 
     fn scripted<F: Fn(usize) -> f64>(times: F) -> Scripted<F> {
-        Scripted { times, runs: 0, gpu: false, latency: 0.0, batches: Vec::new(), in_flight: 1 }
+        Scripted { times, runs: 0, gpu: false, latency: 0.0, batches: Vec::new(), in_flight: 1, clock: 0.0, overlap: false }
     }
 
     impl<F: Fn(usize) -> f64> Timed for Scripted<F> {
@@ -460,7 +468,11 @@ mod tests {
             self.batches.push(batch);
             let t = (self.times)(self.runs - 1);
             let wall = t + if self.in_flight > 1 { 0.0 } else { self.latency / batch as f64 };
+            self.clock += wall * batch as f64 / if self.overlap { 8.0 } else { 1.0 };
             Ok(Sample { wall_ms: wall, gpu_ms: self.gpu.then_some(t) })
+        }
+        fn now_ms(&self) -> f64 {
+            self.clock
         }
         fn keep_in_flight(&mut self, batches: u32) {
             self.in_flight = batches;
@@ -492,6 +504,14 @@ mod tests {
     fn the_time_budget_ends_sampling_after_the_minimum() {
         let w = go(sampling(100, 3.0, None), &mut scripted(|_| 1.0));
         assert_eq!((w.samples.len(), w.stopped_by), (MIN_SAMPLES as usize, StopReason::MaxTime));
+    }
+
+    #[test]
+    fn the_time_budget_is_elapsed_time_not_the_samples_walls_added_up() {
+        // Samples of 1 ms whose walls overlap eight to one: 100 ms of budget is 800 samples, not 100.
+        let mut overlapping = Scripted { overlap: true, ..scripted(|_| 1.0) };
+        let w = go(sampling(100_000, 100.0, None), &mut overlapping);
+        assert_eq!((w.samples.len(), w.stopped_by), (800, StopReason::MaxTime));
     }
 
     #[test]
