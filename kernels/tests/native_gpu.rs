@@ -245,14 +245,16 @@ fn linear_layers_match_f64(gpu: &Gpu, dtype: kernels::Dtype) {
 /// Linear layers of one input and width run as one GEMM (`Dispatch::Gemms`), each output a range of
 /// one buffer: the ranges are read back as outputs and bound as another op's inputs, a layer
 /// without a bias among ones with, a layer of another width beside them stays on its own; f32 and
-/// f16 weights, against f64.
+/// f16 weights, K whole and split, against f64.
 #[test]
 fn linear_layers_of_one_input_run_as_one_gemm_and_match_f64_natively() {
     use kernels::model::{fuse::Dispatch, graph::Graph, op::Op};
     let Some(gpu) = gpu() else { return };
-    // 300 rows of 3 × 64 columns: a matmul of 16×16 blocks, too many rows for a matvec per row.
-    let (m, k, n) = (300, 36, 64);
-    for dtype in [kernels::Dtype::F32, kernels::Dtype::F16] {
+    // 300 rows of 3 × 64 columns: a matmul of 16×16 blocks, too many rows for a matvec per row;
+    // with K 1100, 64×64 blocks with K split in 4, the partials summed with the biases after (the
+    // wider layer splits too: five dispatches).
+    let shapes = [(300, 36, 64, 3), (300, 1100, 64, 5)];
+    for ((m, k, n, steps), dtype) in shapes.into_iter().flat_map(|s| [(s, kernels::Dtype::F32), (s, kernels::Dtype::F16)]) {
         if dtype.feature().is_some_and(|f| !gpu.has(f)) {
             eprintln!("SKIPPED {dtype} weights: this adapter has no {}", dtype.feature().unwrap_or_default());
             continue;
@@ -276,9 +278,9 @@ fn linear_layers_of_one_input_run_as_one_gemm_and_match_f64_natively() {
         g.outputs = vec![q, key, v, other, sum];
         let plan = g.plan(false);
         assert!(plan.contains(&Dispatch::Gemms { ops: vec![0, 1, 2] }) && plan.contains(&Dispatch::Op(3)), "{plan:?}");
-        assert_eq!(g.lower(None, false).unwrap().steps.len(), 3);
+        assert_eq!(g.lower(None, false).unwrap().steps.len(), steps, "{m}×{k}×{n}");
         let failures = failing_outputs(&gpu, &g, |_| kernels::Tolerance { abs: 2e-6 * (k + 2) as f64, rel: 1e-5 });
-        assert!(failures.is_empty(), "{dtype}: {failures:#?}");
+        assert!(failures.is_empty(), "{m}×{k}×{n}, {dtype}: {failures:#?}");
     }
 }
 

@@ -143,8 +143,8 @@ fn matvecs(g: &Ops, i: usize, subgroups: bool, internal: &dyn Fn(T, u32) -> bool
 
 /// The linear layers from op `i` on that run as one `matmul` ([`Dispatch::Gemms`]): of the same x,
 /// shape and float weight type, none adding a residual, each of whose weights, bias and output
-/// start a range at a multiple of [`VIEW_ALIGN`]; where together they run as one `matmul` whose K
-/// does not split (the sum after a split reads its partials as one `[M, N]`).
+/// start a range at a multiple of [`VIEW_ALIGN`]; where together they run as one `matmul` (K
+/// split or not).
 fn gemms(g: &Ops, i: usize, subgroups: bool) -> Option<Dispatch> {
     let Op::Linear { x, w, add: None, m, k, n, .. } = g.ops[i].1 else { return None };
     let dtype = (g.dtype_of)(w);
@@ -165,7 +165,7 @@ fn gemms(g: &Ops, i: usize, subgroups: bool) -> Option<Dispatch> {
     }
     let n_all = n * ops.len() as u32;
     let kernel = Linear::choose_for(m, k, n_all, subgroups, dtype);
-    (ops.len() > 1 && matches!(kernel, Linear::Matmul(_)) && kernel.k_split(m, k, n_all).0 == 1).then_some(Dispatch::Gemms { ops })
+    (ops.len() > 1 && matches!(kernel, Linear::Matmul(_))).then_some(Dispatch::Gemms { ops })
 }
 
 /// Whether `ops` (linear layers of one input, or one SwiGLU) run as one matvec.

@@ -552,11 +552,12 @@ fn positions_wgsl() -> String {
 fn split_sum_wgsl() -> String {
     let body = r#"  var v = 0.0;
   for (var z = 0u; z < p.splits; z++) { v += parts[z * p.n + i]; }
-  if ((p.mode & 1u) != 0u) { v += bias[i % p.cols]; }
+  // Column `i % cols` of segment `i / span` (one [M, N] is one segment of N).
+  if ((p.mode & 1u) != 0u) { v += bias[(i / p.span) * p.cols + i % p.cols]; }
   if ((p.mode & 2u) != 0u) { v += addend[i]; }
   y[i] = v;
 "#;
-    per_element(", splits: u32, cols: u32, mode: u32", &[("parts", "f32"), ("bias", "f32"), ("addend", "f32"), ("y", "f32")], "", body)
+    per_element(", splits: u32, cols: u32, mode: u32, span: u32", &[("parts", "f32"), ("bias", "f32"), ("addend", "f32"), ("y", "f32")], "", body)
 }
 
 const POOL: &str = r#"
@@ -804,8 +805,8 @@ fn join(p: &mut Program, label: String, parts: impl Iterator<Item = Option<T>>, 
 
 /// Appends the dispatch of a linear layer `y = x·wᵀ (+ b) (+ add)` of `[m, k, n]` as `matmul`, `w`
 /// stored as `wd`; with a `segment` (not 0), layers of one input as one, each `segment` columns
-/// wide ([`gemms`]). Where K splits ([`Linear::k_split`]; never for segments), the chunks' partial
-/// products go into a buffer of their own, then [`split_sum_wgsl`] adds them up with the bias and
+/// wide ([`gemms`]). Where K splits ([`Linear::k_split`]), the chunks' partial products go into a
+/// buffer of their own, laid out as y is, then [`split_sum_wgsl`] adds them up with the bias and
 /// the addend.
 #[allow(clippy::too_many_arguments)]
 fn matmul(p: &mut Program, tag: &str, [x, w, y]: [usize; 3], b: Option<usize>, add: Option<usize>, [m, k, n, segment]: [u32; 4], wd: Dtype) {
@@ -813,7 +814,7 @@ fn matmul(p: &mut Program, tag: &str, [x, w, y]: [usize; 3], b: Option<usize>, a
         Linear::Matvec(_) => Linear::Matmul(MatmulParams::DEFAULT),
         matmul => matmul,
     };
-    let (splits, chunk) = if segment == 0 { kernel.k_split(m, k, n) } else { (1, 0) };
+    let (splits, chunk) = kernel.k_split(m, k, n);
     let epilogue = if splits > 1 { Epilogue::default() } else { Epilogue { bias: b.is_some(), add: add.is_some() } };
     let label = kernel.label(epilogue, wd) + &if segment > 0 { format!(" in segments of {segment}") } else { String::new() };
     let shader = p.shader(&label, || kernel.segmented_wgsl(epilogue, wd, segment));
@@ -828,7 +829,8 @@ fn matmul(p: &mut Program, tag: &str, [x, w, y]: [usize; 3], b: Option<usize>, a
     let sum = p.shader("split sum", split_sum_wgsl);
     let mode = b.is_some() as u32 | (add.is_some() as u32) << 1;
     let tensors = [partials, b.unwrap_or(partials), add.unwrap_or(partials), y];
-    dispatch(p, tag, sum, vec![m * n, splits, n, mode], tensors, elementwise(m * n));
+    let cols = if segment == 0 { n } else { segment };
+    dispatch(p, tag, sum, vec![m * n, splits, cols, mode, m * cols], tensors, elementwise(m * n));
 }
 
 
