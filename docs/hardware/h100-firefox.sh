@@ -386,14 +386,15 @@ ort-minilm | ort-perception | ort-chrome)
   # Issue 27: harness's models beside onnxruntime-web's two WebGPU execution providers, on the ONNX
   # file harness writes of each (same weights, inputs and check), whole passes only: MiniLM at
   # 1×16 and 8×128 (ort-minilm), ViT-B/16 and Whisper-tiny's encoder at batch 1 and 8
-  # (ort-perception); in Firefox and natively, or all of them in Chromium (ort-chrome).
+  # (ort-perception); in Firefox and natively, or all of them in Chromium (ort-chrome; PERCEPTION=only:
+  # ViT-B/16 and Whisper's alone, MiniLM's weights not stashed).
   where=("${ff[@]}" --platform webgpu,ort,native)
   if [ "$step" = ort-chrome ]; then
     export LD_LIBRARY_PATH=/tmp/gpu/chromium-lib:$LD_LIBRARY_PATH
     where=("${cr[@]}" --platform webgpu,ort)
   fi
   o=(--no-ops --samples 10 --max-time 2 --timeout 120 --retries 0 --ort-dir /tmp/gpu/ort)
-  if [ "$step" != ort-perception ]; then
+  if [ "$step" != ort-perception ] && [ "${PERCEPTION:-}" != only ]; then
     run minilm-1x16 harness run "${where[@]}" "${o[@]}" --model minilm --batch 1 --seq 16 --weights /tmp/gpu/all-MiniLM-L6-v2 \
       --out "$dir/minilm-1x16"
     run minilm-8x128 harness run "${where[@]}" "${o[@]}" --model minilm --batch 8 --seq 128 --weights /tmp/gpu/all-MiniLM-L6-v2 \
