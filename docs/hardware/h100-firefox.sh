@@ -48,7 +48,7 @@
 #   Against onnxruntime-web (issue 27, h100-ort.md): here `bash docs/hardware/h100-firefox.sh pack-ort` and
 #   pack-model; carry ort.tar.xz with harness.tar.xz (`stash && bash docs/hardware/h100-firefox.sh stash-ort`),
 #   MiniLM's two parts with stash-model, then `ort-minilm`, `ort-perception` and `ort-decoder` (Firefox and
-#   native), one call each; after Chromium's parts, `ort-chrome`, then `ort-profile` (JSEP's own profile in both).
+#   native), one call each; after Chromium's parts, `ort-chrome`, `ort-decoder-chrome`, then `ort-profile` (JSEP's own profile in both).
 #   Firefox's completion timer (issue 27, h200-nudge.md): with Firefox and ort.tar.xz stashed, `firefox-batches`
 #   (steady batches of four lengths, not nudged), then `nudge-perception` and `nudge-decoder`; after MiniLM's parts, `nudge-minilm`.
 #   Cold start (issue 27, h100-cold.md): with ort.tar.xz and MiniLM's two parts stashed, `cold-firefox`,
@@ -150,7 +150,7 @@ stash-model)
   fi
   exit 0
   ;;
-firefox-batches | nudge-perception | nudge-minilm | nudge-decoder | text-firefox | text-chrome | cold-firefox | cold-chrome | cold-perception-firefox | cold-perception-chrome | cold-decoder | ort-minilm | ort-perception | ort-decoder | ort-chrome | ort-profile | perception | decode-dtypes | decode-profile | tune-quant | gpu-out-of-the-box | gpu-hidden-icd | gpu-minilm | gpu-tune | gpu-matmul | gpu-models | minilm-ops | suite | models | chromium | chrome | bench | bench-chrome | tune-native | tune-firefox | tune-matvec | decoder-native | matmul | kernels | decoder | tfjs | minilm | survive | checks | wall) ;;
+firefox-batches | nudge-perception | nudge-minilm | nudge-decoder | text-firefox | text-chrome | cold-firefox | cold-chrome | cold-perception-firefox | cold-perception-chrome | cold-decoder | ort-minilm | ort-perception | ort-decoder | ort-decoder-chrome | ort-chrome | ort-profile | perception | decode-dtypes | decode-profile | tune-quant | gpu-out-of-the-box | gpu-hidden-icd | gpu-minilm | gpu-tune | gpu-matmul | gpu-models | minilm-ops | suite | models | chromium | chrome | bench | bench-chrome | tune-native | tune-firefox | tune-matvec | decoder-native | matmul | kernels | decoder | tfjs | minilm | survive | checks | wall) ;;
 *) sed -n 2,23p "$0"; exit 2 ;;
 esac
 
@@ -485,10 +485,16 @@ cold-decoder)
   run decoder harness run "${ff[@]}" --platform webgpu,ort --model tinyllama --layers 4 --context 128 --cold-start 3 \
     --timeout 120 --retries 0 --ort-dir /tmp/gpu/ort --out "$dir/decoder"
   ;;
-ort-decoder)
+ort-decoder | ort-decoder-chrome)
   # TinyLlama's shape cut to 4 layers (its 22 in f32 are 4.4 GB: past protobuf's 2 GB for one ONNX
-  # file and the page's 4 GB of WASM memory), prefill of 128 tokens and one decode step.
-  run decoder harness run "${ff[@]}" --platform webgpu,ort,native --model tinyllama --layers 4 --context 128 --no-ops \
+  # file and the page's 4 GB of WASM memory), prefill of 128 tokens and one decode step; in Firefox
+  # and natively, or in Chromium (ort-decoder-chrome).
+  where=("${ff[@]}" --platform webgpu,ort,native)
+  if [ "$step" = ort-decoder-chrome ]; then
+    export LD_LIBRARY_PATH=/tmp/gpu/chromium-lib:$LD_LIBRARY_PATH
+    where=("${cr[@]}" --platform webgpu,ort)
+  fi
+  run decoder harness run "${where[@]}" --model tinyllama --layers 4 --context 128 --no-ops \
     --samples 10 --max-time 2 --timeout 120 --retries 0 --ort-dir /tmp/gpu/ort --out "$dir/decoder"
   ;;
 minilm-ops)

@@ -353,12 +353,16 @@ fn model_norms_match_f64_at_odd_widths_natively() {
 
 /// SwiGLU's fused gate and up projections, `silu(x·Gᵀ) · (x·Uᵀ)`: one matvec dispatch for one row
 /// (scalar and vec4 loads, every rows-per-workgroup the lowering picks, more workgroups than one
-/// dimension holds), two matmuls and an elementwise product for several, weights f32 and f16.
+/// dimension holds), a matmul of the gate and up weights joined (K whole and split) or two where
+/// they do not join, and an elementwise product for many, weights f32 and f16.
 #[test]
 fn model_swiglu_matches_f64_at_odd_shapes_natively() {
     use kernels::model::{graph::Graph, op::Op};
     let Some(gpu) = gpu() else { return };
-    let shapes = [(1, 1, 1), (1, 77, 33), (1, 64, 70), (1, 2048, 5), (1, 36, 2100), (1, 4, 300_000), (1, 5632, 3), (3, 7, 5), (33, 64, 70)];
+    let shapes = [
+        (1, 1, 1), (1, 77, 33), (1, 64, 70), (1, 2048, 5), (1, 36, 2100), (1, 4, 300_000), (1, 5632, 3), (3, 7, 5), (33, 64, 70),
+        (300, 64, 64), (300, 1100, 64), (300, 64, 70),
+    ];
     for dtype in [kernels::Dtype::F32, kernels::Dtype::F16] {
         if dtype.feature().is_some_and(|f| !gpu.has(f)) {
             eprintln!("SKIPPED f16 weights: this adapter has no shader-f16");
@@ -375,6 +379,8 @@ fn model_swiglu_matches_f64_at_odd_shapes_natively() {
             g.op("gate_up", Op::SwiGlu { x, gate, up, y, m, k, n });
             g.outputs.push(y);
         }
+        let joined = g.lower(None, false).unwrap().shaders.iter().filter(|s| s.label.contains("in segments of 64")).count();
+        assert_eq!(joined, 2, "the two 64-wide SwiGLUs of 300 rows run as one GEMM each (K whole, K split)");
         let failures: Vec<String> = failing_outputs(&gpu, &g, |i| kernels::Tolerance { abs: 4e-6 * (shapes[i].1 + 1) as f64, rel: 1e-5 })
             .into_iter()
             .map(|(i, lowering, verdict)| format!("m, k, n {:?}, w {dtype}, {lowering}: {verdict:?}", shapes[i]))

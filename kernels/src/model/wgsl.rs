@@ -626,11 +626,22 @@ pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: &dyn F
     let (name, src, words, tensors, groups): Simple = match *op {
         Op::Linear { x, w, b, add, y, m, k, n } => return matmul(p, tag, [x, w, y], b, add, [m, k, n, 0], dtype_of(w)),
         Op::SwiGlu { x, gate, up, y, m, k, n } => {
-            // Rows enough for matmul: the gate and up projections into buffers of their own, then silu(g)·u.
+            // Rows enough for matmul: the gate and up projections, as one GEMM where their weights
+            // join (fuse::joinable), into two ranges of one buffer; then silu(g)·u.
             let wd = dtype_of(gate);
-            let (g, u) = (p.buffer(Buffer::zeroed(format!("{tag} gate"), (m * n) as usize)), p.buffer(Buffer::zeroed(format!("{tag} up"), (m * n) as usize)));
-            matmul(p, tag, [x, gate, g], None, None, [m, k, n, 0], wd);
-            matmul(p, tag, [x, up, u], None, None, [m, k, n, 0], wd);
+            let (g, u) = if gate != up && super::fuse::joinable(wd, [m, k, n]) {
+                let weights = join(p, format!("{tag} gate and up weights"), [Some(gate), Some(up)].into_iter(), 0);
+                let both = p.buffer(Buffer::zeroed(format!("{tag} gate and up"), 2 * (m * n) as usize));
+                matmul(p, tag, [x, weights, both], None, None, [m, k, 2 * n, n], wd);
+                let len = 4 * u64::from(m * n);
+                let half = |label: String, offset| Buffer { label, uniform: false, init: Init::View { of: both, offset, len } };
+                (p.buffer(half(format!("{tag} gate"), 0)), p.buffer(half(format!("{tag} up"), len)))
+            } else {
+                let (g, u) = (p.buffer(Buffer::zeroed(format!("{tag} gate"), (m * n) as usize)), p.buffer(Buffer::zeroed(format!("{tag} up"), (m * n) as usize)));
+                matmul(p, tag, [x, gate, g], None, None, [m, k, n, 0], wd);
+                matmul(p, tag, [x, up, u], None, None, [m, k, n, 0], wd);
+                (g, u)
+            };
             ("elementwise", elementwise_wgsl, vec![m * n, 2], vec![g, u, y], elementwise(m * n))
         }
         Op::Norm { x, g, b, y, rows, cols, eps } => {
