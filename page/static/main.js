@@ -44,11 +44,23 @@ window.addEventListener('unhandledrejection', (e) => {
   reportError(r && r.message ? r.message : String(r), r && r.stack, true);
 });
 
+// Chromium's first start on a machine can come up without its GPU for a while: on the GPU machine
+// the first browser of every lease got null, every later one the GPU (docs/hardware/h200-fused.md).
+// So null is asked again, a second apart, before it stands.
+const ADAPTER_TRIES = 5;
+
 async function describeAdapter() {
   const base = { userAgent: navigator.userAgent, crossOriginIsolated: self.crossOriginIsolated === true };
   if (!navigator.gpu) return { ...base, available: false, reason: 'navigator.gpu is missing: WebGPU is disabled or unsupported' };
-  const adapter = await navigator.gpu.requestAdapter({ powerPreference: 'high-performance' });
-  if (!adapter) return { ...base, available: false, reason: 'navigator.gpu.requestAdapter() returned null' };
+  let adapter = null;
+  for (let i = 1; i <= ADAPTER_TRIES && !adapter; i++) {
+    if (i > 1) {
+      log(`requestAdapter() returned null; asking again (${i} of ${ADAPTER_TRIES})`);
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    adapter = await navigator.gpu.requestAdapter({ powerPreference: 'high-performance' });
+  }
+  if (!adapter) return { ...base, available: false, reason: `navigator.gpu.requestAdapter() returned null (asked ${ADAPTER_TRIES} times, a second apart)` };
   const info = adapter.info || (adapter.requestAdapterInfo ? await adapter.requestAdapterInfo() : {});
   const limits = {};
   for (const key in adapter.limits) {
