@@ -64,8 +64,8 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 pack="$top/target/gpu-pack"
 case "${1:-}" in
 pack-model)
-  # Parts of 41 MB: each call carries the working tree too (24 MB), and all of it must stay under 64 MiB.
-  tar cf - -C "$top/models" all-MiniLM-L6-v2 | split -b 41000000 - "$pack/minilm.tar."
+  # Parts of 38 MB: each call carries the working tree too (26 MB), and all of it must stay under 64 MiB.
+  tar cf - -C "$top/models" all-MiniLM-L6-v2 | split -b 38000000 - "$pack/minilm.tar."
   ls -la "$pack"/minilm.tar.*
   exit 0
   ;;
@@ -80,7 +80,7 @@ pack-chromium)
   ldd "$work/pack/chromium/chromium" | awk '/=> \//{print $3}' | sort -u \
     | grep -vE '/(libc|libm|libpthread|libdl|librt|libstdc\+\+|libgcc_s)\.so|/ld-linux' | xargs -I{} cp -L {} "$work/pack/chromium-lib/"
   rm -f "$pack"/chromium.tar.xz.*
-  tar cf - -C "$work/pack" . | xz -T0 -6 | split -b 41000000 - "$pack/chromium.tar.xz."
+  tar cf - -C "$work/pack" . | xz -T0 -6 | split -b 38000000 - "$pack/chromium.tar.xz."
   ls -la "$pack"/chromium.tar.xz.*
   exit 0
   ;;
