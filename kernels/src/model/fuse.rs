@@ -19,7 +19,6 @@ use super::op::{Op, T};
 use crate::dtype::Dtype;
 use crate::catalog::linear::Linear;
 use crate::catalog::matvec::MAX_SEGMENTS;
-use crate::program::VIEW_ALIGN;
 
 /// One dispatch of the lowered graph, by the indices of the ops it carries out.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -142,13 +141,12 @@ fn matvecs(g: &Ops, i: usize, subgroups: bool, internal: &dyn Fn(T, u32) -> bool
 }
 
 /// The linear layers from op `i` on that run as one `matmul` ([`Dispatch::Gemms`]): of the same x,
-/// shape and float weight type, none adding a residual, each of whose weights, bias and output
-/// start a range at a multiple of [`VIEW_ALIGN`]; where together they run as one `matmul` (K
-/// split or not).
+/// shape and float weight type, none adding a residual, whose weights, biases and outputs join
+/// ([`joinable`](super::wgsl::joinable)); where together they run as one `matmul` (K split or not).
 fn gemms(g: &Ops, i: usize, subgroups: bool) -> Option<Dispatch> {
     let Op::Linear { x, w, add: None, m, k, n, .. } = g.ops[i].1 else { return None };
     let dtype = (g.dtype_of)(w);
-    if !joinable(dtype, [m, k, n]) {
+    if !super::wgsl::joinable(dtype, [m, k, n]) {
         return None;
     }
     let alike = |op: &Op| matches!(*op, Op::Linear { x: x2, w: w2, add: None, m: m2, k: k2, n: n2, .. } if (x2, m2, k2, n2) == (x, m, k, n) && (g.dtype_of)(w2) == dtype);
@@ -165,14 +163,6 @@ fn gemms(g: &Ops, i: usize, subgroups: bool) -> Option<Dispatch> {
     let n_all = n * ops.len() as u32;
     let kernel = Linear::choose_for(m, k, n_all, subgroups, dtype);
     (ops.len() > 1 && matches!(kernel, Linear::Matmul(_))).then_some(Dispatch::Gemms { ops })
-}
-
-/// Whether `m`×`k` by `[n,k]` linear layers with weights stored as `dtype` can be one GEMM over their
-/// weights one after another: float weights (a quantized matrix is not stored row by row), and
-/// each layer's weights, bias and output a whole number of [`VIEW_ALIGN`]s, so that each is a view.
-pub fn joinable(dtype: Dtype, [m, k, n]: [u32; 3]) -> bool {
-    let bytes = [dtype.storage_bytes((n * k) as usize, k as usize) as u64, 4 * n as u64, 4 * u64::from(m) * u64::from(n)];
-    dtype.quant().is_none() && bytes.iter().all(|b| b % VIEW_ALIGN == 0)
 }
 
 /// Whether `ops` (linear layers of one input, or one SwiGLU) run as one matvec.

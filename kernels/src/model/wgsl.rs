@@ -9,7 +9,7 @@ use crate::catalog::linear::Linear;
 use crate::catalog::matmul::MatmulParams;
 use crate::catalog::matvec::{MatvecOutput, MatvecParams};
 use crate::kernel::linear_workgroups;
-use crate::program::{Buffer, Init, Program};
+use crate::program::{Buffer, Init, Program, VIEW_ALIGN};
 
 /// RMSNorm and LayerNorm over rows, one workgroup a row, `Vec` wide loads (see [`norm_wgsl`]).
 /// Each invocation sums up its share of the row in one pass as (count, mean, squared deviations),
@@ -627,9 +627,9 @@ pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: &dyn F
         Op::Linear { x, w, b, add, y, m, k, n } => return matmul(p, tag, [x, w, y], b, add, [m, k, n, 0], dtype_of(w)),
         Op::SwiGlu { x, gate, up, y, m, k, n } => {
             // Rows enough for matmul: the gate and up projections, as one GEMM where their weights
-            // join (fuse::joinable), into two ranges of one buffer; then silu(g)·u.
+            // join ([`joinable`]), into two ranges of one buffer; then silu(g)·u.
             let wd = dtype_of(gate);
-            let (g, u) = if gate != up && super::fuse::joinable(wd, [m, k, n]) {
+            let (g, u) = if gate != up && joinable(wd, [m, k, n]) {
                 let weights = join(p, format!("{tag} gate and up weights"), [Some(gate), Some(up)].into_iter(), 0);
                 let both = p.buffer(Buffer::zeroed(format!("{tag} gate and up"), 2 * (m * n) as usize));
                 matmul(p, tag, [x, weights, both], None, None, [m, k, 2 * n, n], wd);
@@ -778,7 +778,7 @@ pub fn decode_attention(p: &mut Program, tag: &str, [rope_q, rope_k, write_v, at
     dispatch(p, tag, shader, attention_words(attention, base), [q, k, v, lens, y, k_new, v_new], [rows, heads, 1]);
 }
 
-/// Appends linear layers of one input and width as one `matmul` ([`Dispatch::Gemms`](super::fuse::Dispatch::Gemms)):
+/// Appends linear layers of one input and width as one `matmul` (a `Dispatch::Gemms` of the plan):
 /// their weights, their biases (zeros for a layer without) and their outputs each become one
 /// buffer, of which each layer's own tensor becomes a [view](Init::View).
 pub fn gemms(p: &mut Program, tag: &str, ops: &[&Op], dtype_of: &dyn Fn(T) -> Dtype) {
@@ -788,6 +788,14 @@ pub fn gemms(p: &mut Program, tag: &str, ops: &[&Op], dtype_of: &dyn Fn(T) -> Dt
     let biases = layers.iter().any(|l| l.1.is_some()).then(|| join(p, format!("{tag} biases"), layers.iter().map(|l| l.1), 4 * n as u64));
     let outputs = join(p, format!("{tag} outputs"), layers.iter().map(|l| Some(l.2)), 0);
     matmul(p, tag, [x, weights, outputs], biases, None, [m, k, n * layers.len() as u32, n], dtype_of(w));
+}
+
+/// Whether `m`×`k` by `[n,k]` linear layers with weights stored as `dtype` can be one GEMM over their
+/// weights one after another: float weights (a quantized matrix is not stored row by row), and
+/// each layer's weights, bias and output a whole number of [`VIEW_ALIGN`]s, so that each is a view.
+pub fn joinable(dtype: Dtype, [m, k, n]: [u32; 3]) -> bool {
+    let bytes = [dtype.storage_bytes((n * k) as usize, k as usize) as u64, 4 * n as u64, 4 * u64::from(m) * u64::from(n)];
+    dtype.quant().is_none() && bytes.iter().all(|b| b % VIEW_ALIGN == 0)
 }
 
 /// A buffer of `parts` one after another (an absent one `absent` zero bytes), each part's buffer
