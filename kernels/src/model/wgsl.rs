@@ -629,19 +629,15 @@ pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: &dyn F
             // Rows enough for matmul: the gate and up projections, as one GEMM where their weights
             // join ([`joinable`]), into two ranges of one buffer; then silu(g)·u.
             let wd = dtype_of(gate);
-            let (g, u) = if gate != up && joinable(wd, [m, k, n]) {
+            let (g, u) = (p.buffer(Buffer::zeroed(format!("{tag} gate"), (m * n) as usize)), p.buffer(Buffer::zeroed(format!("{tag} up"), (m * n) as usize)));
+            if gate != up && joinable(wd, [m, k, n]) {
                 let weights = join(p, format!("{tag} gate and up weights"), [Some(gate), Some(up)].into_iter(), 0);
-                let both = p.buffer(Buffer::zeroed(format!("{tag} gate and up"), 2 * (m * n) as usize));
+                let both = join(p, format!("{tag} gate and up"), [Some(g), Some(u)].into_iter(), 0);
                 matmul(p, tag, [x, weights, both], None, None, [m, k, 2 * n, n], wd);
-                let len = 4 * u64::from(m * n);
-                let half = |label: String, offset| Buffer { label, uniform: false, init: Init::View { of: both, offset, len } };
-                (p.buffer(half(format!("{tag} gate"), 0)), p.buffer(half(format!("{tag} up"), len)))
             } else {
-                let (g, u) = (p.buffer(Buffer::zeroed(format!("{tag} gate"), (m * n) as usize)), p.buffer(Buffer::zeroed(format!("{tag} up"), (m * n) as usize)));
                 matmul(p, tag, [x, gate, g], None, None, [m, k, n, 0], wd);
                 matmul(p, tag, [x, up, u], None, None, [m, k, n, 0], wd);
-                (g, u)
-            };
+            }
             ("elementwise", elementwise_wgsl, vec![m * n, 2], vec![g, u, y], elementwise(m * n))
         }
         Op::Norm { x, g, b, y, rows, cols, eps } => {
