@@ -186,15 +186,22 @@ fn visible(b: u32, r: u32) -> u32 {
 "#;
 
 /// Attention over many query rows (an encoder's, a prefill's), after FlashAttention-2: each
-/// invocation holds one query row and its output in registers and walks the keys a tile at a time
-/// through workgroup memory, with a running max and softmax denominator. `S` invocations share a
-/// row, each taking every `S`-th key of a tile, so a workgroup of `R` rows is `R × S` invocations
-/// and short work still fills the GPU; their partial outputs merge once at the end. The
-/// invocations of a warp share a split (`t / R`), so each read of a key or value from workgroup
-/// memory is a broadcast. The tiles (keys then values, 8 KiB) double as the merge's scratch.
-/// [`Flash::wgsl`] writes the per-`vec4` and per-key work out as straight-line code over plain
-/// variables (`q0`, `o0`, `sc0`, …): in function-scope arrays indexed by loop counters, NVIDIA's
-/// compiler left them in memory (docs/hardware/h100-matmul.md).
+/// invocation holds `RT` query rows and their outputs in registers, over `HVP` of the head's `HV`
+/// `vec4`s (its *part*; `PARTS` invocations make up a head), and walks the keys a tile at a time
+/// through workgroup memory, with a running max and softmax denominator a row. Where a head has
+/// several parts, their partial dot products meet in workgroup memory (`xs`) once a tile, summed
+/// in the same order by every part. `S` invocations share a row's keys, each taking every `S`-th
+/// key of a tile, so short work still fills the GPU; their partial outputs merge once at the end.
+///
+/// Why rows and parts: each `vec4` read from workgroup memory feeds `RT` rows' products. On NVIDIA
+/// a warp gets 32 words of workgroup memory a clock and does 128 FMAs, so with one row (one read
+/// a `vec4` of FMAs) the loads bound attention at a quarter of the FMA rate; two rows halve them,
+/// and parts keep two rows' registers at one row's.
+///
+/// [`Flash::wgsl`] writes the per-`vec4`, per-row and per-key work out as straight-line code over
+/// plain variables (`q0_1`, `o1_3`, `sc0_2`, …): in function-scope arrays indexed by loop counters,
+/// NVIDIA's compiler left them in memory (docs/hardware/h100-matmul.md). The tiles (keys then
+/// values, 8 KiB) double as the merge's scratch.
 const ATTENTION_FLASH: &str = r#"
 struct P { seq: u32, heads: u32, kv_heads: u32, hd: u32, kv_len: u32, causal: u32, pos0: u32, scale: f32, base: f32 }
 @group(0) @binding(0) var<uniform> p: P;
@@ -203,11 +210,14 @@ struct P { seq: u32, heads: u32, kv_heads: u32, hd: u32, kv_len: u32, causal: u3
 @group(0) @binding(3) var<storage, read> v: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read> lens: array<u32>;
 @group(0) @binding(5) var<storage, read_write> y: array<vec4<f32>>;
-const WG: u32 = R * S;
+const RP: u32 = R / RT;
+const WG: u32 = RP * PARTS * S;
+const HVP: u32 = HV / PARTS;
 const HIDDEN: f32 = -3.0e38;
 // Keys of the tile in [0, BK * HV), its values in [BK * HV, 2 * BK * HV).
 var<workgroup> tile: array<vec4<f32>, 2u * BK * HV>;
-var<workgroup> stat: array<f32, WG>;
+var<workgroup> stat: array<f32, S * R>;
+var<workgroup> xs: array<f32, XS>;
 var<workgroup> keys_seen: u32;
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t: u32) {
@@ -217,55 +227,30 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
   let h = wg.y;
   let kvv = p.kv_heads * HV;
   let kb = b * p.kv_len * kvv + (h / (p.heads / p.kv_heads)) * HV;
-  let r = t % R;
-  let s = t / R;
-  let row = r0 + r;
-  let n = visible(b, row);
+  let rp = t % RP;
+  let part = (t / RP) % PARTS;
+  let s = t / (RP * PARTS);
+  let d0 = part * HVP;
   if (t == 0u) {
     var most = 0u;
     for (var i = 0u; i < R; i++) { most = max(most, visible(b, r0 + i)); }
     keys_seen = most;
   }
   let keys = workgroupUniformLoad(&keys_seen);
-  let qb = ((b * p.seq + min(row, p.seq - 1u)) * p.heads + h) * HV;
 {{declare}}
-  var m = HIDDEN;
-  var l = 0.0;
+{{fetch_first}}
   for (var j0 = 0u; j0 < keys; j0 += BK) {
-    for (var i = t; i < BK * HV; i += WG) {
-      let j = j0 + i / HV;
-      var kx = vec4<f32>(0.0);
-      var vx = vec4<f32>(0.0);
-      if (j < p.kv_len) {
-        kx = k[kb + j * kvv + i % HV];
-        vx = v[kb + j * kvv + i % HV];
-      }
-      tile[i] = kx;
-      tile[BK * HV + i] = vx;
-    }
+{{stage}}
     workgroupBarrier();
+    // The next tile's loads are in flight while this one is worked on.
+{{fetch_next}}
 {{scores}}
-    if (top > m) {
-      let f = exp(m - top);
-      l *= f;
-{{rescale}}
-      m = top;
-    }
 {{accumulate}}
     workgroupBarrier();
   }
   // Merge the S partials (max, sum, output) of each row: rescale each to the row's max, then add.
-  stat[t] = m;
-  workgroupBarrier();
-  var top = HIDDEN;
-  for (var i = 0u; i < S; i++) { top = max(top, stat[i * R + r]); }
-  let f = select(0.0, exp(m - top), m > HIDDEN);
-  workgroupBarrier();
-  stat[t] = l * f;
-  workgroupBarrier();
-  var total = 0.0;
-  for (var i = 0u; i < S; i++) { total += stat[i * R + r]; }
-{{rescale}}
+  // The parts of a row hold the same max and sum; the first part's stand for them.
+{{merge}}
   for (var i = 1u; i < S; i++) {
     if (s == i) {
 {{spill}}
@@ -276,67 +261,180 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
     }
     workgroupBarrier();
   }
-  if (s == 0u && row < p.seq) {
-    let yb = ((b * p.seq + row) * p.heads + h) * HV;
+  if (s == 0u) {
 {{store}}
   }
 }
+// The `i`-th vec4 of the tile of keys from `j0` (`kx`; zero past the keys and the tile), and of values.
+fn kx(kb: u32, kvv: u32, j0: u32, i: u32) -> vec4<f32> {
+  let j = j0 + i / HV;
+  if (i < BK * HV && j < p.kv_len) { return k[kb + j * kvv + i % HV]; }
+  return vec4<f32>(0.0);
+}
+fn vx(kb: u32, kvv: u32, j0: u32, i: u32) -> vec4<f32> {
+  let j = j0 + i / HV;
+  if (i < BK * HV && j < p.kv_len) { return v[kb + j * kvv + i % HV]; }
+  return vec4<f32>(0.0);
+}
 "#;
 
-/// The shape of one [`ATTENTION_FLASH`]: its head dim in `vec4`s, query rows a workgroup, and
-/// invocations a row.
+/// The shape of one [`ATTENTION_FLASH`]: its head dim in `vec4`s, query rows a workgroup, rows an
+/// invocation, invocations a row's keys and parts of a head.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Flash {
     /// Head dim in `vec4`s.
     pub hv: u32,
     /// Query rows a workgroup.
     pub rows: u32,
+    /// Query rows an invocation holds: each `vec4` of a key or value read serves all of them.
+    pub rows_each: u32,
     /// Invocations sharing a row, each on its own keys of a tile.
     pub splits: u32,
+    /// Invocations a head's `vec4`s are shared among, so `rows_each` rows fit in registers.
+    pub parts: u32,
 }
 
 impl Flash {
+    /// The flash shape of head dim `hv` (in `vec4`s) with `rows` rows a workgroup, `rows_each` an
+    /// invocation and `splits` invocations a row's keys: as few parts as keep an invocation's
+    /// query rows within [`FLASH_MAX_HEAD_DIM`] floats (and divide the head); one row an
+    /// invocation where those parts would make more than 256 invocations or too few keys a tile
+    /// to merge in (a head of a prime number of `vec4`s).
+    pub fn new(hv: u32, rows: u32, rows_each: u32, splits: u32) -> Flash {
+        let parts = (1..=hv).find(|p| hv % p == 0 && rows_each * hv / p * 4 <= FLASH_MAX_HEAD_DIM).unwrap_or(hv);
+        let flash = Flash { hv, rows, rows_each, splits, parts };
+        if flash.invocations() <= 256 && rows <= 2 * flash.keys() {
+            return flash;
+        }
+        Flash { rows_each: 1, parts: 1, ..flash }
+    }
+
     /// Keys a tile holds: keys and values in 8 KiB of workgroup memory (at most 64 keys), a whole
-    /// number for each split. The merge's scratch, a row's output for each of `rows` rows, must
-    /// fit in both tiles: `rows ≤ 2 × keys` (16 keys at a head dim of 64 hold 32 rows).
+    /// number for each split, fewer where the parts' dot products would take the workgroup past
+    /// the 16 KiB WebGPU guarantees. The merge's scratch, a row's output for each of `rows` rows,
+    /// must fit in both tiles: `rows ≤ 2 × keys` (16 keys at a head dim of 64 hold 32 rows).
     pub fn keys(&self) -> u32 {
-        (256 / self.hv).min(64) / self.splits * self.splits
+        let most = (256 / self.hv).min(64) / self.splits * self.splits;
+        (self.splits..=most).rev().step_by(self.splits as usize).find(|&keys| self.bytes_with(keys) <= 16384).unwrap_or(self.splits)
+    }
+
+    /// Invocations a workgroup.
+    pub fn invocations(&self) -> u32 {
+        self.rows / self.rows_each * self.parts * self.splits
+    }
+
+    /// Bytes of workgroup memory: the two tiles, a max or sum per row and split, the parts' dot
+    /// products of a tile, the count of keys seen.
+    pub fn workgroup_bytes(&self) -> u32 {
+        self.bytes_with(self.keys())
+    }
+
+    /// [`workgroup_bytes`](Flash::workgroup_bytes) with `keys` keys a tile.
+    fn bytes_with(&self, keys: u32) -> u32 {
+        2 * keys * self.hv * 16 + 4 * self.splits * self.rows + 4 * self.exchanged(keys) + 4
+    }
+
+    /// Floats of `xs` with `keys` keys a tile: every invocation's dot products of a tile where
+    /// parts exchange them (one, unused, where a head is one part: WGSL has no empty arrays).
+    fn exchanged(&self, keys: u32) -> u32 {
+        if self.parts == 1 { 1 } else { self.invocations() * self.rows_each * keys / self.splits }
     }
 
     /// Its WGSL: [`ATTENTION_FLASH`] with its sizes and its straight-line code.
     fn wgsl(&self) -> String {
-        let Flash { hv, rows, splits } = *self;
-        let each = |line: &dyn Fn(u32) -> String| (0..hv).map(line).collect::<Vec<_>>().join("\n");
-        let per_key = |u: u32| {
-            let dots = (0..hv).map(|e| format!("dot(q{e}, tile[kt + {e}u])")).collect::<Vec<_>>().join(" + ");
-            format!("    var sc{u} = HIDDEN;\n    if (j0 + {u}u * S + s < n) {{\n      let kt = ({u}u * S + s) * HV;\n      sc{u} = {dots};\n    }}")
-        };
+        let Flash { hv, rows, rows_each: rt, splits, parts } = *self;
         let kps = self.keys() / splits;
-        let top = (0..kps).fold("m".to_string(), |acc, u| format!("max({acc}, sc{u})"));
-        let scores = (0..kps).map(per_key).collect::<Vec<_>>().join("\n") + &format!("\n    let top = {top};");
-        let accumulate = (0..kps)
-            .map(|u| {
-                let adds = each(&|e| format!("      o{e} += w * tile[vt + {e}u];"));
-                format!("    if (sc{u} > HIDDEN) {{\n      let w = exp(sc{u} - m);\n      l += w;\n      let vt = BK * HV + ({u}u * S + s) * HV;\n{adds}\n    }}")
-            })
-            .collect::<Vec<_>>()
-            .join("\n");
-        let consts = format!("const HV: u32 = {hv}u;\nconst R: u32 = {rows}u;\nconst S: u32 = {splits}u;\nconst BK: u32 = {}u;\n", self.keys());
+        let lines = |items: Vec<String>| items.join("\n");
+        let rows_of = |f: &dyn Fn(u32) -> String| lines((0..rt).map(f).collect());
+        let each = |f: &dyn Fn(u32, u32) -> String| lines((0..rt).flat_map(|j| (0..hv / parts).map(move |e| (j, e))).map(|(j, e)| f(j, e)).collect());
+        let declare = rows_of(&|j| {
+            format!(
+                "  let row{j} = r0 + rp * RT + {j}u;\n  let n{j} = visible(b, row{j});\n  let qb{j} = ((b * p.seq + min(row{j}, p.seq - 1u)) * p.heads + h) * HV + d0;\n  var m{j} = HIDDEN;\n  var l{j} = 0.0;"
+            )
+        }) + "\n" + &each(&|j, e| format!("  let q{j}_{e} = q[qb{j} + {e}u] * p.scale;\n  var o{j}_{e} = vec4<f32>(0.0);"));
+        // Each key's dot products, each vec4 of the key read once for every row.
+        let mut scores = Vec::new();
+        for u in 0..kps {
+            scores.push(format!("    let kt{u} = ({u}u * S + s) * HV + d0;"));
+            scores.push(rows_of(&|j| format!("    var sc{j}_{u} = 0.0;")));
+            for e in 0..hv / parts {
+                scores.push(format!("    {{\n      let kx = tile[kt{u} + {e}u];\n{}\n    }}", rows_of(&|j| format!("      sc{j}_{u} += dot(q{j}_{e}, kx);"))));
+            }
+        }
+        if parts > 1 {
+            let slot = |j: u32, u: u32| format!("({}u * WG", j * kps + u);
+            for u in 0..kps {
+                scores.push(rows_of(&|j| format!("    xs[{} + t)] = sc{j}_{u};", slot(j, u))));
+            }
+            scores.push("    workgroupBarrier();".into());
+            for u in 0..kps {
+                let sum = |j: u32| (0..parts).map(|pp| format!("xs[{} + rp + {}u * RP + s * RP * PARTS)]", slot(j, u), pp)).collect::<Vec<_>>().join(" + ");
+                scores.push(rows_of(&|j| format!("    sc{j}_{u} = {};", sum(j))));
+            }
+        }
+        for j in 0..rt {
+            for u in 0..kps {
+                scores.push(format!("    sc{j}_{u} = select(HIDDEN, sc{j}_{u}, j0 + {u}u * S + s < n{j});"));
+            }
+            let top = (0..kps).fold(format!("m{j}"), |acc, u| format!("max({acc}, sc{j}_{u})"));
+            let rescale = lines((0..hv / parts).map(|e| format!("      o{j}_{e} *= f;")).collect());
+            scores.push(format!("    let top{j} = {top};\n    if (top{j} > m{j}) {{\n      let f = exp(m{j} - top{j});\n      l{j} *= f;\n{rescale}\n      m{j} = top{j};\n    }}"));
+        }
+        let accumulate = lines(
+            (0..kps)
+                .map(|u| {
+                    let weights = rows_of(&|j| format!("      let w{j} = select(0.0, exp(sc{j}_{u} - m{j}), sc{j}_{u} > HIDDEN);\n      l{j} += w{j};"));
+                    let adds = lines((0..hv / parts).map(|e| format!("      {{\n        let vx = tile[vt + {e}u];\n{}\n      }}", rows_of(&|j| format!("        o{j}_{e} += w{j} * vx;")))).collect());
+                    format!("    {{\n      let vt = BK * HV + ({u}u * S + s) * HV + d0;\n{weights}\n{adds}\n    }}")
+                })
+                .collect(),
+        );
+        let stat_at = |j: u32| format!("(rp * RT + {j}u)");
+        let merge = lines(vec![
+            rows_of(&|j| format!("  if (part == 0u) {{ stat[s * R + {}] = m{j}; }}", stat_at(j))),
+            "  workgroupBarrier();".into(),
+            rows_of(&|j| format!("  var top{j} = HIDDEN;\n  for (var i = 0u; i < S; i++) {{ top{j} = max(top{j}, stat[i * R + {}]); }}\n  let f{j} = select(0.0, exp(m{j} - top{j}), m{j} > HIDDEN);", stat_at(j))),
+            "  workgroupBarrier();".into(),
+            rows_of(&|j| format!("  if (part == 0u) {{ stat[s * R + {}] = l{j} * f{j}; }}", stat_at(j))),
+            "  workgroupBarrier();".into(),
+            rows_of(&|j| format!("  var total{j} = 0.0;\n  for (var i = 0u; i < S; i++) {{ total{j} += stat[i * R + {}]; }}", stat_at(j))),
+            each(&|j, e| format!("  o{j}_{e} *= f{j};")),
+        ]);
+        let scratch = |j: u32, e: u32| format!("tile[(d0 + {e}u) * R + {}]", stat_at(j));
+        let store = rows_of(&|j| {
+            let stores = lines((0..hv / parts).map(|e| format!("      y[yb + {e}u] = o{j}_{e} / total{j};")).collect());
+            format!("    if (row{j} < p.seq) {{\n      let yb = ((b * p.seq + row{j}) * p.heads + h) * HV + d0;\n{stores}\n    }}")
+        });
+        // Each invocation's vec4s of a tile, `t + WG · n`, held in registers from one tile to the next.
+        let fetched = (self.keys() * hv).div_ceil(self.invocations());
+        let fetch = |first: bool| {
+            let (decl, j0) = if first { ("var ", "0u") } else { ("", "j0 + BK") };
+            lines((0..fetched).map(|n| format!("  {decl}kx{n} = kx(kb, kvv, {j0}, t + {n}u * WG);\n  {decl}vx{n} = vx(kb, kvv, {j0}, t + {n}u * WG);")).collect())
+        };
+        let stage = lines((0..fetched).map(|n| format!("    if (t + {n}u * WG < BK * HV) {{\n      tile[t + {n}u * WG] = kx{n};\n      tile[BK * HV + t + {n}u * WG] = vx{n};\n    }}")).collect());
+        let consts = format!(
+            "const HV: u32 = {hv}u;\nconst R: u32 = {rows}u;\nconst RT: u32 = {rt}u;\nconst S: u32 = {splits}u;\nconst PARTS: u32 = {parts}u;\nconst BK: u32 = {}u;\nconst XS: u32 = {}u;\n",
+            self.keys(),
+            self.exchanged(self.keys())
+        );
         consts
             + &ATTENTION_FLASH
-                .replace("{{declare}}", &each(&|e| format!("  var q{e} = q[qb + {e}u] * p.scale;\n  var o{e} = vec4<f32>(0.0);")))
-                .replace("{{scores}}", &scores)
-                .replace("{{rescale}}", &each(&|e| format!("      o{e} *= f;")))
+                .replace("{{declare}}", &declare)
+                .replace("{{fetch_first}}", &fetch(true))
+                .replace("{{stage}}", &stage)
+                .replace("{{fetch_next}}", &fetch(false))
+                .replace("{{scores}}", &lines(scores))
                 .replace("{{accumulate}}", &accumulate)
-                .replace("{{spill}}", &each(&|e| format!("      tile[{e}u * R + r] = o{e};")))
-                .replace("{{gather}}", &each(&|e| format!("      o{e} += tile[{e}u * R + r];")))
-                .replace("{{store}}", &each(&|e| format!("    y[yb + {e}u] = o{e} / total;")))
+                .replace("{{merge}}", &merge)
+                .replace("{{spill}}", &each(&|j, e| format!("      {} = o{j}_{e};", scratch(j, e))))
+                .replace("{{gather}}", &each(&|j, e| format!("      o{j}_{e} += {};", scratch(j, e))))
+                .replace("{{store}}", &store)
             + VISIBLE
     }
 
     /// The label of its shader.
     fn label(&self) -> String {
-        format!("attention flash hv{} r{} s{}", self.hv, self.rows, self.splits)
+        format!("attention flash hv{} r{} t{} s{} p{}", self.hv, self.rows, self.rows_each, self.splits, self.parts)
     }
 
     /// Workgroups along x for `rows` query rows of `seq` an item (a workgroup holds one item's
@@ -349,12 +447,12 @@ impl Flash {
 /// Query rows a workgroup of [`ATTENTION_FLASH`] takes, and invocations a row: of seven shapes
 /// (8 to 32 rows, 1 to 8 invocations a row), the fastest or within 1% of it on the H200 at ViT-B/16
 /// (batch 1 and 8), Whisper-tiny's encoder (1 and 8) and TinyLlama's prefill of 128
-/// (docs/hardware/h200-flash.md).
+/// (docs/hardware/h200-flash.md), and again with two rows an invocation (h200-rows.md).
 pub const FLASH_ROWS: u32 = 32;
 /// See [`FLASH_ROWS`].
 pub const FLASH_SPLITS: u32 = 4;
-/// Largest head dim [`ATTENTION_FLASH`] runs: each invocation keeps a query row and an output row
-/// in registers.
+/// Largest head dim [`ATTENTION_FLASH`] runs, and the most floats of query rows an invocation
+/// keeps in registers (as many again for its outputs).
 pub const FLASH_MAX_HEAD_DIM: u32 = 64;
 
 /// The [`ATTENTION_FLASH`] an attention of `seq` query rows an item with head dim `hd` runs as, if
@@ -363,8 +461,13 @@ pub const FLASH_MAX_HEAD_DIM: u32 = 64;
 /// both [`ATTENTION`] there and an earlier tiled kernel (16 rows a workgroup, one `vec4` of the
 /// output an invocation): Whisper's encoder 2.1× (batch 1) and 3.1× (batch 8) faster, ViT-B/16 7%
 /// and 21% (docs/hardware/h200-flash.md).
+///
+/// Two rows an invocation where a head is wider than 8 `vec4`s, one below: on the H200 (natively),
+/// Whisper's attention at batch 1 took 6% less time with two rows of a 64-wide head, MiniLM's shape
+/// (12 heads of 32, 8×128) 8% more (docs/hardware/h200-rows.md).
 pub fn attention_flash(seq: u32, hd: u32) -> Option<Flash> {
-    (seq >= FLASH_ROWS && hd % 4 == 0 && hd <= FLASH_MAX_HEAD_DIM).then_some(Flash { hv: hd / 4, rows: FLASH_ROWS, splits: FLASH_SPLITS })
+    let hv = hd / 4;
+    (seq >= FLASH_ROWS && hd % 4 == 0 && hd <= FLASH_MAX_HEAD_DIM).then(|| Flash::new(hv, FLASH_ROWS, if hv > 8 { 2 } else { 1 }, FLASH_SPLITS))
 }
 
 /// How [`ATTENTION`] reads its query, keys and values: from the buffers as they are.
@@ -874,21 +977,27 @@ mod tests {
         assert_eq!(flash(128, 32), Some((8, 32)), "MiniLM at 128 tokens: 32 keys a tile");
         assert_eq!(flash(197, 64), Some((16, 16)), "ViT-B/16");
         assert_eq!(flash(1500, 64), Some((16, 16)), "Whisper's encoder");
-        assert_eq!(flash(40, 36), Some((9, 28)), "nine vec4s: 28 keys, a whole number a split");
+        assert_eq!(flash(40, 36), Some((9, 20)), "nine vec4s in three parts: 20 keys, a whole number a split, in 16 KiB");
         assert_eq!(flash(16, 32), None, "MiniLM at 16 tokens: fewer rows than a workgroup's");
         assert_eq!(flash(1, 64), None, "a decode step");
         assert_eq!((flash(40, 6), flash(40, 128)), (None, None), "a head not in vec4s, or wider than the registers hold");
         assert_eq!(attention_flash(1500, 64).map(|f| f.workgroups(8 * 1500, 1500)), Some(8 * 47), "a tile holds one item's rows");
+        let split = |hd| attention_flash(64, hd).map(|f| (f.rows_each, f.parts, f.invocations()));
+        assert_eq!(split(64), Some((2, 2, 128)), "two rows an invocation, each over half the head");
+        assert_eq!(split(32), Some((1, 1, 128)), "one row a head of 32");
+        assert_eq!(split(36), Some((2, 3, 192)), "nine vec4s in three parts");
+        assert_eq!(split(44), Some((1, 1, 128)), "eleven vec4s would take eleven parts: one row an invocation");
+        assert_eq!(Flash::new(8, 32, 2, 4), Flash { hv: 8, rows: 32, rows_each: 2, splits: 4, parts: 1 }, "two rows of 32 fit one invocation's registers");
     }
 
     #[test]
     fn every_flash_shape_fits_webgpus_workgroup_memory_and_its_merge_fits_the_tiles() {
         for hd in (4..=FLASH_MAX_HEAD_DIM).step_by(4) {
             let f = attention_flash(FLASH_ROWS, hd).expect("every head dim in vec4s up to the most");
-            let (keys, invocations) = (f.keys(), f.rows * f.splits);
+            let (keys, invocations) = (f.keys(), f.invocations());
             assert!(keys >= f.splits && keys % f.splits == 0, "hd {hd}: {keys} keys for {} splits", f.splits);
-            // The two tiles of vec4s, a max or sum per invocation, the count of keys seen.
-            let bytes = 2 * keys * f.hv * 16 + 4 * invocations + 4;
+            assert!(f.hv % f.parts == 0 && f.rows_each * f.hv / f.parts * 4 <= FLASH_MAX_HEAD_DIM, "hd {hd}: {} parts", f.parts);
+            let bytes = f.workgroup_bytes();
             assert!(bytes <= 16384, "hd {hd}: {bytes} bytes of workgroup memory");
             assert!(f.rows * f.hv <= 2 * keys * f.hv, "hd {hd}: the merge spills {} rows of {} vec4s into tiles of {keys} keys", f.rows, f.hv);
             assert!(invocations <= 256, "hd {hd}: {invocations} invocations, over WebGPU's guaranteed 256");
