@@ -542,7 +542,7 @@ fn steady_batches_a_fast_kernel_and_isolated_takes_it_one_at_a_time() {
 /// `Op::Attention` configurations, as `(batch, seq, heads, kv_heads, hd, kv_len, causal, pos0, lens)`;
 /// rows are `batch · seq`. Decode, one key, keys past one workgroup's worth, causal prefill after a
 /// cache, GQA groups of 1, 2, 3 and 8, head dims in vec4s and not, whose columns leave invocations over, wider than one workgroup's
-/// columns, lens shorter than kv_len, and the most keys a row may see; then the tiled kernel's.
+/// columns, lens shorter than kv_len, and the most keys a row may see; then the flash kernel's.
 #[allow(clippy::type_complexity)]
 const ATTENTIONS: &[(u32, u32, u32, u32, u32, u32, bool, u32, &[u32])] = &[
     (1, 1, 32, 4, 64, 129, true, 128, &[0]),
@@ -569,6 +569,10 @@ const ATTENTIONS: &[(u32, u32, u32, u32, u32, u32, bool, u32, &[u32])] = &[
     (12, 33, 16, 16, 64, 512, false, 0, &[500; 12]),
     (16, 40, 11, 11, 36, 300, false, 0, &[290; 16]),
     (2, 33, 2, 1, 64, 2500, false, 0, &[2500, 2301]),
+    // Keys in chunks (too few workgroups to fill the GPU), merged after: causal after a cache, and
+    // causal from the first token, whose early rows see nothing of the later chunks.
+    (1, 40, 4, 2, 64, 600, true, 560, &[0]),
+    (1, 300, 2, 1, 64, 300, true, 0, &[0]),
 ];
 
 /// Every [`ATTENTIONS`] configuration through `Graph::lower` against `Graph::evaluate` (f64).

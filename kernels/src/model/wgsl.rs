@@ -203,7 +203,7 @@ fn visible(b: u32, r: u32) -> u32 {
 /// NVIDIA's compiler left them in memory (docs/hardware/h100-matmul.md). The tiles (keys then
 /// values, 8 KiB) double as the merge's scratch.
 const ATTENTION_FLASH: &str = r#"
-struct P { seq: u32, heads: u32, kv_heads: u32, hd: u32, kv_len: u32, causal: u32, pos0: u32, scale: f32, base: f32 }
+struct P { seq: u32, heads: u32, kv_heads: u32, hd: u32, kv_len: u32, causal: u32, pos0: u32, scale: f32, base: f32, chunk: u32 }
 @group(0) @binding(0) var<uniform> p: P;
 @group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read> k: array<vec4<f32>>;
@@ -220,7 +220,7 @@ var<workgroup> stat: array<f32, S * R>;
 var<workgroup> xs: array<f32, XS>;
 var<workgroup> keys_seen: u32;
 @compute @workgroup_size(WG)
-fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) t: u32) {
   let tiles = (p.seq + R - 1u) / R;
   let b = wg.x / tiles;
   let r0 = (wg.x % tiles) * R;
@@ -236,10 +236,12 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
     for (var i = 0u; i < R; i++) { most = max(most, visible(b, r0 + i)); }
     keys_seen = most;
   }
-  let keys = workgroupUniformLoad(&keys_seen);
+  // This workgroup's chunk of the keys (all of them where the dispatch has one chunk along z).
+  let c0 = wg.z * p.chunk;
+  let keys = min(workgroupUniformLoad(&keys_seen), c0 + p.chunk);
 {{declare}}
 {{fetch_first}}
-  for (var j0 = 0u; j0 < keys; j0 += BK) {
+  for (var j0 = c0; j0 < keys; j0 += BK) {
 {{stage}}
     workgroupBarrier();
     // The next tile's loads are in flight while this one is worked on.
@@ -292,6 +294,9 @@ pub struct Flash {
     pub splits: u32,
     /// Invocations a head's `vec4`s are shared among, so `rows_each` rows fit in registers.
     pub parts: u32,
+    /// Whether the keys are split in chunks, a workgroup each along z, whose partial results
+    /// [`FLASH_MERGE`] combines.
+    pub chunked: bool,
 }
 
 impl Flash {
@@ -302,7 +307,7 @@ impl Flash {
     /// to merge in (a head of a prime number of `vec4`s).
     pub fn new(hv: u32, rows: u32, rows_each: u32, splits: u32) -> Flash {
         let parts = (1..=hv).find(|p| hv % p == 0 && rows_each * hv / p * 4 <= FLASH_MAX_HEAD_DIM).unwrap_or(hv);
-        let flash = Flash { hv, rows, rows_each, splits, parts };
+        let flash = Flash { hv, rows, rows_each, splits, parts, chunked: false };
         if flash.invocations() <= 256 && rows <= 2 * flash.keys() {
             return flash;
         }
@@ -342,7 +347,7 @@ impl Flash {
 
     /// Its WGSL: [`ATTENTION_FLASH`] with its sizes and its straight-line code.
     fn wgsl(&self) -> String {
-        let Flash { hv, rows, rows_each: rt, splits, parts } = *self;
+        let Flash { hv, rows, rows_each: rt, splits, parts, .. } = *self;
         let kps = self.keys() / splits;
         let lines = |items: Vec<String>| items.join("\n");
         let rows_of = |f: &dyn Fn(u32) -> String| lines((0..rt).map(f).collect());
@@ -401,14 +406,23 @@ impl Flash {
             each(&|j, e| format!("  o{j}_{e} *= f{j};")),
         ]);
         let scratch = |j: u32, e: u32| format!("tile[(d0 + {e}u) * R + {}]", stat_at(j));
+        // Unchunked, the output; chunked, a record of [`FLASH_MERGE`]'s for each row, head and chunk.
         let store = rows_of(&|j| {
-            let stores = lines((0..hv / parts).map(|e| format!("      y[yb + {e}u] = o{j}_{e} / total{j};")).collect());
-            format!("    if (row{j} < p.seq) {{\n      let yb = ((b * p.seq + row{j}) * p.heads + h) * HV + d0;\n{stores}\n    }}")
+            let (at, scale, stat) = match self.chunked {
+                false => ("((b * p.seq + row{j}) * p.heads + h) * HV", format!(" / total{j}"), String::new()),
+                true => (
+                    "(((b * p.seq + row{j}) * p.heads + h) * nwg.z + wg.z) * (HV + 1u)",
+                    String::new(),
+                    format!("\n      if (part == 0u) {{ y[yb - d0 + HV] = vec4<f32>(top{j}, total{j}, 0.0, 0.0); }}"),
+                ),
+            };
+            let stores = lines((0..hv / parts).map(|e| format!("      y[yb + {e}u] = o{j}_{e}{scale};")).collect());
+            format!("    if (row{j} < p.seq) {{\n      let yb = {} + d0;\n{stores}{stat}\n    }}", at.replace("{j}", &j.to_string()))
         });
         // Each invocation's vec4s of a tile, `t + WG · n`, held in registers from one tile to the next.
         let fetched = (self.keys() * hv).div_ceil(self.invocations());
         let fetch = |first: bool| {
-            let (decl, j0) = if first { ("var ", "0u") } else { ("", "j0 + BK") };
+            let (decl, j0) = if first { ("var ", "c0") } else { ("", "j0 + BK") };
             lines((0..fetched).map(|n| format!("  {decl}kx{n} = kx(kb, kvv, {j0}, t + {n}u * WG);\n  {decl}vx{n} = vx(kb, kvv, {j0}, t + {n}u * WG);")).collect())
         };
         let stage = lines((0..fetched).map(|n| format!("    if (t + {n}u * WG < BK * HV) {{\n      tile[t + {n}u * WG] = kx{n};\n      tile[BK * HV + t + {n}u * WG] = vx{n};\n    }}")).collect());
@@ -434,7 +448,7 @@ impl Flash {
 
     /// The label of its shader.
     fn label(&self) -> String {
-        format!("attention flash hv{} r{} t{} s{} p{}", self.hv, self.rows, self.rows_each, self.splits, self.parts)
+        format!("attention flash hv{} r{} t{} s{} p{}{}", self.hv, self.rows, self.rows_each, self.splits, self.parts, if self.chunked { " chunked" } else { "" })
     }
 
     /// Workgroups along x for `rows` query rows of `seq` an item (a workgroup holds one item's
@@ -442,6 +456,44 @@ impl Flash {
     pub fn workgroups(&self, rows: u32, seq: u32) -> u32 {
         rows / seq.max(1) * seq.div_ceil(self.rows)
     }
+
+    /// Chunks the keys split into, a workgroup each (along z), for `rows` query rows of `seq` an
+    /// item over `heads` heads and `kv_len` keys: enough for [`FLASH_FILL`] workgroups, each
+    /// chunk at least [`FLASH_MIN_CHUNK_TILES`] tiles long; 1 where the rows alone fill the GPU.
+    pub fn chunks(&self, rows: u32, seq: u32, heads: u32, kv_len: u32) -> u32 {
+        let workgroups = self.workgroups(rows, seq) * heads;
+        let tiles = kv_len.div_ceil(self.keys());
+        FLASH_FILL.div_ceil(workgroups).min(tiles / FLASH_MIN_CHUNK_TILES).max(1)
+    }
+}
+
+/// Workgroups of [`ATTENTION_FLASH`] that fill the GPU: below, its keys split in chunks (an H200
+/// holds 132 SMs × 16 workgroups of 128 invocations; Whisper-tiny's encoder at batch 1 has 282).
+pub const FLASH_FILL: u32 = 1024;
+
+/// Fewest tiles of keys a chunk of [`Flash::chunks`] walks: each chunk costs its workgroup's
+/// start and a record to merge.
+pub const FLASH_MIN_CHUNK_TILES: u32 = 4;
+
+/// Combines the chunks of a chunked [`ATTENTION_FLASH`]: for each row and head, a record a chunk
+/// of its unnormalized output (`hv` `vec4`s) and its max and sum (`vec4(max, sum, 0, 0)`),
+/// rescaled to the largest max and added; one invocation a `vec4` of the output.
+fn flash_merge_wgsl() -> String {
+    let body = r#"  let rh = i / p.hv;
+  let base = rh * p.chunks * (p.hv + 1u);
+  var top = -3.0e38;
+  for (var c = 0u; c < p.chunks; c++) { top = max(top, parts[base + c * (p.hv + 1u) + p.hv].x); }
+  var total = 0.0;
+  var acc = vec4<f32>(0.0);
+  for (var c = 0u; c < p.chunks; c++) {
+    let at = base + c * (p.hv + 1u);
+    let f = exp(parts[at + p.hv].x - top);
+    total += parts[at + p.hv].y * f;
+    acc += parts[at + i % p.hv] * f;
+  }
+  y[i] = acc / total;
+"#;
+    per_element(", hv: u32, chunks: u32", &[("parts", "vec4<f32>"), ("y", "vec4<f32>")], "", body)
 }
 
 /// Query rows a workgroup of [`ATTENTION_FLASH`] takes, and invocations a row: of seven shapes
@@ -720,10 +772,22 @@ pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: &dyn F
     if let Some(mv) = matvec_for(&[op], subgroups, dtype_of) {
         return matvecs(p, tag, mv, None, &[op], dtype_of);
     }
-    if let Op::Attention { q, k, v, lens, y, rows, seq, heads, hd, .. } = *op {
+    if let Op::Attention { q, k, v, lens, y, rows, seq, heads, hd, kv_len, .. } = *op {
         if let Some(flash) = attention_flash(seq, hd) {
+            let chunks = flash.chunks(rows, seq, heads, kv_len);
+            let flash = Flash { chunked: chunks > 1, ..flash };
+            let mut words = attention_words(op, 0.0);
+            words.push(kv_len.div_ceil(flash.keys()).div_ceil(chunks) * flash.keys());
             let shader = p.shader(&flash.label(), || flash.wgsl());
-            return dispatch(p, tag, shader, attention_words(op, 0.0), [q, k, v, lens, y], [flash.workgroups(rows, seq), heads, 1]);
+            let groups = [flash.workgroups(rows, seq), heads, chunks];
+            if chunks == 1 {
+                return dispatch(p, tag, shader, words, [q, k, v, lens, y], groups);
+            }
+            let records = p.buffer(Buffer::zeroed(format!("{tag} chunks"), (rows * heads * chunks * (flash.hv + 1) * 4) as usize));
+            dispatch(p, tag, shader, words, [q, k, v, lens, records], groups);
+            let merge = p.shader("attention flash merge", flash_merge_wgsl);
+            let n = rows * heads * flash.hv;
+            return dispatch(p, tag, merge, vec![n, flash.hv, chunks], [records, y], elementwise(n));
         }
     }
     let (name, src, words, tensors, groups): Simple = match *op {
@@ -987,7 +1051,7 @@ mod tests {
         assert_eq!(split(32), Some((1, 1, 128)), "one row a head of 32");
         assert_eq!(split(36), Some((2, 3, 192)), "nine vec4s in three parts");
         assert_eq!(split(44), Some((1, 1, 128)), "eleven vec4s would take eleven parts: one row an invocation");
-        assert_eq!(Flash::new(8, 32, 2, 4), Flash { hv: 8, rows: 32, rows_each: 2, splits: 4, parts: 1 }, "two rows of 32 fit one invocation's registers");
+        assert_eq!(Flash::new(8, 32, 2, 4), Flash { hv: 8, rows: 32, rows_each: 2, splits: 4, parts: 1, chunked: false }, "two rows of 32 fit one invocation's registers");
     }
 
     #[test]
