@@ -572,7 +572,7 @@ const ATTENTIONS: &[(u32, u32, u32, u32, u32, u32, bool, u32, &[u32])] = &[
     // Keys in chunks (too few workgroups to fill the GPU), merged after: causal after a cache, and
     // causal from the first token, whose early rows see nothing of the later chunks.
     (1, 40, 4, 2, 64, 600, true, 560, &[0]),
-    (1, 300, 2, 1, 64, 300, true, 0, &[0]),
+    (1, 600, 2, 1, 64, 600, true, 0, &[0]),
 ];
 
 /// Every [`ATTENTIONS`] configuration through `Graph::lower` against `Graph::evaluate` (f64).

@@ -472,8 +472,10 @@ impl Flash {
 pub const FLASH_FILL: u32 = 1024;
 
 /// Fewest tiles of keys a chunk of [`Flash::chunks`] walks: each chunk costs its workgroup's
-/// start and a record to merge.
-pub const FLASH_MIN_CHUNK_TILES: u32 = 4;
+/// start and a record to merge. In Chrome on the H200, 4 chunks of Whisper's 1500 keys (94 tiles)
+/// took its attention at batch 1 from 0.229 to 0.214 ms, but 3 chunks of ViT-B/16's 197 keys (13
+/// tiles) from 0.019 to 0.024 (docs/hardware/h200-rows.md).
+pub const FLASH_MIN_CHUNK_TILES: u32 = 16;
 
 /// Combines the chunks of a chunked [`ATTENTION_FLASH`]: for each row and head, a record a chunk
 /// of its unnormalized output (`hv` `vec4`s) and its max and sum (`vec4(max, sum, 0, 0)`),
@@ -1046,6 +1048,11 @@ mod tests {
         assert_eq!(flash(1, 64), None, "a decode step");
         assert_eq!((flash(40, 6), flash(40, 128)), (None, None), "a head not in vec4s, or wider than the registers hold");
         assert_eq!(attention_flash(1500, 64).map(|f| f.workgroups(8 * 1500, 1500)), Some(8 * 47), "a tile holds one item's rows");
+        let chunks = |rows, seq, heads, kv_len| attention_flash(seq, 64).unwrap().chunks(rows, seq, heads, kv_len);
+        assert_eq!(chunks(1500, 1500, 6, 1500), 4, "Whisper at batch 1: 282 workgroups, 94 tiles of keys");
+        assert_eq!(chunks(8 * 1500, 1500, 6, 1500), 1, "Whisper at batch 8 fills the GPU");
+        assert_eq!((chunks(197, 197, 12, 197), chunks(512, 128, 32, 128)), (1, 1), "ViT-B/16's 13 tiles, a prefill's 8: too few to split");
+        assert_eq!(chunks(64, 64, 2, 4096), 16, "a long cache: chunks of 16 tiles");
         let split = |hd| attention_flash(64, hd).map(|f| (f.rows_each, f.parts, f.invocations()));
         assert_eq!(split(64), Some((2, 2, 128)), "two rows an invocation, each over half the head");
         assert_eq!(split(32), Some((1, 1, 128)), "one row a head of 32");
