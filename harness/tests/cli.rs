@@ -134,3 +134,18 @@ fn a_gguf_file_of_another_shape_names_the_tensor_before_any_browser_starts() {
     assert!(err.contains("small.gguf") && err.contains("`blk.0.attn_norm.weight`") && err.contains("[64]") && err.contains("[2048]"), "{err}");
     assert!(!err.contains("panicked") && !err.contains("chromedriver"), "{err}");
 }
+
+#[path = "../build.rs"]
+#[allow(dead_code)]
+mod build_script;
+
+/// The build revision follows an edit of any crate harness is made of, not only its own: the
+/// build script reruns on every member's sources and the page's static files.
+#[test]
+fn the_build_revision_follows_every_members_sources() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let watched = build_script::watched(&root);
+    for dir in ["harness/src", "kernels/src", "reports/src", "stats/src", "page/src", "page/static", "harness-bench/src"] {
+        assert!(watched.contains(&root.join(dir)), "{dir} not watched: {watched:?}");
+    }
+}
