@@ -43,7 +43,8 @@ pub struct BrowserArgs {
     pub webdriver_url: Option<String>,
 }
 
-/// Browser and WebDriver executables given instead of searching; shared by `run` and `doctor`.
+/// Browser and WebDriver executables given instead of searching; shared by `run`, `verify` and
+/// `doctor`.
 #[derive(Debug, Clone, Default, Args)]
 pub struct BrowserPathArgs {
     /// Browser executable instead of searching PATH and the usual install locations; with several

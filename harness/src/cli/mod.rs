@@ -189,6 +189,20 @@ mod tests {
     }
 
     #[test]
+    fn browser_and_driver_paths_parse_the_same_for_run_verify_and_doctor() {
+        let given = ["--browser", "chrome", "--browser-path", "chrome=/opt/chromium/chromium", "--driver-path", "/opt/chromium/chromedriver"];
+        let with = |command: &'static str| std::iter::once(command).chain(given).collect::<Vec<_>>();
+        let Command::Run(r) = parse(&with("run")).unwrap().command else { panic!() };
+        let Command::Verify(v) = parse(&with("verify")).unwrap().command else { panic!() };
+        let Command::Doctor(d) = parse(&with("doctor")).unwrap().command else { panic!() };
+        for paths in [&r.pipeline.browser.paths, &v.paths, &d.paths] {
+            let chrome = crate::commands::browsers(paths, &browser::BrowserFlagArgs::default(), &[BrowserKind::Chrome]).unwrap().remove(0);
+            assert_eq!(chrome.browser_path, Some(PathBuf::from("/opt/chromium/chromium")), "BROWSER=PATH names the path");
+            assert_eq!(chrome.driver_path, Some(PathBuf::from("/opt/chromium/chromedriver")), "a bare path is the one browser's");
+        }
+    }
+
+    #[test]
     fn browser_args_and_prefs_parse_the_same_for_run_and_verify() {
         let given = ["--browser-arg", "--enable-features=Vulkan", "--browser-arg", "chrome=--x=y", "--browser-pref", "firefox=a.b=3"];
         let with = |command: &'static str| std::iter::once(command).chain(given).collect::<Vec<_>>();

@@ -1,6 +1,6 @@
 //! The options of `harness verify`.
 
-use super::browser::BrowserFlagArgs;
+use super::browser::{BrowserFlagArgs, BrowserPathArgs};
 use super::parse::positive_seconds;
 use super::values::PlatformArg;
 use crate::measure::browser::BrowserKind;
@@ -27,12 +27,9 @@ pub struct VerifyArgs {
     /// `webgpu` (in the browser) or `native` (wgpu on this machine's driver, no browser).
     #[arg(long, value_enum, default_value = "webgpu")]
     pub platform: PlatformArg,
-    /// Browser executable, instead of searching.
-    #[arg(long)]
-    pub browser_path: Option<PathBuf>,
-    /// WebDriver executable, instead of searching.
-    #[arg(long)]
-    pub driver_path: Option<PathBuf>,
+    /// Browser and WebDriver executables, instead of searching: as `run` and `doctor` take them.
+    #[command(flatten)]
+    pub paths: BrowserPathArgs,
     /// Browser arguments and prefs of yours.
     #[command(flatten)]
     pub browser_flags: BrowserFlagArgs,

@@ -1,7 +1,7 @@
 //! `harness verify`: runs one matmul on the adapter and on the CPU, gathers the evidence and
 //! decides whether WebGPU (or native wgpu) runs on real GPU hardware.
 
-use super::{user_flags, warn_unused};
+use super::{browsers, warn_unused};
 use crate::cli::values::PlatformArg;
 use crate::cli::verify::VerifyArgs;
 use crate::measure::controller::{self, BrowserRunRequest, CaseLimits};
@@ -55,11 +55,12 @@ pub async fn exec(args: VerifyArgs) -> Result<ExitCode> {
     let timeout = Duration::from_secs_f64(args.timeout);
     let references = Arc::new(reference::References::default());
     let probe = probe::RunProbe::detect();
-    let browsers = match args.platform {
+    let kinds = match args.platform {
         PlatformArg::Webgpu => vec![args.browser],
         _ => Vec::new(),
     };
-    warn_unused(&args.browser_flags, &browsers);
+    warn_unused(&args.browser_flags, &kinds);
+    let browser = browsers(&args.paths, &args.browser_flags, &[args.browser]).map_err(anyhow::Error::msg)?.remove(0);
     let mut interrupted = interrupt_watch();
     let mut reporter = TerminalReporter::new();
     let measured = match args.platform {
@@ -82,11 +83,11 @@ pub async fn exec(args: VerifyArgs) -> Result<ExitCode> {
                 browser: args.browser,
                 platform,
                 headless: true,
-                browser_path: args.browser_path.clone(),
-                driver_path: args.driver_path.clone(),
+                browser_path: browser.browser_path.clone(),
+                driver_path: browser.driver_path.clone(),
                 webdriver_url: None,
-                user_flags: user_flags(&args.browser_flags, args.browser),
-                gpu_flags: args.browser_flags.gpu_flags,
+                user_flags: browser.flags.clone(),
+                gpu_flags: browser.gpu_flags,
                 plan: plan.clone(),
                 limits,
                 read_diagnostics: platform == kernels::Platform::Webgpu,
