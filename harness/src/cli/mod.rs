@@ -188,13 +188,16 @@ mod tests {
         assert_eq!(r.replay, Some(PathBuf::from("r.json")));
     }
 
+    /// `run`, `verify` and `doctor`, each parsed with `given` after it.
+    fn run_verify_doctor(given: &[&str]) -> (Box<run::RunArgs>, verify::VerifyArgs, doctor::DoctorArgs) {
+        let parsed = |command: &str| parse(&[&[command], given].concat()).unwrap().command;
+        let (Command::Run(r), Command::Verify(v), Command::Doctor(d)) = (parsed("run"), parsed("verify"), parsed("doctor")) else { panic!() };
+        (r, v, d)
+    }
+
     #[test]
     fn browser_and_driver_paths_parse_the_same_for_run_verify_and_doctor() {
-        let given = ["--browser", "chrome", "--browser-path", "chrome=/opt/chromium/chromium", "--driver-path", "/opt/chromium/chromedriver"];
-        let with = |command: &'static str| std::iter::once(command).chain(given).collect::<Vec<_>>();
-        let Command::Run(r) = parse(&with("run")).unwrap().command else { panic!() };
-        let Command::Verify(v) = parse(&with("verify")).unwrap().command else { panic!() };
-        let Command::Doctor(d) = parse(&with("doctor")).unwrap().command else { panic!() };
+        let (r, v, d) = run_verify_doctor(&["--browser", "chrome", "--browser-path", "chrome=/opt/chromium/chromium", "--driver-path", "/opt/chromium/chromedriver"]);
         for paths in [&r.pipeline.browser.paths, &v.paths, &d.paths] {
             let chrome = crate::commands::browsers(paths, &browser::BrowserFlagArgs::default(), &[BrowserKind::Chrome]).unwrap().remove(0);
             assert_eq!(chrome.browser_path, Some(PathBuf::from("/opt/chromium/chromium")), "BROWSER=PATH names the path");
@@ -204,10 +207,7 @@ mod tests {
 
     #[test]
     fn browser_args_and_prefs_parse_the_same_for_run_and_verify() {
-        let given = ["--browser-arg", "--enable-features=Vulkan", "--browser-arg", "chrome=--x=y", "--browser-pref", "firefox=a.b=3"];
-        let with = |command: &'static str| std::iter::once(command).chain(given).collect::<Vec<_>>();
-        let Command::Run(r) = parse(&with("run")).unwrap().command else { panic!() };
-        let Command::Verify(v) = parse(&with("verify")).unwrap().command else { panic!() };
+        let (r, v, _) = run_verify_doctor(&["--browser-arg", "--enable-features=Vulkan", "--browser-arg", "chrome=--x=y", "--browser-pref", "firefox=a.b=3"]);
         for flags in [&r.pipeline.browser.browser_flags, &v.browser_flags] {
             assert_eq!(flags.args.iter().map(|a| a.given.as_str()).collect::<Vec<_>>(), ["--enable-features=Vulkan", "chrome=--x=y"]);
             assert_eq!(flags.prefs.iter().map(|p| p.given.as_str()).collect::<Vec<_>>(), ["firefox=a.b=3"]);
