@@ -200,6 +200,8 @@ mod tests {
         assert_eq!(path_for(&v, "--browser-path", BrowserKind::Edge, 2).unwrap(), None);
         let bare = vec!["/usr/bin/chromium".to_string()];
         assert_eq!(path_for(&bare, "--browser-path", BrowserKind::Chrome, 1).unwrap(), Some(PathBuf::from("/usr/bin/chromium")));
+        // One browser named anyway, as `harness verify --browser-path chrome=PATH` gives it.
+        assert_eq!(path_for(&["chrome=/c".to_string()], "--browser-path", BrowserKind::Chrome, 1).unwrap(), Some(PathBuf::from("/c")));
         let e = path_for(&bare, "--browser-path", BrowserKind::Chrome, 2).unwrap_err();
         assert!(e.contains("chrome=/usr/bin/chromium"), "{e}");
     }
