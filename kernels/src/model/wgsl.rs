@@ -267,16 +267,12 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
 {{store}}
   }
 }
-// The `i`-th vec4 of the tile of keys from `j0` (`kx`; zero past the keys and the tile), and of values.
-fn kx(kb: u32, kvv: u32, j0: u32, i: u32) -> vec4<f32> {
+// The `i`-th vec4 of the tile of keys from `j0` and of its values; zero past the keys and the tile.
+struct Kv { k: vec4<f32>, v: vec4<f32> }
+fn fetch(kb: u32, kvv: u32, j0: u32, i: u32) -> Kv {
   let j = j0 + i / HV;
-  if (i < BK * HV && j < p.kv_len) { return k[kb + j * kvv + i % HV]; }
-  return vec4<f32>(0.0);
-}
-fn vx(kb: u32, kvv: u32, j0: u32, i: u32) -> vec4<f32> {
-  let j = j0 + i / HV;
-  if (i < BK * HV && j < p.kv_len) { return v[kb + j * kvv + i % HV]; }
-  return vec4<f32>(0.0);
+  if (i < BK * HV && j < p.kv_len) { return Kv(k[kb + j * kvv + i % HV], v[kb + j * kvv + i % HV]); }
+  return Kv(vec4<f32>(0.0), vec4<f32>(0.0));
 }
 "#;
 
@@ -423,9 +419,9 @@ impl Flash {
         let fetched = (self.keys() * hv).div_ceil(self.invocations());
         let fetch = |first: bool| {
             let (decl, j0) = if first { ("var ", "c0") } else { ("", "j0 + BK") };
-            lines((0..fetched).map(|n| format!("  {decl}kx{n} = kx(kb, kvv, {j0}, t + {n}u * WG);\n  {decl}vx{n} = vx(kb, kvv, {j0}, t + {n}u * WG);")).collect())
+            lines((0..fetched).map(|n| format!("  {decl}kv{n} = fetch(kb, kvv, {j0}, t + {n}u * WG);")).collect())
         };
-        let stage = lines((0..fetched).map(|n| format!("    if (t + {n}u * WG < BK * HV) {{\n      tile[t + {n}u * WG] = kx{n};\n      tile[BK * HV + t + {n}u * WG] = vx{n};\n    }}")).collect());
+        let stage = lines((0..fetched).map(|n| format!("    if (t + {n}u * WG < BK * HV) {{\n      tile[t + {n}u * WG] = kv{n}.k;\n      tile[BK * HV + t + {n}u * WG] = kv{n}.v;\n    }}")).collect());
         let consts = format!(
             "const HV: u32 = {hv}u;\nconst R: u32 = {rows}u;\nconst RT: u32 = {rt}u;\nconst S: u32 = {splits}u;\nconst PARTS: u32 = {parts}u;\nconst BK: u32 = {}u;\nconst XS: u32 = {}u;\n",
             self.keys(),
