@@ -8,8 +8,9 @@
 // consecutive f32 (f32 or vec4<f32>), the types AIn and BIn in which A and B are stored (Vec, or
 // its f16 form, widened to Vec as it is loaded into the tiles: arithmetic is f32), lane(v, e) (its
 // e-th f32), vec_of(x) (a Vec from VEC f32)
-// and vdot(a, b) (the sum of a * b), and generates the B tile, its loads, the products and the
-// stores for B's layout, and how B is read: b_element(i) and b_vec(i, row, col) (element i, and the
+// and vdot(a, b) (the sum of a * b), and generates the B tile, the registers both tiles are loaded
+// ahead into (with their loads and their stores into the tiles), the products and the stores of C for
+// B's layout, and how B is read: b_element(i) and b_vec(i, row, col) (element i, and the
 // Vec at (row, col), of B as stored; a quantized B is dequantized there). Tiles are zero-padded past the matrices' edges, so any M, K, N work.
 // With `kchunk` > 0 (a multiple of BK), workgroup z takes K's chunk z alone and stores its partial
 // C at z * M * N (split-K: a block too few to fill the GPU walks a shorter K), for a sum after.
@@ -79,15 +80,21 @@ fn main(
     }
     let c0 = wg.z * p.m * p.n;
     let steps = (kend - min(kbeg, kend) + BK - 1u) / BK;
+    // Each invocation's share of both tiles (consecutive invocations load consecutive Vecs of a
+    // row) goes through registers, the first step's loaded here and every next one while the
+    // step before is multiplied: the loads are in flight during the products, not awaited at a
+    // barrier.
+{{declare_ahead}}
+    var k0 = kbeg;
+{{fetch}}
     // No early return: every invocation must reach the barriers (uniform control flow).
     for (var s = 0u; s < steps; s++) {
-        let k0 = kbeg + s * BK;
-        // Every invocation loads a share of both tiles, consecutive ones consecutive Vecs of a row.
-        for (var v = local_index; v < BM * BKV; v += INVOCATIONS) {
-            ta[v / BKV][v % BKV] = load(0u, p.m, p.k, m0 + v / BKV, k0 + (v % BKV) * VEC);
-        }
-{{load_b}}
+{{stage}}
         workgroupBarrier();
+        k0 += BK;
+        if (s + 1u < steps) {
+{{fetch}}
+        }
         for (var kv = 0u; kv < BKV; kv++) {
 {{multiply}}
         }

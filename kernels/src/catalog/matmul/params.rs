@@ -165,7 +165,9 @@ fn segmented(row: u32, col: u32) -> u32 {{ return (col / {s}u) * p.m * {s}u + ro
             .replace("{{output}}", &options.epilogue.bindings(3, "c"))
             .replace("{{tile_b}}", &generated.tile_b)
             .replace("{{b_reads}}", &options.b_dtype.quant().map_or(crate::catalog::dequant::MATMUL_B_FLOAT_READS.into(), |q| crate::catalog::dequant::matmul_b_reads(q, vec)))
-            .replace("{{load_b}}", &generated.load_b)
+            .replace("{{declare_ahead}}", generated.ahead.trim_end())
+            .replace("{{fetch}}", generated.fetch.trim_end())
+            .replace("{{stage}}", generated.stage.trim_end())
             .replace("{{declare}}", generated.declare.trim_end())
             .replace("{{multiply}}", generated.multiply.trim_end())
             .replace("{{store}}", generated.store.replace("{index}", index).replace("{terms}", &options.epilogue.terms("col", index)).trim_end());
@@ -183,7 +185,7 @@ fn segmented(row: u32, col: u32) -> u32 {{ return (col / {s}u) * p.m * {s}u + ro
         let component = |name: String, e: u32| if vec == 1 { name } else { format!("{name}[{e}]") };
         let cells = || (0..tm).flat_map(move |i| (0..tnv).map(move |j| (i, j)));
         let tile = "const BNV: u32 = BN / VEC;\nvar<workgroup> tb: array<array<Vec, BNV>, BK>;".into();
-        let mut g = self.generated(tile, ["BK", "BNV", "p.k", "p.n", "k0", "n0"], "Vec", tnv);
+        let mut g = self.generated(tile, self.bk * (self.bn / vec), ["BNV", "p.k", "p.n", "k0", "n0"], "Vec", tnv);
         for e in 0..vec {
             for j in 0..tnv {
                 g.multiply += &format!("            let b_{e}_{j} = tb[kv * VEC + {e}u][lid.x + {j}u * WX];\n");
@@ -209,7 +211,7 @@ fn segmented(row: u32, col: u32) -> u32 {{ return (col / {s}u) * p.m * {s}u + ro
         let spare = u32::from(self.workgroup_bytes() + 4 * vec * bn <= MAX_WORKGROUP_BYTES);
         let cells = || (0..tm).flat_map(move |i| (0..tn).map(move |j| (i, j)));
         let tile = format!("var<workgroup> tb: array<array<Vec, BKV + {spare}u>, BN>;");
-        let mut g = self.generated(tile, ["BN", "BKV", "p.n", "p.k", "n0", "k0"], "f32", tn);
+        let mut g = self.generated(tile, bn * (self.bk / vec), ["BKV", "p.n", "p.k", "n0", "k0"], "f32", tn);
         for j in 0..tn {
             g.multiply += &format!("            let b_{j} = tb[lid.x + {j}u * WX][kv];\n");
         }
@@ -222,19 +224,13 @@ fn segmented(row: u32, col: u32) -> u32 {{ return (col / {s}u) * p.m * {s}u + ro
         g
     }
 
-    /// What both layouts of B share: the B tile `tile`, the loop that loads it (`rows` rows of
-    /// `vecs` Vecs, each at row `row0 +` and column `col0 +` of B, which is `b_rows` × `b_cols`),
-    /// TM × `cols` accumulators of type `acc`, and each step's loads of A.
-    fn generated(&self, tile: String, [rows, vecs, b_rows, b_cols, row0, col0]: [&str; 6], acc: &str, cols: u32) -> Generated {
-        let mut g = Generated {
-            tile_b: tile,
-            load_b: format!(
-                "        for (var v = local_index; v < {rows} * {vecs}; v += INVOCATIONS) {{
-            tb[v / {vecs}][v % {vecs}] = load(1u, {b_rows}, {b_cols}, {row0} + v / {vecs}, {col0} + (v % {vecs}) * VEC);
-        }}"
-            ),
-            ..Generated::default()
-        };
+    /// What both layouts of B share: the B tile `tile` (`vecs` Vecs a row, `total` in all, each
+    /// at row `row0 +` and column `col0 +` of B, which is `b_rows` × `b_cols`), the loads ahead of
+    /// both tiles, TM × `cols` accumulators of type `acc`, and each step's reads of the A tile.
+    fn generated(&self, tile: String, total: u32, [vecs, b_rows, b_cols, row0, col0]: [&str; 5], acc: &str, cols: u32) -> Generated {
+        let mut g = Generated { tile_b: tile, ..Generated::default() };
+        self.ahead(&mut g, "ta", 0, self.bm * (self.bk / self.vec), ["BKV", "p.m", "p.k", "m0", "k0"]);
+        self.ahead(&mut g, "tb", 1, total, [vecs, b_rows, b_cols, row0, col0]);
         for i in 0..self.tm {
             for j in 0..cols {
                 g.declare += &format!("    var acc_{i}_{j}: {acc};\n");
@@ -242,6 +238,22 @@ fn segmented(row: u32, col: u32) -> u32 {{ return (col / {s}u) * p.m * {s}u + ro
             g.multiply += &format!("            let a_{i} = ta[lid.y + {i}u * WY][kv];\n");
         }
         g
+    }
+
+    /// The loads ahead of `tile` (of input `input`, `total` Vecs, `vecs` a row, read from a
+    /// `rows` × `cols` matrix from row `row0` and column `col0` on): a register per share of
+    /// the invocations (the last guarded where `total` is no multiple of them), its fetch and
+    /// its store into the tile.
+    fn ahead(&self, g: &mut Generated, tile: &str, input: u32, total: u32, [vecs, rows, cols, row0, col0]: [&str; 5]) {
+        let [x, y] = self.workgroup_size();
+        let invocations = x * y;
+        for r in 0..total.div_ceil(invocations) {
+            let guard = if (r + 1) * invocations > total { format!("if (v < {total}u) ") } else { String::new() };
+            let v = format!("let v = local_index + {r}u * INVOCATIONS;");
+            g.ahead += &format!("    var {tile}_{r}: Vec;\n");
+            g.fetch += &format!("        {{ {v} {guard}{{ {tile}_{r} = load({input}u, {rows}, {cols}, {row0} + v / {vecs}, {col0} + (v % {vecs}) * VEC); }} }}\n");
+            g.stage += &format!("        {{ {v} {guard}{{ {tile}[v / {vecs}][v % {vecs}] = {tile}_{r}; }} }}\n");
+        }
     }
 }
 
@@ -256,8 +268,12 @@ fn store(i: u32, col: &str, value: &str) -> String {
 struct Generated {
     /// The B tile's declaration.
     tile_b: String,
-    /// The loop that loads it.
-    load_b: String,
+    /// The registers the tiles are loaded ahead into.
+    ahead: String,
+    /// Their loads, for the step at `k0`.
+    fetch: String,
+    /// Their stores into the tiles.
+    stage: String,
     /// The accumulators.
     declare: String,
     /// The products of one Vec step along K.
@@ -415,6 +431,21 @@ mod tests {
             let err = p.validate().expect_err(&p.to_string()).to_string();
             assert!(err.contains(needle) && err.starts_with(&p.to_string()), "{p}: {err}");
         }
+    }
+
+    #[test]
+    fn the_next_steps_tiles_are_loaded_into_registers_while_this_step_is_multiplied() {
+        // 64x64 blocks, 16 deep, vec4: each of 256 invocations one Vec of A and one of B a step.
+        let wgsl = MatmulParams::DEFAULT.wgsl_with(MatmulOptions { b: BLayout::NK, ..MatmulOptions::default() });
+        let body = &wgsl[wgsl.find("for (var s = 0u").unwrap()..];
+        let (stage, fetch, multiply) = (body.find("ta[v / BKV][v % BKV] = ta_0;").unwrap(), body.find("ta_0 = load(0u").unwrap(), body.find("for (var kv").unwrap());
+        assert!(stage < fetch && fetch < multiply && body.contains("tb_0 = load(1u") && !wgsl.contains("ta_1"), "{wgsl}");
+        // 128x128 blocks, 8 deep, scalar loads: 1024 elements of each tile for 256 invocations.
+        let wide = MatmulParams { bm: 128, bn: 128, bk: 8, tm: 8, tn: 8, vec: 1 }.wgsl();
+        assert!(wide.contains("ta_3 = load(") && wide.contains("tb_3 = load(") && !wide.contains("ta_4") && !wide.contains("if (v <"), "{wide}");
+        // Shares that do not divide: 16x256 blocks, 8 deep, vec4 have 32 Vecs of A for 256 invocations.
+        let ragged = MatmulParams { bm: 16, bn: 256, bk: 8, tm: 4, tn: 4, vec: 4 }.wgsl();
+        assert!(ragged.contains("if (v < 32u) { ta_0 = load(") && ragged.contains("tb_1 = load("), "{ragged}");
     }
 
     #[test]
