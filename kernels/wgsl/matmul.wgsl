@@ -81,28 +81,25 @@ fn main(
     let c0 = wg.z * p.m * p.n;
     let steps = (kend - min(kbeg, kend) + BK - 1u) / BK;
     // Each invocation's share of both tiles (consecutive invocations load consecutive Vecs of a
-    // row) goes through registers: step s is loaded in iteration s and stored into the tiles and
-    // multiplied in iteration s + 1, so its loads are in flight while step s - 1 is multiplied
-    // rather than awaited at a barrier. (Each part is written once, so the shader is no longer.)
+    // row) goes through registers, the first step's loaded here and every next one while the
+    // step before is multiplied: the loads are in flight during the products, not awaited at a
+    // barrier.
 {{declare_ahead}}
-    // No early return: every invocation must reach the barriers (uniform control flow: `s` and
-    // `steps` are uniform).
-    for (var s = 0u; s <= steps; s++) {
-        if (s > 0u) {
+    var k0 = kbeg;
+{{fetch}}
+    // No early return: every invocation must reach the barriers (uniform control flow).
+    for (var s = 0u; s < steps; s++) {
 {{stage}}
-            workgroupBarrier();
-        }
-        if (s < steps) {
-            let k0 = kbeg + s * BK;
+        workgroupBarrier();
+        k0 += BK;
+        if (s + 1u < steps) {
 {{fetch}}
         }
-        if (s > 0u) {
-            for (var kv = 0u; kv < BKV; kv++) {
+        for (var kv = 0u; kv < BKV; kv++) {
 {{multiply}}
-            }
-            // The next iteration overwrites the tiles: everyone must be done reading them.
-            workgroupBarrier();
         }
+        // The next step overwrites the tiles: everyone must be done reading them.
+        workgroupBarrier();
     }
 {{store}}
 }

@@ -241,21 +241,40 @@ fn segmented(row: u32, col: u32) -> u32 {{ return (col / {s}u) * p.m * {s}u + ro
     }
 
     /// The loads ahead of `tile` (of input `input`, `total` Vecs, `vecs` a row, read from a
-    /// `rows` × `cols` matrix from row `row0` and column `col0` on): an array of registers, one
-    /// per share of the invocations (the last guarded where `total` is no multiple of them),
-    /// filled by a loop and stored into the tile by another. Loops, not unrolled code: with a
-    /// register per load written out, SwiftShader took longer than a case's timeout to compile
-    /// the scalar 64×64×32 variant; a loop of constant trip count is unrolled by GPU compilers.
+    /// `rows` × `cols` matrix from row `row0` and column `col0` on): a register per share of the
+    /// invocations (the last guarded where `total` is no multiple of them), its fetch and its
+    /// store into the tile. Up to [`UNROLLED_SHARES`] shares each is written out; more go in an
+    /// array filled and stored by loops.
     fn ahead(&self, g: &mut Generated, tile: &str, input: u32, total: u32, [vecs, rows, cols, row0, col0]: [&str; 5]) {
         let [x, y] = self.workgroup_size();
-        let shares = total.div_ceil(x * y);
-        let guard = if total % (x * y) != 0 { format!("if (v < {total}u) ") } else { String::new() };
-        let each = format!("for (var r = 0u; r < {shares}u; r++) {{ let v = local_index + r * INVOCATIONS; {guard}{{");
-        g.ahead += &format!("    var {tile}_ahead: array<Vec, {shares}>;\n");
-        g.fetch += &format!("            {each} {tile}_ahead[r] = load({input}u, {rows}, {cols}, {row0} + v / {vecs}, {col0} + (v % {vecs}) * VEC); }} }}\n");
-        g.stage += &format!("            {each} {tile}[v / {vecs}][v % {vecs}] = {tile}_ahead[r]; }} }}\n");
+        let invocations = x * y;
+        let shares = total.div_ceil(invocations);
+        let guard = if total % invocations != 0 { format!("if (v < {total}u) ") } else { String::new() };
+        let fetch = |r: &str| format!("{tile}_{r} = load({input}u, {rows}, {cols}, {row0} + v / {vecs}, {col0} + (v % {vecs}) * VEC);");
+        let stage = |r: &str| format!("{tile}[v / {vecs}][v % {vecs}] = {tile}_{r};");
+        if shares <= UNROLLED_SHARES {
+            for r in 0..shares {
+                let guard = if (r + 1) * invocations > total { guard.as_str() } else { "" };
+                let each = format!("{{ let v = local_index + {r}u * INVOCATIONS; {guard}{{");
+                g.ahead += &format!("    var {tile}_{r}: Vec;\n");
+                g.fetch += &format!("        {each} {} }} }}\n", fetch(&r.to_string()));
+                g.stage += &format!("        {each} {} }} }}\n", stage(&r.to_string()));
+            }
+        } else {
+            let each = format!("for (var r = 0u; r < {shares}u; r++) {{ let v = local_index + r * INVOCATIONS; {guard}{{");
+            g.ahead += &format!("    var {tile}_ahead: array<Vec, {shares}>;\n");
+            g.fetch += &format!("        {each} {} }} }}\n", fetch("ahead[r]"));
+            g.stage += &format!("        {each} {} }} }}\n", stage("ahead[r]"));
+        }
     }
 }
+
+/// Most registers per tile an invocation's loads ahead are written out for (every vec4 block a
+/// model's linear layer runs has one or two). More are loops over an array: written out, the
+/// scalar 64×64×32 variant's 8 loads a tile, each with `load`'s edge checks, took SwiftShader
+/// past a case's timeout to compile; as loops, natively on the H200 every model pass was 3–7%
+/// slower than written out (docs/hardware/h200-ahead.md).
+const UNROLLED_SHARES: u32 = 2;
 
 /// The store of one output: row `lid.y + i·WY` of the block, column `col` of it, `{index}` (where
 /// in C) and `{terms}` left for [`MatmulParams::wgsl_with`] to fill.
@@ -438,15 +457,17 @@ mod tests {
         // 64x64 blocks, 16 deep, vec4: each of 256 invocations one Vec of A and one of B a step.
         let wgsl = MatmulParams::DEFAULT.wgsl_with(MatmulOptions { b: BLayout::NK, ..MatmulOptions::default() });
         let body = &wgsl[wgsl.find("for (var s = 0u").unwrap()..];
-        let (stage, fetch, multiply) = (body.find("ta[v / BKV][v % BKV] = ta_ahead[r];").unwrap(), body.find("ta_ahead[r] = load(0u").unwrap(), body.find("for (var kv").unwrap());
-        assert!(stage < fetch && fetch < multiply && body.contains("tb_ahead[r] = load(1u"), "{wgsl}");
-        assert!(wgsl.contains("var ta_ahead: array<Vec, 1>;") && wgsl.contains("var tb_ahead: array<Vec, 1>;") && !wgsl.contains("if (v <"), "{wgsl}");
-        // 128x128 blocks, 8 deep, scalar loads: 1024 elements of each tile for 256 invocations.
+        let (stage, fetch, multiply) = (body.find("ta[v / BKV][v % BKV] = ta_0;").unwrap(), body.find("ta_0 = load(0u").unwrap(), body.find("for (var kv").unwrap());
+        assert!(stage < fetch && fetch < multiply && body.contains("tb_0 = load(1u") && !wgsl.contains("ta_1") && !wgsl.contains("if (v <"), "{wgsl}");
+        // 128x128 blocks, 16 deep, vec4: two Vecs of each tile an invocation, written out.
+        let two = MatmulParams { bm: 128, bn: 128, bk: 16, tm: 8, tn: 8, vec: 4 }.wgsl();
+        assert!(two.contains("ta_1 = load(") && two.contains("tb_1 = load(") && !two.contains("_ahead"), "{two}");
+        // 128x128 blocks, 8 deep, scalar loads: 1024 elements of each tile for 256 invocations, in loops.
         let wide = MatmulParams { bm: 128, bn: 128, bk: 8, tm: 8, tn: 8, vec: 1 }.wgsl();
-        assert!(wide.contains("var ta_ahead: array<Vec, 4>;") && wide.contains("var tb_ahead: array<Vec, 4>;") && !wide.contains("if (v <"), "{wide}");
+        assert!(wide.contains("var ta_ahead: array<Vec, 4>;") && wide.contains("ta_ahead[r] = load(") && wide.contains("var tb_ahead: array<Vec, 4>;") && !wide.contains("ta_0"), "{wide}");
         // Shares that do not divide: 16x256 blocks, 8 deep, vec4 have 32 Vecs of A for 256 invocations.
         let ragged = MatmulParams { bm: 16, bn: 256, bk: 8, tm: 4, tn: 4, vec: 4 }.wgsl();
-        assert!(ragged.contains("var ta_ahead: array<Vec, 1>;") && ragged.contains("if (v < 32u) { ta_ahead[r] = load(") && ragged.contains("var tb_ahead: array<Vec, 2>;"), "{ragged}");
+        assert!(ragged.contains("if (v < 32u) { ta_0 = load(") && ragged.contains("tb_1 = load(") && !ragged.contains("ta_1"), "{ragged}");
     }
 
     #[test]
