@@ -6,7 +6,7 @@
 #   here:  bash ../shared/gpu/pack.sh firefox                       (once)
 #          cargo build --release -p harness && target/release/harness run --suite quick --samples 2
 #          bash ../shared/gpu/pack.sh harness                       (the binary, geckodriver, the bundle)
-#          bash docs/hardware/h100-firefox.sh pack-model            (MiniLM's files, in two parts)
+#          bash docs/hardware/h100-firefox.sh pack-model            (MiniLM's files, in four parts)
 #   there, one command each, carrying the files named:
 #     1. gpu.sh firefox.sha256 firefox.tar.xz.aa harness.tar.xz   bash target/gpu-pack/gpu.sh stash
 #     2. gpu.sh firefox.sha256 firefox.tar.xz.ab                  bash target/gpu-pack/gpu.sh stash &&
@@ -34,10 +34,10 @@
 #   out of the box (issue 25, h100-chrome.md): after Chromium's parts, `gpu-out-of-the-box` (doctor, verify and
 #   the default suite with no browser flags and without gpu.sh's VK_DRIVER_FILES, then each link broken on
 #   purpose), `gpu-hidden-icd` (the ICD where the loader does not look: harness sets VK_DRIVER_FILES); after
-#   MiniLM's two parts, `gpu-models`; then `gpu-tune` (Chrome's matmul and matvec winners, added
+#   MiniLM's parts, `gpu-models`; then `gpu-tune` (Chrome's matmul and matvec winners, added
 #   to h100-matmul/tune.json carried as target/gpu-pack/tune.json) and `gpu-matmul` (the full matmul/matvec
 #   suite with each browser's winners).
-#   MiniLM's floor (issue 26): after step 1 and MiniLM's two parts (stash-model), `minilm-ops` (natively);
+#   MiniLM's floor (issue 26): after step 1 and MiniLM's parts (stash-model), `minilm-ops` (natively);
 #   after Chromium's parts too, `gpu-minilm` (Chrome, Firefox and native).
 #   Decode in few dispatches, quantized weights (issue 26, h100-decode.md): after step 2, `decode-dtypes f32,f16`
 #   and `decode-dtypes q8_0,q4_0` (TinyLlama in Firefox and natively, with the roofline probes), then
@@ -47,25 +47,26 @@
 #   Whisper-tiny's encoder at batch 1 and 8, f32 and f16, in Firefox and natively, with the roofline probes).
 #   Against onnxruntime-web (issue 27, h100-ort.md): here `bash docs/hardware/h100-firefox.sh pack-ort` and
 #   pack-model; carry ort.tar.xz with harness.tar.xz (`stash && bash docs/hardware/h100-firefox.sh stash-ort`),
-#   MiniLM's two parts with stash-model, then `ort-minilm`, `ort-perception` and `ort-decoder` (Firefox and
+#   MiniLM's parts with stash-model, then `ort-minilm`, `ort-perception` and `ort-decoder` (Firefox and
 #   native), one call each; after Chromium's parts, `ort-chrome`, `ort-decoder-chrome`, then `ort-profile` (JSEP's own profile in both).
 #   Firefox's completion timer (issue 27, h200-nudge.md): with Firefox and ort.tar.xz stashed, `firefox-batches`
 #   (steady batches of four lengths, not nudged), then `nudge-perception` and `nudge-decoder`; after MiniLM's parts, `nudge-minilm`.
-#   Cold start (issue 27, h100-cold.md): with ort.tar.xz and MiniLM's two parts stashed, `cold-firefox`,
+#   Cold start (issue 27, h100-cold.md): with ort.tar.xz and MiniLM's parts stashed, `cold-firefox`,
 #   `cold-perception-firefox` and `cold-decoder`; after Chromium's parts, `cold-chrome` and `cold-perception-chrome`.
 #   From text (issue 27 item 3, h200-text.md): here `bash docs/hardware/h100-firefox.sh pack-transformers`; carry
 #   transformers.tar.xz with harness.tar.xz (`stash && bash docs/hardware/h100-firefox.sh stash-transformers`), MiniLM's
-#   two parts with stash-model, then `text-firefox`; after Chromium's parts, `text-chrome`.
+#   parts with stash-model, then `text-firefox`; after Chromium's parts, `text-chrome`.
 #   Chromium (an attempt; see h100-firefox.md): here `bash docs/hardware/h100-firefox.sh pack-chromium`,
 #   there `stash-chromium` once per part carried (chromium.tar.xz.aa, .ab, …), then `chromium`, and
 #   `chrome` for the suites in Chromium with the flags that got the GPU.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 pack="$top/target/gpu-pack"
+# Bytes a part: a call to the GPU machine carries at most 64 MiB, the working tree (about 29 MB) included.
+part=27000000
 case "${1:-}" in
 pack-model)
-  # Parts of 38 MB: each call carries the working tree too (26 MB), and all of it must stay under 64 MiB.
-  tar cf - -C "$top/models" all-MiniLM-L6-v2 | split -b 38000000 - "$pack/minilm.tar."
+  tar cf - -C "$top/models" all-MiniLM-L6-v2 | split -b "$part" - "$pack/minilm.tar."
   ls -la "$pack"/minilm.tar.*
   exit 0
   ;;
@@ -80,7 +81,7 @@ pack-chromium)
   ldd "$work/pack/chromium/chromium" | awk '/=> \//{print $3}' | sort -u \
     | grep -vE '/(libc|libm|libpthread|libdl|librt|libstdc\+\+|libgcc_s)\.so|/ld-linux' | xargs -I{} cp -L {} "$work/pack/chromium-lib/"
   rm -f "$pack"/chromium.tar.xz.*
-  tar cf - -C "$work/pack" . | xz -T0 -6 | split -b 38000000 - "$pack/chromium.tar.xz."
+  tar cf - -C "$work/pack" . | xz -T0 -6 | split -b "$part" - "$pack/chromium.tar.xz."
   ls -la "$pack"/chromium.tar.xz.*
   exit 0
   ;;
@@ -88,7 +89,8 @@ stash-chromium)
   mkdir -p /tmp/gpu-pack /tmp/gpu
   cp "$pack"/chromium.tar.xz.* /tmp/gpu-pack/ 2>/dev/null
   n=$(ls /tmp/gpu-pack/chromium.tar.xz.* 2>/dev/null | wc -l)
-  if [ "$n" -ge "${2:-3}" ] && [ ! -x /tmp/gpu/chromium/chromium ]; then
+  # `stash-chromium N`: unpack once N parts are there (5 by default, as pack-chromium makes them).
+  if [ "$n" -ge "${2:-5}" ] && [ ! -x /tmp/gpu/chromium/chromium ]; then
     cat /tmp/gpu-pack/chromium.tar.xz.* | xz -d | tar xf - -C /tmp/gpu && echo "h100-firefox.sh: Chromium unpacked"
   fi
   ls /tmp/gpu-pack
@@ -144,8 +146,8 @@ stash-tfjs)
 stash-model)
   mkdir -p /tmp/gpu-pack /tmp/gpu
   cp "$pack"/minilm.tar.* /tmp/gpu-pack/ 2>/dev/null
-  # `stash-model N`: unpack once N parts are there (2 by default).
-  if [ "$(ls /tmp/gpu-pack/minilm.tar.* 2>/dev/null | wc -l)" -ge "${2:-2}" ] && [ ! -d /tmp/gpu/all-MiniLM-L6-v2 ]; then
+  # `stash-model N`: unpack once N parts are there (4 by default, as pack-model makes them).
+  if [ "$(ls /tmp/gpu-pack/minilm.tar.* 2>/dev/null | wc -l)" -ge "${2:-4}" ] && [ ! -d /tmp/gpu/all-MiniLM-L6-v2 ]; then
     cat /tmp/gpu-pack/minilm.tar.* | tar xf - -C /tmp/gpu && echo "h100-firefox.sh: MiniLM unpacked"
   fi
   exit 0
