@@ -284,6 +284,45 @@ fn linear_layers_of_one_input_run_as_one_gemm_and_match_f64_natively() {
     }
 }
 
+/// A linear layer run as `matmul` stores the GELU of its outputs where only the GELU after it reads
+/// them (`Dispatch::Activated`): with a bias, with a residual too, K whole and split (the split's
+/// sum takes the GELU), f32 and f16 weights, against f64; a layer whose output is also read
+/// elsewhere keeps its GELU apart.
+#[test]
+fn a_gemm_stores_the_gelu_of_its_outputs_and_matches_f64_natively() {
+    use kernels::model::{fuse::Dispatch, graph::Graph, op::Op};
+    let Some(gpu) = gpu() else { return };
+    // (rows, K, columns, residual, dispatches): 16×16 blocks with K whole; 64×64 blocks with K
+    // split in 4 and a sum after; the second layer's output is a result too, so its GELU stays apart.
+    let shapes = [(300, 36, 64, false, 3), (300, 1100, 64, true, 5)];
+    for ((m, k, n, residual, steps), dtype) in shapes.into_iter().flat_map(|s| [(s, kernels::Dtype::F32), (s, kernels::Dtype::F16)]) {
+        if dtype.feature().is_some_and(|f| !gpu.has(f)) {
+            eprintln!("SKIPPED {dtype} weights: this adapter has no {}", dtype.feature().unwrap_or_default());
+            continue;
+        }
+        let mut g = Graph { seed: 13, ..Graph::default() };
+        let x = g.seeded("x", (m * k) as usize, -1.0, 1.0);
+        let gelu_of = |g: &mut Graph, name: &str| {
+            let w = g.seeded(format!("{name}.w"), (n * k) as usize, -2.0 / (k as f32).sqrt(), 2.0 / (k as f32).sqrt());
+            let w = g.store_as(w, dtype, k as usize);
+            let b = Some(g.seeded(format!("{name}.b"), n as usize, -1.0, 1.0));
+            let add = residual.then(|| g.seeded(format!("{name}.add"), (m * n) as usize, -1.0, 1.0));
+            let y = g.computed(format!("{name}.y"), (m * n) as usize);
+            g.op("ffn_up", Op::Linear { x, w, b, add, y, m, k, n });
+            let act = g.computed(format!("{name}.gelu"), (m * n) as usize);
+            g.op("gelu", Op::Gelu { x: y, y: act, n: m * n });
+            (y, act)
+        };
+        let (_, fused) = gelu_of(&mut g, "fused");
+        let (apart, act) = gelu_of(&mut g, "apart");
+        g.outputs = vec![fused, apart, act];
+        assert_eq!(g.plan(false)[..3], [Dispatch::Activated { linear: 0, gelu: 1 }, Dispatch::Op(2), Dispatch::Op(3)], "{m}×{k}×{n}");
+        assert_eq!(g.lower(None, false).unwrap().steps.len(), steps, "{m}×{k}×{n}");
+        let failures = failing_outputs(&gpu, &g, |_| kernels::Tolerance { abs: 2e-6 * (k + 2) as f64, rel: 1e-5 });
+        assert!(failures.is_empty(), "{m}×{k}×{n}, {dtype}: {failures:#?}");
+    }
+}
+
 /// Runs `g` on the GPU and checks each of its outputs against the f64 reference with
 /// `tolerance(i)` (`i` its index in `g.outputs`): lowered without subgroups, and again with them
 /// where the adapter has them (the linear layers' matvecs then reduce through them). Returns the

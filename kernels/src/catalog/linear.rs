@@ -248,7 +248,7 @@ mod tests {
 
     #[test]
     fn the_shader_binds_what_the_model_passes() {
-        let (plain, bias, both) = (Epilogue::default(), Epilogue { bias: true, add: false }, Epilogue { bias: true, add: true });
+        let (plain, bias, both) = (Epilogue::default(), Epilogue { bias: true, ..Epilogue::default() }, Epilogue { bias: true, add: true, gelu: false });
         let mv = Linear::choose(1, 64, 64, false);
         assert!(mv.wgsl(bias, Dtype::F32).contains("@binding(4) var<storage, read_write> y"));
         let wgsl = mv.wgsl(both, Dtype::F32);

@@ -171,7 +171,7 @@ impl MatvecParams {
         let (mut bindings, store, label) = match output {
             MatvecOutput::Linear { epilogue, segments: 1 } => (
                 epilogue.bindings(first_out, "y"),
-                format!("y[b * len + r0 + t] = partial[t][0] * scale{};", epilogue.terms("r0 + t", "b * len + r0 + t")),
+                format!("y[b * len + r0 + t] = {};", epilogue.apply("partial[t][0] * scale", "r0 + t", "b * len + r0 + t")),
                 epilogue.to_string(),
             ),
             MatvecOutput::Linear { .. } => {
@@ -643,7 +643,7 @@ mod tests {
         for line in ["const WG: u32 = 128u;", "const ROWS: u32 = 2u;", "alias Vec = vec4<f32>;", "@binding(3) var<storage, read_write> y", "acc_1"] {
             assert!(plain.contains(line), "{line} missing:\n{plain}");
         }
-        let biased = MatvecParams { vec: 1, ..MatvecParams::DEFAULT }.wgsl(Epilogue { bias: true, add: false }, Dtype::F32, Dtype::F32);
+        let biased = MatvecParams { vec: 1, ..MatvecParams::DEFAULT }.wgsl(Epilogue { bias: true, ..Epilogue::default() }, Dtype::F32, Dtype::F32);
         for line in ["alias Vec = f32;", "@binding(3) var<storage, read> bias", "@binding(4) var<storage, read_write> y", "+ bias[r0 + t]"] {
             assert!(biased.contains(line), "{line} missing:\n{biased}");
         }

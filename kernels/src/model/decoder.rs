@@ -458,6 +458,7 @@ mod fusion_tests {
                 Dispatch::Matvecs { .. } => "matvecs",
                 Dispatch::DecodeAttention { .. } => "rope+kv_write+attention",
                 Dispatch::Gemms { .. } => "gemms",
+                Dispatch::Activated { .. } => "linear+gelu",
             })
             .collect();
         assert_eq!(kinds, ["norm+qkv", "rope+kv_write+attention", "o_proj", "norm+gate_up", "down", "final_norm"]);

@@ -4,7 +4,7 @@
 //! reference evaluates: fusion is only how the GPU program carries the ops out, and the check
 //! against the unfused reference is what tells a wrong fusion.
 //!
-//! Three fusions:
+//! Four fusions:
 //! - **Matvecs of one input**: consecutive linear layers of the same x (Q, K and V) run as one
 //!   matvec over their weights one after another; an RMSNorm right before them (or before a
 //!   SwiGLU) is folded into their prologue, where nothing else reads its output.
@@ -12,6 +12,9 @@
 //!   as one `matmul` over their weights one after another, each output a range of one buffer.
 //!   Each alone may have too few blocks to fill a large GPU (MiniLM's 384-wide Q, K and V at 8
 //!   sentences of 128 tokens: 96 blocks of 64×64 for 132 SMs), three times the columns have enough.
+//! - **A GEMM and its GELU**: a linear layer of many rows whose output only the GELU right after
+//!   it reads (an MLP's first layer) stores the GELU of its outputs, as the residual is added, so
+//!   the activation costs no dispatch nor a pass over the MLP's widest tensor.
 //! - **Decode attention**: the RoPE of one token's query and key and its two KV-cache writes are
 //!   done by the attention dispatch that reads them, where nothing else reads the rotated ones.
 
@@ -40,6 +43,14 @@ pub enum Dispatch {
         /// The linear ops, in order.
         ops: Vec<usize>,
     },
+    /// A linear layer run as `matmul` and the GELU of its output, which nothing else reads, as
+    /// one `matmul` storing the GELU.
+    Activated {
+        /// The linear op.
+        linear: usize,
+        /// The GELU op.
+        gelu: usize,
+    },
     /// RoPE of a token's query and key, the KV-cache writes of its key and value, and the
     /// attention of that one token, as one attention dispatch.
     DecodeAttention {
@@ -59,6 +70,7 @@ impl Dispatch {
             Dispatch::Op(i) => vec![*i],
             Dispatch::Matvecs { norm, ops } => norm.iter().chain(ops).copied().collect(),
             Dispatch::Gemms { ops } => ops.clone(),
+            Dispatch::Activated { linear, gelu } => vec![*linear, *gelu],
             Dispatch::DecodeAttention { ropes, writes, attention } => [&ropes[..], &writes[..], &[*attention]].concat(),
         }
     }
@@ -89,10 +101,14 @@ pub fn plan(g: &Ops, subgroups: bool) -> Vec<Dispatch> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < g.ops.len() {
-        let fused = decode_attention(g, i, &internal).or_else(|| matvecs(g, i, subgroups, &internal)).or_else(|| gemms(g, i, subgroups));
+        let fused = decode_attention(g, i, &internal)
+            .or_else(|| matvecs(g, i, subgroups, &internal))
+            .or_else(|| gemms(g, i, subgroups))
+            .or_else(|| activated(g, i, subgroups, &internal));
         let taken = match &fused {
             Some(Dispatch::Matvecs { norm, ops }) => ops.len() + norm.is_some() as usize,
             Some(Dispatch::Gemms { ops }) => ops.len(),
+            Some(Dispatch::Activated { .. }) => 2,
             Some(Dispatch::DecodeAttention { .. }) => 5,
             _ => 1,
         };
@@ -163,6 +179,14 @@ fn gemms(g: &Ops, i: usize, subgroups: bool) -> Option<Dispatch> {
     let n_all = n * ops.len() as u32;
     let kernel = Linear::choose_for(m, k, n_all, subgroups, dtype);
     (ops.len() > 1 && matches!(kernel, Linear::Matmul(_))).then_some(Dispatch::Gemms { ops })
+}
+
+/// The linear layer at op `i` and the GELU right after it ([`Dispatch::Activated`]), where the
+/// layer runs as `matmul` and nothing but the GELU reads its output.
+fn activated(g: &Ops, i: usize, subgroups: bool, internal: &dyn Fn(T, u32) -> bool) -> Option<Dispatch> {
+    let Op::Linear { y, .. } = g.ops[i].1 else { return None };
+    let Op::Gelu { x, .. } = g.ops.get(i + 1)?.1 else { return None };
+    (x == y && internal(y, 1) && !is_matvec(g, &[i], subgroups)).then_some(Dispatch::Activated { linear: i, gelu: i + 1 })
 }
 
 /// Whether `ops` (linear layers of one input, or one SwiGLU) run as one matvec.

@@ -257,6 +257,10 @@ impl Graph {
                     let ops: Vec<&Op> = indices.iter().map(|&i| &self.ops[i].1).collect();
                     wgsl::gemms(p, self.ops[indices[0]].0, &ops, &dtype_of);
                 }
+                Dispatch::Activated { linear, gelu } => {
+                    let (tag, op) = &self.ops[linear];
+                    wgsl::activated(p, tag, op, &self.ops[gelu].1, &dtype_of);
+                }
                 Dispatch::DecodeAttention { ropes: [q, k], writes: [_, v], attention } => {
                     let op = |i: usize| &self.ops[i].1;
                     wgsl::decode_attention(p, self.ops[attention].0, [op(q), op(k), op(v), op(attention)]);

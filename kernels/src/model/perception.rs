@@ -365,6 +365,24 @@ mod tests {
     }
 
     #[test]
+    fn every_gelu_is_stored_by_the_gemm_before_it() {
+        let fused = |config: PerceptionConfig, batch: u32| {
+            let g = PerceptionCase { model: "test".into(), config, batch, dtype: Dtype::F32, op: None }.graph(1);
+            let gelus = g.ops.iter().filter(|(_, op)| matches!(op, Op::Gelu { .. })).count();
+            let activated: Vec<(&str, &str)> = g.plan(false).iter().filter_map(|d| match *d {
+                super::super::fuse::Dispatch::Activated { linear, gelu } => Some((g.ops[linear].0, g.ops[gelu].0)),
+                _ => None,
+            }).collect();
+            (gelus, activated.len(), activated.iter().filter(|&&tags| tags == ("ffn_up", "gelu")).count(), g.dispatches())
+        };
+        // Whisper's two convolutions (as GEMMs over unfolded frames) and each layer's MLP; ViT's
+        // MLPs, K whole at batch 8 and split at batch 1 (the split's sum takes the GELU).
+        assert_eq!(fused(WHISPER_TINY, 1), (6, 6, 4, 43));
+        assert_eq!(fused(VIT_B16, 8), (12, 12, 12, 88));
+        assert_eq!(fused(VIT_B16, 1), (12, 12, 12, 137));
+    }
+
+    #[test]
     fn a_pass_outputs_every_token_s_hidden_state_and_rates_its_items() {
         let vit = tiny(Front::Image { size: 8, patch: 4, channels: 3 });
         let out = vit.graph(1).evaluate(None).unwrap();

@@ -4,7 +4,7 @@
 
 use super::op::{Op, T};
 use crate::dtype::Dtype;
-use crate::catalog::epilogue::Epilogue;
+use crate::catalog::epilogue::{Epilogue, GELU_WGSL};
 use crate::catalog::linear::Linear;
 use crate::catalog::matmul::MatmulParams;
 use crate::catalog::matvec::{MatvecOutput, MatvecParams};
@@ -608,25 +608,16 @@ fn per_element(fields: &str, bindings: &[(&str, &str)], prelude: &str, body: &st
 
 /// Elementwise ops share one shader: `mode` 0 add, 1 gelu, 2 silu(a)·b.
 fn elementwise_wgsl() -> String {
-    // Abramowitz and Stegun 7.1.26 (|error| < 1.5e-7): WGSL has no erf.
-    let erf = r#"fn erf(x: f32) -> f32 {
-  let s = sign(x);
-  let z = abs(x);
-  let t = 1.0 / (1.0 + 0.3275911 * z);
-  let poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
-  return s * (1.0 - poly * exp(-z * z));
-}
-"#;
     let body = r#"  let v = a[i];
   if (p.mode == 0u) {
     y[i] = v + b[i];
   } else if (p.mode == 1u) {
-    y[i] = 0.5 * v * (1.0 + erf(v * 0.7071067811865476));
+    y[i] = gelu(v);
   } else {
     y[i] = v / (1.0 + exp(-v)) * b[i];
   }
 "#;
-    per_element(", mode: u32", &[("a", "f32"), ("b", "f32"), ("y", "f32")], erf, body)
+    per_element(", mode: u32", &[("a", "f32"), ("b", "f32"), ("y", "f32")], GELU_WGSL, body)
 }
 
 /// Appends to a KV cache: `cache[offset + i] = src[i]`.
@@ -701,16 +692,18 @@ fn positions_wgsl() -> String {
 }
 
 /// The sum of a split-K matmul's `splits` partial products (each `n` values), plus the bias
-/// (`mode` bit 0, per column of `cols`) and the addend (bit 1) that its store would have added.
+/// (`mode` bit 0, per column of `cols`) and the addend (bit 1), then the GELU of it all (bit 2):
+/// what the matmul's [`Epilogue`] would have done at its store.
 fn split_sum_wgsl() -> String {
     let body = r#"  var v = 0.0;
   for (var z = 0u; z < p.splits; z++) { v += parts[z * p.n + i]; }
   // Column `i % cols` of segment `i / span` (one [M, N] is one segment of N).
   if ((p.mode & 1u) != 0u) { v += bias[(i / p.span) * p.cols + i % p.cols]; }
   if ((p.mode & 2u) != 0u) { v += addend[i]; }
+  if ((p.mode & 4u) != 0u) { v = gelu(v); }
   y[i] = v;
 "#;
-    per_element(", splits: u32, cols: u32, mode: u32, span: u32", &[("parts", "f32"), ("bias", "f32"), ("addend", "f32"), ("y", "f32")], "", body)
+    per_element(", splits: u32, cols: u32, mode: u32, span: u32", &[("parts", "f32"), ("bias", "f32"), ("addend", "f32"), ("y", "f32")], GELU_WGSL, body)
 }
 
 const POOL: &str = r#"
@@ -789,7 +782,7 @@ pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: &dyn F
         }
     }
     let (name, src, words, tensors, groups): Simple = match *op {
-        Op::Linear { x, w, b, add, y, m, k, n } => return matmul(p, tag, [x, w, y], b, add, [m, k, n, 0], dtype_of(w)),
+        Op::Linear { x, w, b, add, y, m, k, n } => return matmul(p, tag, [x, w, y], Finish { bias: b, add, gelu: false }, [m, k, n, 0], dtype_of(w)),
         Op::SwiGlu { x, gate, up, y, m, k, n } => {
             // Rows enough for matmul: the gate and up projections, as one GEMM where their weights
             // join ([`joinable`]), into two ranges of one buffer; then silu(g)·u.
@@ -798,10 +791,10 @@ pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: &dyn F
             if gate != up && joinable(wd, [m, k, n]) {
                 let weights = join(p, format!("{tag} gate and up weights"), [Some(gate), Some(up)].into_iter(), 0);
                 let both = join(p, format!("{tag} gate and up"), [Some(g), Some(u)].into_iter(), 0);
-                matmul(p, tag, [x, weights, both], None, None, [m, k, 2 * n, n], wd);
+                matmul(p, tag, [x, weights, both], Finish::default(), [m, k, 2 * n, n], wd);
             } else {
-                matmul(p, tag, [x, gate, g], None, None, [m, k, n, 0], wd);
-                matmul(p, tag, [x, up, u], None, None, [m, k, n, 0], wd);
+                matmul(p, tag, [x, gate, g], Finish::default(), [m, k, n, 0], wd);
+                matmul(p, tag, [x, up, u], Finish::default(), [m, k, n, 0], wd);
             }
             ("elementwise", elementwise_wgsl, vec![m * n, 2], vec![g, u, y], elementwise(m * n))
         }
@@ -903,7 +896,7 @@ pub fn matvecs(p: &mut Program, tag: &str, mv: MatvecParams, norm: Option<&Op>, 
             Op::Linear { x, w, b, add, y, m, k, n } => {
                 (input, shape) = (x, (m, k));
                 if weights.is_empty() {
-                    output = MatvecOutput::Linear { epilogue: Epilogue { bias: b.is_some(), add: add.is_some() }, segments: ops.len() as u32 };
+                    output = MatvecOutput::Linear { epilogue: Finish { bias: b, add, gelu: false }.epilogue(), segments: ops.len() as u32 };
                     epilogue_tensors.extend(b.into_iter().chain(add));
                 }
                 weights.push(w);
@@ -948,7 +941,7 @@ pub fn gemms(p: &mut Program, tag: &str, ops: &[&Op], dtype_of: &dyn Fn(T) -> Dt
     let weights = join(p, format!("{tag} weights"), layers.iter().map(|l| Some(l.0)), 0);
     let biases = layers.iter().any(|l| l.1.is_some()).then(|| join(p, format!("{tag} biases"), layers.iter().map(|l| l.1), 4 * n as u64));
     let outputs = join(p, format!("{tag} outputs"), layers.iter().map(|l| Some(l.2)), 0);
-    matmul(p, tag, [x, weights, outputs], biases, None, [m, k, n * layers.len() as u32, n], dtype_of(w));
+    matmul(p, tag, [x, weights, outputs], Finish { bias: biases, ..Finish::default() }, [m, k, n * layers.len() as u32, n], dtype_of(w));
 }
 
 /// Whether `m`×`k` by `[n,k]` linear layers with weights stored as `dtype` can be one GEMM over their
@@ -983,36 +976,57 @@ fn join(p: &mut Program, label: String, parts: impl Iterator<Item = Option<T>>, 
     p.buffer(Buffer { label, uniform: false, init })
 }
 
-/// Appends the dispatch of a linear layer `y = x·wᵀ (+ b) (+ add)` of `[m, k, n]` as `matmul`, `w`
-/// stored as `wd`; with a `segment` (not 0), layers of one input as one, each `segment` columns
-/// wide ([`gemms`]). Where K splits ([`Linear::k_split`]), the chunks' partial products go into a
-/// buffer of their own, laid out as y is, then [`split_sum_wgsl`] adds them up with the bias and
-/// the addend.
-#[allow(clippy::too_many_arguments)]
-fn matmul(p: &mut Program, tag: &str, [x, w, y]: [usize; 3], b: Option<usize>, add: Option<usize>, [m, k, n, segment]: [u32; 4], wd: Dtype) {
+/// The tensors a linear layer's epilogue reads, where it has them, and whether it stores the GELU
+/// ([`Epilogue`]).
+#[derive(Debug, Clone, Copy, Default)]
+struct Finish {
+    bias: Option<usize>,
+    add: Option<usize>,
+    gelu: bool,
+}
+
+impl Finish {
+    fn epilogue(&self) -> Epilogue {
+        Epilogue { bias: self.bias.is_some(), add: self.add.is_some(), gelu: self.gelu }
+    }
+}
+
+/// Appends the dispatch of a linear layer `y = x·wᵀ (+ b) (+ add)` (its GELU where `finish` says)
+/// of `[m, k, n]` as `matmul`, `w` stored as `wd`; with a `segment` (not 0), layers of one input
+/// as one, each `segment` columns wide ([`gemms`]). Where K splits ([`Linear::k_split`]), the
+/// chunks' partial products go into a buffer of their own, laid out as y is, then
+/// [`split_sum_wgsl`] adds them up and finishes them as the matmul's store would have.
+fn matmul(p: &mut Program, tag: &str, [x, w, y]: [usize; 3], finish: Finish, [m, k, n, segment]: [u32; 4], wd: Dtype) {
     let kernel = match Linear::choose(m, k, n, false) {
         Linear::Matvec(_) => Linear::Matmul(MatmulParams::DEFAULT),
         matmul => matmul,
     };
     let (splits, chunk) = kernel.k_split(m, k, n);
-    let epilogue = if splits > 1 { Epilogue::default() } else { Epilogue { bias: b.is_some(), add: add.is_some() } };
+    let epilogue = if splits > 1 { Epilogue::default() } else { finish.epilogue() };
     let label = kernel.label(epilogue, wd) + &if segment > 0 { format!(" in segments of {segment}") } else { String::new() };
     let shader = p.shader(&label, || kernel.segmented_wgsl(epilogue, wd, segment));
     let [gx, gy, _] = kernel.workgroups(m, n);
     let words = [kernel.params(m, k, n), vec![chunk]].concat();
+    let Finish { bias, add, gelu } = finish;
     if splits == 1 {
-        let tensors = [x, w].into_iter().chain(b).chain(add).chain([y]);
+        let tensors = [x, w].into_iter().chain(bias).chain(add).chain([y]);
         return dispatch(p, tag, shader, words, tensors, [gx, gy, 1]);
     }
     let partials = p.buffer(Buffer::zeroed(format!("{tag} partials"), (splits * m * n) as usize));
     dispatch(p, tag, shader, words, [x, w, partials], [gx, gy, splits]);
     let sum = p.shader("split sum", split_sum_wgsl);
-    let mode = b.is_some() as u32 | (add.is_some() as u32) << 1;
-    let tensors = [partials, b.unwrap_or(partials), add.unwrap_or(partials), y];
+    let mode = bias.is_some() as u32 | (add.is_some() as u32) << 1 | (gelu as u32) << 2;
+    let tensors = [partials, bias.unwrap_or(partials), add.unwrap_or(partials), y];
     let cols = if segment == 0 { n } else { segment };
     dispatch(p, tag, sum, vec![m * n, splits, cols, mode, m * cols], tensors, elementwise(m * n));
 }
 
+/// Appends a linear layer run as `matmul` and the GELU of its output as one dispatch (a
+/// `Dispatch::Activated` of the plan), storing into the GELU's output.
+pub fn activated(p: &mut Program, tag: &str, linear: &Op, gelu: &Op, dtype_of: &dyn Fn(T) -> Dtype) {
+    let (&Op::Linear { x, w, b, add, m, k, n, .. }, &Op::Gelu { y, .. }) = (linear, gelu) else { return };
+    matmul(p, tag, [x, w, y], Finish { bias: b, add, gelu: true }, [m, k, n, 0], dtype_of(w));
+}
 
 /// Appends a dispatch of `shader` over a uniform of `words` (binding 0) and `tensors` (1…n).
 fn dispatch(p: &mut Program, tag: &str, shader: usize, words: Vec<u32>, tensors: impl IntoIterator<Item = usize>, groups: [u32; 3]) {

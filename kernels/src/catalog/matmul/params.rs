@@ -170,7 +170,7 @@ fn segmented(row: u32, col: u32) -> u32 {{ return (col / {s}u) * p.m * {s}u + ro
             .replace("{{stage}}", generated.stage.trim_end())
             .replace("{{declare}}", generated.declare.trim_end())
             .replace("{{multiply}}", generated.multiply.trim_end())
-            .replace("{{store}}", generated.store.replace("{index}", index).replace("{terms}", &options.epilogue.terms("col", index)).trim_end());
+            .replace("{{store}}", generated.store.replace("{stored}", &options.epilogue.apply("v", "col", index)).replace("{index}", index).trim_end());
         let constants = [("BM", bm), ("BN", bn), ("BK", bk), ("TM", tm), ("TN", tn)];
         let preamble = super::super::vector_preamble(&format!("{self}{options}"), &constants, vec, &[("AIn", options.a_dtype), ("BIn", options.b_dtype)]);
         preamble + &body + &segmented
@@ -276,10 +276,11 @@ fn segmented(row: u32, col: u32) -> u32 {{ return (col / {s}u) * p.m * {s}u + ro
 /// slower than written out (docs/hardware/h200-ahead.md).
 const UNROLLED_SHARES: u32 = 2;
 
-/// The store of one output: row `lid.y + i·WY` of the block, column `col` of it, `{index}` (where
-/// in C) and `{terms}` left for [`MatmulParams::wgsl_with`] to fill.
+/// The store of one output `v`: row `lid.y + i·WY` of the block, column `col` of it, `{index}`
+/// (where in C) and `{stored}` (what the epilogue makes of `v`) left for
+/// [`MatmulParams::wgsl_with`] to fill.
 fn store(i: u32, col: &str, value: &str) -> String {
-    format!("    {{ let row = m0 + lid.y + {i}u * WY; let col = n0 + {col}; if (row < p.m && col < p.n) {{ c[c0 + {{index}}] = {value}{{terms}}; }} }}\n")
+    format!("    {{ let row = m0 + lid.y + {i}u * WY; let col = n0 + {col}; if (row < p.m && col < p.n) {{ let v = {value}; c[c0 + {{index}}] = {{stored}}; }} }}\n")
 }
 
 /// The parts of the shader that depend on B's layout.
