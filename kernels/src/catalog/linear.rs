@@ -26,16 +26,23 @@ pub const MIN_K_CHUNK: u32 = 256;
 /// 512 was no faster: docs/hardware/h200-flash.md), not MiniLM's 384-wide ones.
 pub const MIN_SPLIT_K: u32 = 768;
 
+/// Workgroups a `matmul` with K split aims for: six per SM of an H100 or H200 (132 SMs). A GEMM
+/// of fewer 64×64 blocks leaves its last wave part-full, however many run on an SM at once: on the
+/// H200, ViT-B/16's 768-wide projections at batch 8 (300 blocks each) ran their pass 11% faster
+/// in three chunks of K (900 workgroups) than whole, and Whisper-tiny's at batch 1 5% faster than
+/// with [`MATMUL_FILL`] as the aim (docs/hardware/h200-split.md).
+pub const SPLIT_FILL: u32 = 792;
+
 /// Chunks of K for `matmul` block `p` at `m`×`k`×`n`: where its blocks are fewer than
-/// [`MATMUL_FILL`] and K is at least [`MIN_SPLIT_K`], enough chunks to fill the GPU (each at
-/// least [`MIN_K_CHUNK`] long, at most 16), each summed after (a prefill of 128 tokens through a
+/// [`SPLIT_FILL`] and K is at least [`MIN_SPLIT_K`], enough chunks to reach it (each at least
+/// [`MIN_K_CHUNK`] long, at most 16), each summed after (a prefill of 128 tokens through a
 /// 5632-deep projection has 64 blocks of 64×64 for 132 SMs, each walking all of K); else 1.
 fn split_k(p: &MatmulParams, m: u32, k: u32, n: u32) -> u32 {
     let blocks = p.workgroups(m, n).iter().product::<u32>();
-    if blocks >= MATMUL_FILL || k < MIN_SPLIT_K {
+    if blocks >= SPLIT_FILL || k < MIN_SPLIT_K {
         return 1;
     }
-    MATMUL_FILL.div_ceil(blocks).min(k / MIN_K_CHUNK).clamp(1, 16)
+    SPLIT_FILL.div_ceil(blocks).min(k / MIN_K_CHUNK).clamp(1, 16)
 }
 
 /// Workgroups a quantized `matvec` leaves at least when it gives each several rows: it streams a
@@ -212,15 +219,19 @@ mod tests {
         // chunks; MiniLM at 8 × 128, whose K of 384 does not split.
         assert_eq!((matmul(128, 2048, 2048).bm, matmul(128, 2048, 5632).bm), (64, 64));
         let split = |m, k, n| Linear::choose(m, k, n, false).k_split(m, k, n);
-        assert_eq!(split(128, 2048, 2048), (4, 512));
-        assert_eq!(split(128, 5632, 2048), (4, 1408));
-        assert_eq!(split(128, 2048, 5632), (2, 1024));
+        assert_eq!(split(128, 2048, 2048), (8, 256));
+        assert_eq!(split(128, 5632, 2048), (13, 448));
+        assert_eq!(split(128, 2048, 5632), (5, 416));
         assert_eq!(split(300, 2048, 256), (8, 256));
         assert_eq!(split(300, 1100, 70), (4, 288));
-        // ViT-B/16 at batch 1: its 768-wide projections, its FFN up (which 32×32 blocks would fill).
+        // ViT-B/16 at batch 1: its 768-wide projections, its FFN up (which 32×32 blocks would fill)
+        // and down; at batch 8, 300 blocks of its 768-wide projections in 3 chunks (900).
         assert_eq!(split(197, 768, 768), (3, 256));
-        assert_eq!(split(197, 768, 3072), (2, 384));
-        assert_eq!(split(197 * 8, 768, 768), (1, 0));
+        assert_eq!(split(197, 768, 3072), (3, 256));
+        assert_eq!(split(197, 3072, 768), (12, 256));
+        assert_eq!(split(197 * 8, 768, 768), (3, 256));
+        assert_eq!(split(197 * 8, 3072, 768), (3, 1024));
+        assert_eq!(split(197 * 8, 768, 3072), (1, 0));
         // A few rows that no block fills stay a matvec per row.
         assert_eq!(split(65, 1100, 70), (1, 0));
         assert_eq!(split(1024, 384, 1536), (1, 0));
