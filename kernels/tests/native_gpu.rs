@@ -323,6 +323,35 @@ fn a_gemm_stores_the_gelu_of_its_outputs_and_matches_f64_natively() {
     }
 }
 
+/// A linear layer whose K splits and the norm of its output right after (`Dispatch::Normed`): the
+/// dispatch adding up the chunks stores the sum (with a bias and a residual) and normalizes its rows,
+/// LayerNorm and RMSNorm, rows in `vec4`s and not, against f64; a layer whose K does not split keeps
+/// its norm apart.
+#[test]
+fn a_split_gemms_sum_normalizes_its_rows_and_matches_f64_natively() {
+    use kernels::model::{fuse::Dispatch, graph::Graph, op::Op};
+    let Some(gpu) = gpu() else { return };
+    // (rows, K, columns, LayerNorm, fused): K 1100 splits in 4, K 36 not at all.
+    for (m, k, n, center, fused) in [(300, 1100, 64, true, true), (300, 1100, 70, false, true), (300, 36, 64, true, false)] {
+        let mut g = Graph { seed: 17, ..Graph::default() };
+        let x = g.seeded("x", (m * k) as usize, -1.0, 1.0);
+        let w = g.seeded("w", (n * k) as usize, -1.0, 1.0);
+        let b = Some(g.seeded("b", n as usize, -1.0, 1.0));
+        let add = Some(g.seeded("residual", (m * n) as usize, -4.0, 4.0));
+        let y = g.computed("y", (m * n) as usize);
+        g.op("ffn_down", Op::Linear { x, w, b, add, y, m, k, n });
+        let gain = g.seeded("gain", n as usize, 0.5, 1.5);
+        let shift = center.then(|| g.seeded("shift", n as usize, -1.0, 1.0));
+        let h = g.computed("h", (m * n) as usize);
+        g.op("layernorm", Op::Norm { x: y, g: gain, b: shift, y: h, rows: m, cols: n, eps: 1e-5 });
+        g.outputs = vec![y, h];
+        let expected = if fused { Dispatch::Normed { linear: 0, norm: 1 } } else { Dispatch::Op(0) };
+        assert_eq!(g.plan(false)[0], expected, "{m}×{k}×{n}");
+        let failures = failing_outputs(&gpu, &g, |i| if i == 0 { kernels::Tolerance { abs: 2e-6 * (k + 2) as f64, rel: 1e-5 } } else { kernels::Tolerance { abs: 2e-4, rel: 1e-4 } });
+        assert!(failures.is_empty(), "{m}×{k}×{n}: {failures:#?}");
+    }
+}
+
 /// Runs `g` on the GPU and checks each of its outputs against the f64 reference with
 /// `tolerance(i)` (`i` its index in `g.outputs`): lowered without subgroups, and again with them
 /// where the adapter has them (the linear layers' matvecs then reduce through them). Returns the

@@ -459,6 +459,7 @@ mod fusion_tests {
                 Dispatch::DecodeAttention { .. } => "rope+kv_write+attention",
                 Dispatch::Gemms { .. } => "gemms",
                 Dispatch::Activated { .. } => "linear+gelu",
+                Dispatch::Normed { .. } => "linear+norm",
             })
             .collect();
         assert_eq!(kinds, ["norm+qkv", "rope+kv_write+attention", "o_proj", "norm+gate_up", "down", "final_norm"]);

@@ -4,7 +4,7 @@
 //! reference evaluates: fusion is only how the GPU program carries the ops out, and the check
 //! against the unfused reference is what tells a wrong fusion.
 //!
-//! Four fusions:
+//! Five fusions:
 //! - **Matvecs of one input**: consecutive linear layers of the same x (Q, K and V) run as one
 //!   matvec over their weights one after another; an RMSNorm right before them (or before a
 //!   SwiGLU) is folded into their prologue, where nothing else reads its output.
@@ -15,6 +15,9 @@
 //! - **A GEMM and its GELU**: a linear layer of many rows whose output only the GELU right after
 //!   it reads (an MLP's first layer) stores the GELU of its outputs, as the residual is added, so
 //!   the activation costs no dispatch nor a pass over the MLP's widest tensor.
+//! - **A split GEMM and the norm after it**: where a linear layer's K splits, the dispatch that
+//!   adds up its chunks (with the bias and the residual) also normalizes each row of the sum, as the
+//!   LayerNorm right after a transformer's residual needs, and stores both.
 //! - **Decode attention**: the RoPE of one token's query and key and its two KV-cache writes are
 //!   done by the attention dispatch that reads them, where nothing else reads the rotated ones.
 
@@ -51,6 +54,14 @@ pub enum Dispatch {
         /// The GELU op.
         gelu: usize,
     },
+    /// A linear layer whose K splits and the norm of its output, as its `matmul` and one dispatch
+    /// that adds up the chunks, stores the sum and normalizes it.
+    Normed {
+        /// The linear op.
+        linear: usize,
+        /// The norm op.
+        norm: usize,
+    },
     /// RoPE of a token's query and key, the KV-cache writes of its key and value, and the
     /// attention of that one token, as one attention dispatch.
     DecodeAttention {
@@ -71,6 +82,7 @@ impl Dispatch {
             Dispatch::Matvecs { norm, ops } => norm.iter().chain(ops).copied().collect(),
             Dispatch::Gemms { ops } => ops.clone(),
             Dispatch::Activated { linear, gelu } => vec![*linear, *gelu],
+            Dispatch::Normed { linear, norm } => vec![*linear, *norm],
             Dispatch::DecodeAttention { ropes, writes, attention } => [&ropes[..], &writes[..], &[*attention]].concat(),
         }
     }
@@ -104,11 +116,12 @@ pub fn plan(g: &Ops, subgroups: bool) -> Vec<Dispatch> {
         let fused = decode_attention(g, i, &internal)
             .or_else(|| matvecs(g, i, subgroups, &internal))
             .or_else(|| gemms(g, i, subgroups))
-            .or_else(|| activated(g, i, subgroups, &internal));
+            .or_else(|| activated(g, i, subgroups, &internal))
+            .or_else(|| normed(g, i, subgroups));
         let taken = match &fused {
             Some(Dispatch::Matvecs { norm, ops }) => ops.len() + norm.is_some() as usize,
             Some(Dispatch::Gemms { ops }) => ops.len(),
-            Some(Dispatch::Activated { .. }) => 2,
+            Some(Dispatch::Activated { .. } | Dispatch::Normed { .. }) => 2,
             Some(Dispatch::DecodeAttention { .. }) => 5,
             _ => 1,
         };
@@ -187,6 +200,15 @@ fn activated(g: &Ops, i: usize, subgroups: bool, internal: &dyn Fn(T, u32) -> bo
     let Op::Linear { y, .. } = g.ops[i].1 else { return None };
     let Op::Gelu { x, .. } = g.ops.get(i + 1)?.1 else { return None };
     (x == y && internal(y, 1) && !is_matvec(g, &[i], subgroups)).then_some(Dispatch::Activated { linear: i, gelu: i + 1 })
+}
+
+/// The linear layer at op `i` and the norm of its output right after it ([`Dispatch::Normed`]),
+/// where the layer runs as `matmul` with K split.
+fn normed(g: &Ops, i: usize, subgroups: bool) -> Option<Dispatch> {
+    let Op::Linear { y, m, k, n, .. } = g.ops[i].1 else { return None };
+    let Op::Norm { x, rows, cols, .. } = g.ops.get(i + 1)?.1 else { return None };
+    let splits = Linear::choose(m, k, n, false).k_split(m, k, n).0;
+    (x == y && (rows, cols) == (m, n) && splits > 1 && !is_matvec(g, &[i], subgroups)).then_some(Dispatch::Normed { linear: i, norm: i + 1 })
 }
 
 /// Whether `ops` (linear layers of one input, or one SwiGLU) run as one matvec.

@@ -261,6 +261,10 @@ impl Graph {
                     let (tag, op) = &self.ops[linear];
                     wgsl::activated(p, tag, op, &self.ops[gelu].1, &dtype_of);
                 }
+                Dispatch::Normed { linear, norm } => {
+                    let (tag, op) = &self.ops[linear];
+                    wgsl::normed(p, tag, op, &self.ops[norm].1, &dtype_of);
+                }
                 Dispatch::DecodeAttention { ropes: [q, k], writes: [_, v], attention } => {
                     let op = |i: usize| &self.ops[i].1;
                     wgsl::decode_attention(p, self.ops[attention].0, [op(q), op(k), op(v), op(attention)]);

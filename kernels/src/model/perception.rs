@@ -377,9 +377,31 @@ mod tests {
         };
         // Whisper's two convolutions (as GEMMs over unfolded frames) and each layer's MLP; ViT's
         // MLPs, K whole at batch 8 and split at batch 1 (the split's sum takes the GELU).
-        assert_eq!(fused(WHISPER_TINY, 1), (6, 6, 4, 43));
-        assert_eq!(fused(VIT_B16, 8), (12, 12, 12, 113));
-        assert_eq!(fused(VIT_B16, 1), (12, 12, 12, 137));
+        assert_eq!(fused(WHISPER_TINY, 1), (6, 6, 4, 39));
+        assert_eq!(fused(VIT_B16, 8), (12, 12, 12, 89));
+        assert_eq!(fused(VIT_B16, 1), (12, 12, 12, 113));
+    }
+
+    #[test]
+    fn a_split_gemms_sum_normalizes_the_residual_stream_after_it() {
+        let normed = |config: PerceptionConfig, batch: u32| {
+            let g = PerceptionCase { model: "test".into(), config, batch, dtype: Dtype::F32, op: None }.graph(1);
+            let mut linears = std::collections::BTreeMap::new();
+            for d in g.plan(false) {
+                if let super::super::fuse::Dispatch::Normed { linear, norm } = d {
+                    assert!(matches!(g.ops[norm].1, Op::Norm { .. }), "{:?}", g.ops[norm]);
+                    *linears.entry(g.ops[linear].0).or_insert(0) += 1;
+                }
+            }
+            linears.into_iter().collect::<Vec<_>>()
+        };
+        // ViT-B/16's attention output and FFN down (both split at batch 1 and 8) before each
+        // LayerNorm but the first; Whisper's FFN down at batch 1 (its 384-deep attention output
+        // never splits), nothing at batch 8, where no layer splits.
+        assert_eq!(normed(VIT_B16, 1), [("attn_out", 12), ("ffn_down", 12)]);
+        assert_eq!(normed(VIT_B16, 8), [("attn_out", 12), ("ffn_down", 12)]);
+        assert_eq!(normed(WHISPER_TINY, 1), [("ffn_down", 4)]);
+        assert_eq!(normed(WHISPER_TINY, 8), []);
     }
 
     #[test]

@@ -16,13 +16,14 @@ use crate::program::{Buffer, Init, Program, VIEW_ALIGN};
 /// which merge exactly (Chan et al.): LayerNorm's variance involves no difference of large sums,
 /// so it stays accurate in f32 whatever the rows' mean. The partials merge 16 at a time, two
 /// barriers where a tree over 256 takes eight.
+///
+/// `{{inputs}}` declares what a row is read from and `{{load}}` reads one `Vec` of it, `{{reload}}`
+/// again for the second pass: [`norm_wgsl`] reads `x`, [`split_sum_norm_wgsl`] adds up a split
+/// GEMM's chunks (and stores the sum) as it goes.
 const NORM: &str = r#"
-struct P { rows: u32, cols: u32, center: u32, eps: f32 }
+struct P { rows: u32, cols: u32, center: u32, eps: f32{{fields}} }
 @group(0) @binding(0) var<uniform> p: P;
-@group(0) @binding(1) var<storage, read> x: array<Vec>;
-@group(0) @binding(2) var<storage, read> g: array<Vec>;
-@group(0) @binding(3) var<storage, read> b: array<Vec>;
-@group(0) @binding(4) var<storage, read_write> y: array<Vec>;
+{{inputs}}
 const WG: u32 = 256u;
 const FAN: u32 = 16u;
 var<workgroup> part: array<vec3<f32>, WG>;
@@ -41,7 +42,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
   // RMSNorm keeps every mean at 0: the sum of squares about 0 is what it divides by.
   var s = vec3<f32>(0.0);
   for (var i = t; i < cv; i += WG) {
-    let v = x[base + i];
+    let v = {{load}};
     var m = 0.0;
     if (p.center != 0u) { m = hsum(v) / f32(VEC); }
     let d = v - Vec(m);
@@ -59,17 +60,49 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
   for (var j = 1u; j < FAN; j++) { st = merge(st, merged[j]); }
   let inv = inverseSqrt(st.z / f32(p.cols) + p.eps);
   for (var i = t; i < cv; i += WG) {
-    var v = (x[base + i] - Vec(st.y)) * inv * g[i];
+    var v = ({{reload}} - Vec(st.y)) * inv * g[i];
     if (p.center != 0u) { v += b[i]; }
     y[base + i] = v;
   }
 }
 "#;
 
-/// [`NORM`] loading `vec` f32 at a time: 4 where every row starts on a vec4 (`cols % 4 == 0`), else 1.
+/// [`NORM`] of `x` loading `vec` f32 at a time: 4 where every row starts on a vec4 (`cols % 4 ==
+/// 0`), else 1. Bindings: 1 x, 2 g, 3 b, 4 y.
 fn norm_wgsl(vec: u32) -> String {
+    let inputs = "@group(0) @binding(1) var<storage, read> x: array<Vec>;\n@group(0) @binding(2) var<storage, read> g: array<Vec>;\n@group(0) @binding(3) var<storage, read> b: array<Vec>;\n@group(0) @binding(4) var<storage, read_write> y: array<Vec>;";
+    norm_with(vec, "", inputs, "x[base + i]", "x[base + i]")
+}
+
+/// The sum of a split GEMM's chunks as [`split_sum_wgsl`] makes it, stored, and the [`NORM`] of
+/// each of its rows, in one dispatch of a workgroup a row: the norm reads the sum where it was just
+/// stored by the same invocation. Bindings: 1 the chunks' partial products, 2 the bias, 3 the
+/// addend (`mode` bits 0 and 1 say which are present), 4 the sum, 5 g, 6 b, 7 y.
+fn split_sum_norm_wgsl(vec: u32) -> String {
+    let inputs = r#"@group(0) @binding(1) var<storage, read> parts: array<Vec>;
+@group(0) @binding(2) var<storage, read> bias: array<Vec>;
+@group(0) @binding(3) var<storage, read> addend: array<Vec>;
+@group(0) @binding(4) var<storage, read_write> sum: array<Vec>;
+@group(0) @binding(5) var<storage, read> g: array<Vec>;
+@group(0) @binding(6) var<storage, read> b: array<Vec>;
+@group(0) @binding(7) var<storage, read_write> y: array<Vec>;
+fn summed(row: u32, i: u32) -> Vec {
+  var v = Vec(0.0);
+  for (var z = 0u; z < p.splits; z++) { v += parts[z * p.chunk + row + i]; }
+  if ((p.mode & 1u) != 0u) { v += bias[i]; }
+  if ((p.mode & 2u) != 0u) { v += addend[row + i]; }
+  sum[row + i] = v;
+  return v;
+}"#;
+    norm_with(vec, ", splits: u32, chunk: u32, mode: u32", inputs, "summed(base, i)", "sum[base + i]")
+}
+
+/// [`NORM`] with its uniform's further `fields`, its `inputs`, and how a `Vec` of row `base` at
+/// `i` is loaded in the first pass (`load`) and the second (`reload`).
+fn norm_with(vec: u32, fields: &str, inputs: &str, load: &str, reload: &str) -> String {
     let (ty, hsum) = if vec == 4 { ("vec4<f32>", "dot(v, vec4<f32>(1.0))") } else { ("f32", "v") };
-    format!("const VEC: u32 = {vec}u;\nalias Vec = {ty};\nfn hsum(v: Vec) -> f32 {{ return {hsum}; }}\n{NORM}")
+    let body = NORM.replace("{{fields}}", fields).replace("{{inputs}}", inputs).replace("{{load}}", load).replace("{{reload}}", reload);
+    format!("const VEC: u32 = {vec}u;\nalias Vec = {ty};\nfn hsum(v: Vec) -> f32 {{ return {hsum}; }}\n{body}")
 }
 
 
@@ -782,7 +815,7 @@ pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: &dyn F
         }
     }
     let (name, src, words, tensors, groups): Simple = match *op {
-        Op::Linear { x, w, b, add, y, m, k, n } => return matmul(p, tag, [x, w, y], Finish { bias: b, add, gelu: false }, [m, k, n, 0], dtype_of(w)),
+        Op::Linear { x, w, b, add, y, m, k, n } => return matmul(p, tag, [x, w, y], Finish { bias: b, add, ..Finish::default() }, [m, k, n, 0], dtype_of(w)),
         Op::SwiGlu { x, gate, up, y, m, k, n } => {
             // Rows enough for matmul: the gate and up projections, as one GEMM where their weights
             // join ([`joinable`]), into two ranges of one buffer; then silu(g)·u.
@@ -896,7 +929,7 @@ pub fn matvecs(p: &mut Program, tag: &str, mv: MatvecParams, norm: Option<&Op>, 
             Op::Linear { x, w, b, add, y, m, k, n } => {
                 (input, shape) = (x, (m, k));
                 if weights.is_empty() {
-                    output = MatvecOutput::Linear { epilogue: Finish { bias: b, add, gelu: false }.epilogue(), segments: ops.len() as u32 };
+                    output = MatvecOutput::Linear { epilogue: Finish { bias: b, add, ..Finish::default() }.epilogue(), segments: ops.len() as u32 };
                     epilogue_tensors.extend(b.into_iter().chain(add));
                 }
                 weights.push(w);
@@ -983,6 +1016,8 @@ struct Finish {
     bias: Option<usize>,
     add: Option<usize>,
     gelu: bool,
+    /// A norm of the output's rows, done by the sum of K's chunks: `(g, b, y, eps)`.
+    norm: Option<(usize, Option<usize>, usize, f32)>,
 }
 
 impl Finish {
@@ -1007,25 +1042,46 @@ fn matmul(p: &mut Program, tag: &str, [x, w, y]: [usize; 3], finish: Finish, [m,
     let shader = p.shader(&label, || kernel.segmented_wgsl(epilogue, wd, segment));
     let [gx, gy, _] = kernel.workgroups(m, n);
     let words = [kernel.params(m, k, n), vec![chunk]].concat();
-    let Finish { bias, add, gelu } = finish;
+    let Finish { bias, add, gelu, .. } = finish;
     if splits == 1 {
         let tensors = [x, w].into_iter().chain(bias).chain(add).chain([y]);
-        return dispatch(p, tag, shader, words, tensors, [gx, gy, 1]);
+        dispatch(p, tag, shader, words, tensors, [gx, gy, 1]);
+        // Only a split's sum normalizes; whole, the norm is a dispatch of its own as before.
+        if let Some((g, b, normed, eps)) = finish.norm {
+            let vec = if n % 4 == 0 { 4 } else { 1 };
+            let shader = p.shader(&format!("norm v{vec}"), || norm_wgsl(vec));
+            dispatch(p, tag, shader, vec![m, n, b.is_some() as u32, eps.to_bits()], [y, g, b.unwrap_or(g), normed], [m, 1, 1]);
+        }
+        return;
     }
     let partials = p.buffer(Buffer::zeroed(format!("{tag} partials"), (splits * m * n) as usize));
     dispatch(p, tag, shader, words, [x, w, partials], [gx, gy, splits]);
-    let sum = p.shader("split sum", split_sum_wgsl);
     let mode = bias.is_some() as u32 | (add.is_some() as u32) << 1 | (gelu as u32) << 2;
+    if let Some((g, b, normed, eps)) = finish.norm {
+        let vec = if n % 4 == 0 { 4 } else { 1 };
+        let shader = p.shader(&format!("split sum norm v{vec}"), || split_sum_norm_wgsl(vec));
+        let words = vec![m, n, b.is_some() as u32, eps.to_bits(), splits, m * n / vec, mode];
+        let tensors = [partials, bias.unwrap_or(partials), add.unwrap_or(partials), y, g, b.unwrap_or(g), normed];
+        return dispatch(p, tag, shader, words, tensors, [m, 1, 1]);
+    }
+    let sum = p.shader("split sum", split_sum_wgsl);
     let tensors = [partials, bias.unwrap_or(partials), add.unwrap_or(partials), y];
     let cols = if segment == 0 { n } else { segment };
     dispatch(p, tag, sum, vec![m * n, splits, cols, mode, m * cols], tensors, elementwise(m * n));
+}
+
+/// Appends a linear layer whose K splits and the norm of its output (a `Dispatch::Normed` of the
+/// plan): the sum of its chunks stores the output and normalizes its rows.
+pub fn normed(p: &mut Program, tag: &str, linear: &Op, norm: &Op, dtype_of: &dyn Fn(T) -> Dtype) {
+    let (&Op::Linear { x, w, b, add, y, m, k, n }, &Op::Norm { g, b: shift, y: normed, eps, .. }) = (linear, norm) else { return };
+    matmul(p, tag, [x, w, y], Finish { bias: b, add, norm: Some((g, shift, normed, eps)), ..Finish::default() }, [m, k, n, 0], dtype_of(w));
 }
 
 /// Appends a linear layer run as `matmul` and the GELU of its output as one dispatch (a
 /// `Dispatch::Activated` of the plan), storing into the GELU's output.
 pub fn activated(p: &mut Program, tag: &str, linear: &Op, gelu: &Op, dtype_of: &dyn Fn(T) -> Dtype) {
     let (&Op::Linear { x, w, b, add, m, k, n, .. }, &Op::Gelu { y, .. }) = (linear, gelu) else { return };
-    matmul(p, tag, [x, w, y], Finish { bias: b, add, gelu: true }, [m, k, n, 0], dtype_of(w));
+    matmul(p, tag, [x, w, y], Finish { bias: b, add, gelu: true, ..Finish::default() }, [m, k, n, 0], dtype_of(w));
 }
 
 /// Appends a dispatch of `shader` over a uniform of `words` (binding 0) and `tensors` (1…n).
