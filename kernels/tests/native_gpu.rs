@@ -208,11 +208,7 @@ const LINEARS: [(u32, u32, u32, bool, bool); 23] = [
 fn models_linear_layers_match_f64_at_odd_shapes_natively() {
     let Some(gpu) = gpu() else { return };
     // Quantized weights: matvec and matmul dequantize as they read, any K (a padded last block).
-    for dtype in [kernels::Dtype::F32, kernels::Dtype::F16, kernels::Dtype::Q8_0, kernels::Dtype::Q4_0] {
-        if dtype.feature().is_some_and(|f| !gpu.has(f)) {
-            eprintln!("SKIPPED {dtype} weights: this adapter has no {}", dtype.feature().unwrap_or_default());
-            continue;
-        }
+    for dtype in weights_it_has(&gpu, &[kernels::Dtype::F32, kernels::Dtype::F16, kernels::Dtype::Q8_0, kernels::Dtype::Q4_0]) {
         linear_layers_match_f64(&gpu, dtype);
     }
 }
@@ -254,11 +250,8 @@ fn linear_layers_of_one_input_run_as_one_gemm_and_match_f64_natively() {
     // with K 1100, 64×64 blocks with K split in 4, the partials summed with the biases after (the
     // wider layer splits too: five dispatches).
     let shapes = [(300, 36, 64, 3), (300, 1100, 64, 5)];
-    for ((m, k, n, steps), dtype) in shapes.into_iter().flat_map(|s| [(s, kernels::Dtype::F32), (s, kernels::Dtype::F16)]) {
-        if dtype.feature().is_some_and(|f| !gpu.has(f)) {
-            eprintln!("SKIPPED {dtype} weights: this adapter has no {}", dtype.feature().unwrap_or_default());
-            continue;
-        }
+    let floats = weights_it_has(&gpu, &[kernels::Dtype::F32, kernels::Dtype::F16]);
+    for ((m, k, n, steps), dtype) in shapes.into_iter().flat_map(|s| floats.iter().map(move |&d| (s, d))) {
         let mut g = Graph { seed: 9, ..Graph::default() };
         let x = g.seeded("x", (m * k) as usize, -1.0, 1.0);
         let linear = |g: &mut Graph, name: &str, n: u32, bias: bool| {
@@ -278,9 +271,7 @@ fn linear_layers_of_one_input_run_as_one_gemm_and_match_f64_natively() {
         g.outputs = vec![q, key, v, other, sum];
         let plan = g.plan(false);
         assert!(plan.contains(&Dispatch::Gemms { ops: vec![0, 1, 2] }) && plan.contains(&Dispatch::Op(3)), "{plan:?}");
-        assert_eq!(g.lower(None, false).unwrap().steps.len(), steps, "{m}×{k}×{n}");
-        let failures = failing_outputs(&gpu, &g, |_| kernels::Tolerance { abs: 2e-6 * (k + 2) as f64, rel: 1e-5 });
-        assert!(failures.is_empty(), "{m}×{k}×{n}, {dtype}: {failures:#?}");
+        assert_linear_outputs_match_f64(&gpu, &g, steps, &format!("{m}×{k}×{n}, {dtype}"), k);
     }
 }
 
@@ -295,11 +286,8 @@ fn a_gemm_stores_the_gelu_of_its_outputs_and_matches_f64_natively() {
     // (rows, K, columns, residual, dispatches): 16×16 blocks with K whole; 64×64 blocks with K
     // split in 4 and a sum after; the second layer's output is a result too, so its GELU stays apart.
     let shapes = [(300, 36, 64, false, 3), (300, 1100, 64, true, 5)];
-    for ((m, k, n, residual, steps), dtype) in shapes.into_iter().flat_map(|s| [(s, kernels::Dtype::F32), (s, kernels::Dtype::F16)]) {
-        if dtype.feature().is_some_and(|f| !gpu.has(f)) {
-            eprintln!("SKIPPED {dtype} weights: this adapter has no {}", dtype.feature().unwrap_or_default());
-            continue;
-        }
+    let floats = weights_it_has(&gpu, &[kernels::Dtype::F32, kernels::Dtype::F16]);
+    for ((m, k, n, residual, steps), dtype) in shapes.into_iter().flat_map(|s| floats.iter().map(move |&d| (s, d))) {
         let mut g = Graph { seed: 13, ..Graph::default() };
         let x = g.seeded("x", (m * k) as usize, -1.0, 1.0);
         let gelu_of = |g: &mut Graph, name: &str| {
@@ -317,9 +305,7 @@ fn a_gemm_stores_the_gelu_of_its_outputs_and_matches_f64_natively() {
         let (apart, act) = gelu_of(&mut g, "apart");
         g.outputs = vec![fused, apart, act];
         assert_eq!(g.plan(false)[..3], [Dispatch::Activated { linear: 0, gelu: 1 }, Dispatch::Op(2), Dispatch::Op(3)], "{m}×{k}×{n}");
-        assert_eq!(g.lower(None, false).unwrap().steps.len(), steps, "{m}×{k}×{n}");
-        let failures = failing_outputs(&gpu, &g, |_| kernels::Tolerance { abs: 2e-6 * (k + 2) as f64, rel: 1e-5 });
-        assert!(failures.is_empty(), "{m}×{k}×{n}, {dtype}: {failures:#?}");
+        assert_linear_outputs_match_f64(&gpu, &g, steps, &format!("{m}×{k}×{n}, {dtype}"), k);
     }
 }
 
@@ -350,6 +336,23 @@ fn a_split_gemms_sum_normalizes_its_rows_and_matches_f64_natively() {
         let failures = failing_outputs(&gpu, &g, |i| if i == 0 { kernels::Tolerance { abs: 2e-6 * (k + 2) as f64, rel: 1e-5 } } else { kernels::Tolerance { abs: 2e-4, rel: 1e-4 } });
         assert!(failures.is_empty(), "{m}×{k}×{n}: {failures:#?}");
     }
+}
+
+/// Those of `dtypes` whose weights the adapter can hold, saying which it skips.
+fn weights_it_has(gpu: &Gpu, dtypes: &[kernels::Dtype]) -> Vec<kernels::Dtype> {
+    let (has, lacks): (Vec<kernels::Dtype>, Vec<kernels::Dtype>) = dtypes.iter().partition(|d| d.feature().is_none_or(|f| gpu.has(f)));
+    for dtype in lacks {
+        eprintln!("SKIPPED {dtype} weights: this adapter has no {}", dtype.feature().unwrap_or_default());
+    }
+    has
+}
+
+/// Asserts that `g`, outputs of linear layers `k` deep, lowers to `steps` dispatches and that
+/// every output matches the f64 reference (`what` names the case).
+fn assert_linear_outputs_match_f64(gpu: &Gpu, g: &kernels::model::graph::Graph, steps: usize, what: &str, k: u32) {
+    assert_eq!(g.lower(None, false).unwrap().steps.len(), steps, "{what}");
+    let failures = failing_outputs(gpu, g, |_| kernels::Tolerance { abs: 2e-6 * (k + 2) as f64, rel: 1e-5 });
+    assert!(failures.is_empty(), "{what}: {failures:#?}");
 }
 
 /// Runs `g` on the GPU and checks each of its outputs against the f64 reference with
