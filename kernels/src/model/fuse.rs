@@ -207,7 +207,7 @@ fn activated(g: &Ops, i: usize, subgroups: bool, internal: &dyn Fn(T, u32) -> bo
 fn normed(g: &Ops, i: usize, subgroups: bool) -> Option<Dispatch> {
     let Op::Linear { y, m, k, n, .. } = g.ops[i].1 else { return None };
     let Op::Norm { x, rows, cols, .. } = g.ops.get(i + 1)?.1 else { return None };
-    let splits = Linear::choose(m, k, n, false).k_split(m, k, n).0;
+    let splits = super::wgsl::matmul_kernel(m, k, n).k_split(m, k, n).0;
     (x == y && (rows, cols) == (m, n) && splits > 1 && !is_matvec(g, &[i], subgroups)).then_some(Dispatch::Normed { linear: i, norm: i + 1 })
 }
 

@@ -1032,10 +1032,7 @@ impl Finish {
 /// chunks' partial products go into a buffer of their own, laid out as y is, then
 /// [`split_sum_wgsl`] adds them up and finishes them as the matmul's store would have.
 fn matmul(p: &mut Program, tag: &str, [x, w, y]: [usize; 3], finish: Finish, [m, k, n, segment]: [u32; 4], wd: Dtype) {
-    let kernel = match Linear::choose(m, k, n, false) {
-        Linear::Matvec(_) => Linear::Matmul(MatmulParams::DEFAULT),
-        matmul => matmul,
-    };
+    let kernel = matmul_kernel(m, k, n);
     let (splits, chunk) = kernel.k_split(m, k, n);
     let epilogue = if splits > 1 { Epilogue::default() } else { finish.epilogue() };
     let label = kernel.label(epilogue, wd) + &if segment > 0 { format!(" in segments of {segment}") } else { String::new() };
@@ -1045,14 +1042,8 @@ fn matmul(p: &mut Program, tag: &str, [x, w, y]: [usize; 3], finish: Finish, [m,
     let Finish { bias, add, gelu, .. } = finish;
     if splits == 1 {
         let tensors = [x, w].into_iter().chain(bias).chain(add).chain([y]);
-        dispatch(p, tag, shader, words, tensors, [gx, gy, 1]);
-        // Only a split's sum normalizes; whole, the norm is a dispatch of its own as before.
-        if let Some((g, b, normed, eps)) = finish.norm {
-            let vec = if n % 4 == 0 { 4 } else { 1 };
-            let shader = p.shader(&format!("norm v{vec}"), || norm_wgsl(vec));
-            dispatch(p, tag, shader, vec![m, n, b.is_some() as u32, eps.to_bits()], [y, g, b.unwrap_or(g), normed], [m, 1, 1]);
-        }
-        return;
+        debug_assert!(finish.norm.is_none(), "the plan folds a norm only into a split's sum ({m}×{k}×{n})");
+        return dispatch(p, tag, shader, words, tensors, [gx, gy, 1]);
     }
     let partials = p.buffer(Buffer::zeroed(format!("{tag} partials"), (splits * m * n) as usize));
     dispatch(p, tag, shader, words, [x, w, partials], [gx, gy, splits]);
@@ -1068,6 +1059,16 @@ fn matmul(p: &mut Program, tag: &str, [x, w, y]: [usize; 3], finish: Finish, [m,
     let tensors = [partials, bias.unwrap_or(partials), add.unwrap_or(partials), y];
     let cols = if segment == 0 { n } else { segment };
     dispatch(p, tag, sum, vec![m * n, splits, cols, mode, m * cols], tensors, elementwise(m * n));
+}
+
+/// The `matmul` an `m`×`k` by `[n,k]` linear layer runs as: [`Linear::choose`]'s, or the default
+/// block where that is a matvec (a layer of rows that only a fused dispatch brings here). The plan
+/// ([`super::fuse`]) asks it whether K splits, so the two cannot disagree.
+pub fn matmul_kernel(m: u32, k: u32, n: u32) -> Linear {
+    match Linear::choose(m, k, n, false) {
+        Linear::Matvec(_) => Linear::Matmul(MatmulParams::DEFAULT),
+        matmul => matmul,
+    }
 }
 
 /// Appends a linear layer whose K splits and the norm of its output (a `Dispatch::Normed` of the
