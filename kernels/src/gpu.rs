@@ -2,7 +2,8 @@
 //! or DX12 natively. One code path, so the page and `--platform native` measure the same thing.
 
 use crate::model::weights::Weights;
-use crate::program::{Init, Program};
+use crate::catalog::matmul::subgroup_matrix;
+use crate::program::{Caps, Init, Program};
 pub use crate::sampling::now_ms;
 use crate::sampling::{sample, ClockGate, Sample, Sampled, Sampling, Timed, MAX_IN_FLIGHT};
 use crate::wire::CompletionLatency;
@@ -150,6 +151,9 @@ pub struct Gpu {
     pub info: wgpu::AdapterInfo,
     /// True when the device was created with `timestamp-query`.
     pub timestamps: bool,
+    /// True when the browser's device has tensor cores for `matmul` (`page/static/subgroup-matrix.js`
+    /// asks for them on wgpu's behalf); never natively.
+    subgroup_matrix: bool,
     /// Median ms until `onSubmittedWorkDone` resolves for trivial work, once measured
     /// ([`Gpu::measure_latency`]), not nudged; 0 before.
     pub latency_ms: f64,
@@ -186,6 +190,8 @@ impl Gpu {
         let timestamps = adapter.features().contains(wgpu::Features::TIMESTAMP_QUERY);
         let wanted = FEATURES.iter().fold(wgpu::Features::empty(), |all, (_, f)| all | *f);
         let required_features = adapter.features() & wanted;
+        #[cfg(target_arch = "wasm32")]
+        let _ = subgroup_matrix_arm();
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("harness"),
@@ -207,9 +213,14 @@ impl Gpu {
         // Natively, wgpu's default handler panics: an error here must fail the case, not harness.
         let on_error = watch.clone();
         device.on_uncaptured_error(Arc::new(move |e| lock(&on_error).uncaptured.push(e.to_string())));
+        #[cfg(target_arch = "wasm32")]
+        let subgroup_matrix = device.as_webgpu().is_some_and(|d| subgroup_matrix_has(d).unwrap_or(false));
+        #[cfg(not(target_arch = "wasm32"))]
+        let subgroup_matrix = false;
         Ok(Gpu {
             info: adapter.get_info(),
             timestamps,
+            subgroup_matrix,
             latency_ms: 0.0,
             nudge: false,
             nudged: AtomicU64::new(0),
@@ -275,9 +286,17 @@ impl Gpu {
     }
 
     /// Whether the device has the WebGPU feature `name` (`shader-f16`, `subgroups`,
-    /// `timestamp-query`).
+    /// `timestamp-query`, [`subgroup_matrix::FEATURE`]).
     pub fn has(&self, name: &str) -> bool {
+        if name == subgroup_matrix::FEATURE {
+            return self.subgroup_matrix;
+        }
         FEATURES.iter().any(|(n, f)| *n == name && self.device.features().contains(*f))
+    }
+
+    /// What a model's lowering may use on this device.
+    pub fn caps(&self) -> Caps {
+        Caps { subgroups: self.has("subgroups"), subgroup_matrix: self.subgroup_matrix }
     }
 
     /// The adapter as a report: what wgpu says of it, its features, and a fallback flag that is
@@ -293,7 +312,7 @@ impl Gpu {
             device: i.name.clone(),
             description: format!("{} ({:?}; driver: {} {})", i.name, i.backend, i.driver, i.driver_info).trim().to_string(),
             is_fallback_adapter: Some(i.device_type == wgpu::DeviceType::Cpu),
-            features: FEATURES.iter().filter(|(n, _)| self.has(n)).map(|(n, _)| n.to_string()).collect(),
+            features: FEATURES.iter().map(|(n, _)| *n).chain([subgroup_matrix::FEATURE]).filter(|n| self.has(n)).map(str::to_string).collect(),
             limits: [
                 ("maxStorageBufferBindingSize", limits.max_storage_buffer_binding_size as f64),
                 ("maxComputeWorkgroupStorageSize", limits.max_compute_workgroup_storage_size as f64),
@@ -392,6 +411,7 @@ impl Gpu {
             // browser for it, even where the browser's adapter offers it.
             "subgroups" if cfg!(target_arch = "wasm32") => " to wgpu (wgpu 30's WebGPU backend cannot request `subgroups` from the browser, so subgroup variants run natively only)",
             "subgroups" => " (subgroup variants are tuner candidates where the adapter has it; the others run everywhere)",
+            subgroup_matrix::FEATURE => " (tensor cores through Chromium's WebGPU; harness asks for it where the adapter has f16 products with an f32 result at 16×16×16)",
             _ => "",
         };
         Err(GpuError::MissingFeature { label: label.to_string(), feature: feature.clone(), hint })
@@ -523,7 +543,7 @@ impl Gpu {
             // A part's prepared program, its time uploading, and when that ended.
             let load = async |graph: &crate::model::graph::Graph| {
                 let begun = now_ms();
-                let program = graph.lower(weights, gpu.has("subgroups")).map_err(|e| failed(e.to_string()))?;
+                let program = graph.lower(weights, gpu.caps()).map_err(|e| failed(e.to_string()))?;
                 gpu.check_fits(&label, &program)?;
                 let (prepared, uploaded) = gpu.prepare_timed(&label, &program, cold.precompile).await?;
                 Ok::<_, GpuError>((prepared, uploaded - begun, uploaded))
@@ -707,12 +727,13 @@ impl Gpu {
             self.device.destroy();
         }
         self.guarded(async |gpu: &Gpu| {
-            let program = case.program(weights, gpu.has("subgroups")).map_err(|e| GpuError::Pipeline { kernel: case.kernel.clone(), message: e.to_string() })?;
+            let program = case.program(weights, gpu.caps()).map_err(|e| GpuError::Pipeline { kernel: case.kernel.clone(), message: e.to_string() })?;
             gpu.check_fits(&case.kernel, &program)?;
             let prepared = gpu.prepare(&case.kernel, &program).await?;
             let measured = gpu.measure(&prepared, &plan.sampling, clock, on_sample).await?;
             let output = crate::wire::CaseMeasurement::encode_bytes(&gpu.read_output(&prepared, &program).await?);
-            Ok(crate::wire::CaseMeasurement::of_sampled(case.id.clone(), prepared.pipeline_ms, measured, output))
+            let measurement = crate::wire::CaseMeasurement::of_sampled(case.id.clone(), prepared.pipeline_ms, measured, output);
+            Ok(crate::wire::CaseMeasurement { features: program.features.clone(), ..measurement })
         })
         .await
     }
@@ -1203,6 +1224,13 @@ extern "C" {
     /// `createComputePipelineAsync`, all at once; resolves when all are ready.
     #[wasm_bindgen(catch, js_namespace = harnessPrecompile, js_name = compile)]
     fn precompile_js(device: &wgpu::webgpu::GpuDevice, shaders: &js_sys::Array) -> Result<js_sys::Promise, wasm_bindgen::JsValue>;
+    /// `static/subgroup-matrix.js`: wgpu's next `requestDevice` also asks for tensor cores, where
+    /// the adapter has what `matmul` on them needs.
+    #[wasm_bindgen(catch, js_namespace = harnessSubgroupMatrix, js_name = arm)]
+    fn subgroup_matrix_arm() -> Result<(), wasm_bindgen::JsValue>;
+    /// Whether `device` was given tensor cores.
+    #[wasm_bindgen(catch, js_namespace = harnessSubgroupMatrix, js_name = has)]
+    fn subgroup_matrix_has(device: &wgpu::webgpu::GpuDevice) -> Result<bool, wasm_bindgen::JsValue>;
     /// How many precompiled pipelines wgpu has not taken.
     #[wasm_bindgen(js_namespace = harnessPrecompile, js_name = unused)]
     fn precompile_unused() -> u32;

@@ -305,11 +305,11 @@ impl CaseSpec {
         })
     }
 
-    /// The GPU program of this case; `weights` only for an encoder; `subgroups` where the device
-    /// has them (models' linear layers then reduce through them).
-    pub fn program(&self, weights: Option<&Weights>, subgroups: bool) -> Result<Program, ModelError> {
+    /// The GPU program of this case; `weights` only for an encoder; `caps`, what the device offers
+    /// that a model's lowering may use.
+    pub fn program(&self, weights: Option<&Weights>, caps: crate::program::Caps) -> Result<Program, ModelError> {
         match (&self.workload, self.kernel()) {
-            (Some(w), _) => w.program(self.seed, weights, subgroups),
+            (Some(w), _) => w.program(self.seed, weights, caps),
             (None, Some(k)) => Ok(Program::of_kernel(&*k, &self.shape, &k.inputs(&self.shape, self.seed))),
             (None, None) => Err(ModelError::UnknownKernel(self.kernel.clone())),
         }

@@ -155,6 +155,24 @@ pub struct Step {
     /// Workgroups in x, y, z.
     pub workgroups: [u32; 3],
 }
+/// What a device offers beyond core WebGPU that lowering a model may use; where one is missing
+/// the plain kernel runs instead.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Caps {
+    /// `subgroups`: matvec reductions go through subgroup operations.
+    pub subgroups: bool,
+    /// [`subgroup_matrix::FEATURE`](crate::catalog::matmul::subgroup_matrix::FEATURE), with f16
+    /// inputs and an f32 result at 16×16×16, and `shader-f16`: GEMMs on tensor cores.
+    pub subgroup_matrix: bool,
+}
+
+impl Caps {
+    /// Core WebGPU only.
+    pub const NONE: Caps = Caps { subgroups: false, subgroup_matrix: false };
+    /// Subgroups, no tensor cores: a GPU natively.
+    pub const SUBGROUPS: Caps = Caps { subgroups: true, subgroup_matrix: false };
+}
+
 
 /// Buffers, shaders and dispatches; one timed sample runs every step, in order, in one compute
 /// pass (WebGPU makes each dispatch see the writes of the ones before it).

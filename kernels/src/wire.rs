@@ -87,6 +87,11 @@ pub struct CaseMeasurement {
     /// order: each sample is their sum.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub split: Option<Vec<Vec<Phase>>>,
+    /// The optional WebGPU features the case's shaders used (`shader-f16`, `subgroups`,
+    /// `chromium-experimental-subgroup-matrix`: its GEMMs ran on tensor cores), so the report says
+    /// how the numbers were made.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub features: Vec<String>,
 }
 
 /// One cold start: a fresh page's way to its first result, phase by phase.
@@ -200,6 +205,7 @@ impl CaseMeasurement {
             engine_profile: None,
             cold: None,
             split: None,
+            features: Vec::new(),
         }
     }
 
@@ -389,6 +395,7 @@ mod tests {
             engine_profile: None,
             cold: None,
             split: None,
+            features: Vec::new(),
         };
         let back = m.decode_output().unwrap();
         assert_eq!(

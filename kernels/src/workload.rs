@@ -52,15 +52,15 @@ impl Workload {
     }
 
     /// The GPU program. `weights`: the file [`weights_key`](Workload::weights_key) names, if any.
-    /// `subgroups`: whether the device has them (see [`Graph::lower`](crate::model::graph::Graph::lower)).
-    pub fn program(&self, seed: u64, weights: Option<&Weights>, subgroups: bool) -> Result<Program, ModelError> {
+    /// `caps`: what the device offers that the lowering may use (see [`Graph::lower`](crate::model::graph::Graph::lower)).
+    pub fn program(&self, seed: u64, weights: Option<&Weights>, caps: crate::program::Caps) -> Result<Program, ModelError> {
         match self {
             Workload::User(u) => Ok(u.program(seed)),
             Workload::Bench(b) => Err(ModelError::UnknownKernel(format!("{} (a bench runs in its own crate's code, not as a program of harness's)", b.label()))),
-            Workload::Encoder(e) => e.graph().lower(weights, subgroups),
-            Workload::Decoder(d) => d.graph(seed).lower(weights, subgroups),
-            Workload::Perception(p) => p.graph(seed).lower(None, subgroups),
-            Workload::Clip(c) => c.graph(seed).lower(weights, subgroups),
+            Workload::Encoder(e) => e.graph().lower(weights, caps),
+            Workload::Decoder(d) => d.graph(seed).lower(weights, caps),
+            Workload::Perception(p) => p.graph(seed).lower(None, caps),
+            Workload::Clip(c) => c.graph(seed).lower(weights, caps),
         }
     }
 

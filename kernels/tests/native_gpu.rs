@@ -350,7 +350,7 @@ fn weights_it_has(gpu: &Gpu, dtypes: &[kernels::Dtype]) -> Vec<kernels::Dtype> {
 /// Asserts that `g`, outputs of linear layers `k` deep, lowers to `steps` dispatches and that
 /// every output matches the f64 reference (`what` names the case).
 fn assert_linear_outputs_match_f64(gpu: &Gpu, g: &kernels::model::graph::Graph, steps: usize, what: &str, k: u32) {
-    assert_eq!(g.lower(None, false).unwrap().steps.len(), steps, "{what}");
+    assert_eq!(g.lower(None, kernels::program::Caps::NONE).unwrap().steps.len(), steps, "{what}");
     let failures = failing_outputs(gpu, g, |_| kernels::Tolerance { abs: 2e-6 * (k + 2) as f64, rel: 1e-5 });
     assert!(failures.is_empty(), "{what}: {failures:#?}");
 }
@@ -367,7 +367,7 @@ fn failing_outputs(gpu: &Gpu, g: &kernels::model::graph::Graph, tolerance: impl 
             eprintln!("SKIPPED the subgroup lowering: this adapter has no subgroups");
             continue;
         }
-        let program = g.lower(None, subgroups).unwrap();
+        let program = g.lower(None, kernels::program::Caps { subgroups, ..kernels::program::Caps::NONE }).unwrap();
         assert_eq!(program.features.iter().any(|f| f == "subgroups"), subgroups && g.ops.iter().any(|(_, op)| is_one_row_linear(op)));
         let prepared = pollster::block_on(gpu.prepare("model ops", &program)).unwrap();
         pollster::block_on(gpu.dispatch(&prepared)).unwrap();
@@ -450,7 +450,7 @@ fn model_swiglu_matches_f64_at_odd_shapes_natively() {
             g.op("gate_up", Op::SwiGlu { x, gate, up, y, m, k, n });
             g.outputs.push(y);
         }
-        let joined = g.lower(None, false).unwrap().shaders.iter().filter(|s| s.label.contains("in segments of 64")).count();
+        let joined = g.lower(None, kernels::program::Caps::NONE).unwrap().shaders.iter().filter(|s| s.label.contains("in segments of 64")).count();
         assert_eq!(joined, 2, "the two 64-wide SwiGLUs of 300 rows run as one GEMM each (K whole, K split)");
         let failures: Vec<String> = failing_outputs(&gpu, &g, |i| kernels::Tolerance { abs: 4e-6 * (shapes[i].1 + 1) as f64, rel: 1e-5 })
             .into_iter()
@@ -492,7 +492,7 @@ fn fused_dispatches_match_the_unfused_f64_reference_natively() {
         g.op("gate_up", Op::SwiGlu { x: h2, gate, up, y, m, k, n: 24 });
         g.outputs.push(y);
     }
-    assert_eq!(g.lower(None, false).unwrap().steps.len(), 2 * shapes.len(), "a norm and QKV, a norm and SwiGLU");
+    assert_eq!(g.lower(None, kernels::program::Caps::NONE).unwrap().steps.len(), 2 * shapes.len(), "a norm and QKV, a norm and SwiGLU");
     let failures: Vec<String> = failing_outputs(&gpu, &g, |i| kernels::Tolerance { abs: 1e-5 * shapes[i / 4].1 as f64, rel: 1e-4 })
         .into_iter()
         .map(|(i, lowering, verdict)| format!("(tokens, K, Q rows, KV rows) {:?}, output {}, {lowering}: {verdict:?}", shapes[i / 4], i % 4))
@@ -663,7 +663,7 @@ fn attention_matches_f64_at_odd_configurations_natively() {
         g.op("attention", Op::Attention { q, k, v, lens, y, rows, seq, heads, kv_heads, hd, kv_len, causal, pos0 });
         g.outputs.push(y);
     }
-    let program = g.lower(None, false).unwrap();
+    let program = g.lower(None, kernels::program::Caps::NONE).unwrap();
     let prepared = pollster::block_on(gpu.prepare("attention", &program)).unwrap();
     pollster::block_on(gpu.dispatch(&prepared)).unwrap();
     let mut got = le_bytes_to_f32s(&pollster::block_on(gpu.read_output(&prepared, &program)).unwrap()).into_iter();
@@ -689,7 +689,7 @@ fn a_decode_step_dispatches_what_its_report_says() {
     let config = LlamaConfig { hidden: 64, heads: 8, kv_heads: 2, ffn: 96, layers: 3 };
     let case = DecoderCase { model: "test".into(), config, phase: Phase::Decode, ctx: 7, dtype: kernels::Dtype::F32, weights: None };
     let said = case.info().dispatches.expect("a model says its dispatches");
-    let program = case.graph(1).lower(None, false).unwrap();
+    let program = case.graph(1).lower(None, kernels::program::Caps::NONE).unwrap();
     let prepared = pollster::block_on(gpu.prepare("decode", &program)).unwrap();
     pollster::block_on(gpu.dispatch(&prepared)).unwrap();
     assert_eq!(prepared.dispatched(), u64::from(said), "one run");

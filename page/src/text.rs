@@ -100,12 +100,12 @@ pub async fn run_harness(gpu: &mut Gpu, plan: &RunPlan, case: &CaseSpec, weights
     tokenizer.with_truncation(None).map_err(|err| failed(format!("tokenizer.json: {err}")))?;
     gpu.ready().await?;
     gpu.guarded(async |gpu: &Gpu| {
-        let program = case.program(weights, gpu.has("subgroups")).map_err(|err| failed(err.to_string()))?;
+        let program = case.program(weights, gpu.caps()).map_err(|err| failed(err.to_string()))?;
         let prepared = gpu.prepare(&case.kernel, &program).await?;
         let mut work = Harness { gpu, prepared: &prepared, program: &program, tokenizer, encoder: e, output: Vec::new() };
         let (sampled, phases) = sample_phases(&plan.sampling, &mut work, clock, on_sample).await?;
         let output = CaseMeasurement::encode_bytes(&work.output);
-        Ok(CaseMeasurement { split: Some(phases), ..CaseMeasurement::of_sampled(case.id.clone(), prepared.pipeline_ms, sampled, output) })
+        Ok(CaseMeasurement { split: Some(phases), features: program.features.clone(), ..CaseMeasurement::of_sampled(case.id.clone(), prepared.pipeline_ms, sampled, output) })
     })
     .await
 }

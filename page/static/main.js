@@ -5,6 +5,7 @@ import './tfjs.js';
 import './ort.js';
 import './webnn.js';
 import './precompile.js';
+import './subgroup-matrix.js';
 import './transformers.js';
 
 const token = new URLSearchParams(location.search).get('token');

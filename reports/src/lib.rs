@@ -180,6 +180,19 @@ mod every_report {
     }
 
     #[test]
+    fn the_features_a_cases_shaders_used_reach_results_json() {
+        let spec = encoder_spec();
+        let m = kernels::wire::CaseMeasurement { features: vec!["shader-f16".into(), "chromium-experimental-subgroup-matrix".into()], ..measurement(&spec, &[1.0, 1.1], true) };
+        let case = CaseReport::measured(&spec, &spec.info().unwrap(), m, verdict(true));
+        let json = serde_json::to_value(report_with(vec![("chrome", vec![case])])).unwrap();
+        assert_eq!(json["runs"][0]["cases"][0]["features"][1], "chromium-experimental-subgroup-matrix");
+        let errors = crate::schema::schema_errors(&json);
+        assert!(errors.is_empty(), "{errors:?}");
+        let plain = serde_json::to_value(report_with(vec![("chrome", vec![model_case("a", &[1.0])])])).unwrap();
+        assert!(plain["runs"][0]["cases"][0].get("features").is_none(), "absent where none");
+    }
+
+    #[test]
     fn cold_pages_merge_into_one_case_whose_samples_are_the_first_results_and_whose_worst_page_stands() {
         let marks = |scale: f64| [("device", 100.0 * scale), ("fetch", 150.0 * scale), ("upload", 160.0 * scale), ("pipelines", 200.0 * scale), ("dispatch", 201.0 * scale), ("result", 300.0 * scale)];
         let page = cold_page(true, &marks(1.0), true);

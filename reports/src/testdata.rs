@@ -77,7 +77,7 @@ pub fn user_spec() -> CaseSpec {
 }
 
 /// A check of 4 elements that passed exactly, or failed by 0.5 on one element.
-fn verdict(passed: bool) -> Verdict {
+pub fn verdict(passed: bool) -> Verdict {
     Verdict {
         passed,
         max_abs_err: if passed { 0.0 } else { 0.5 },
@@ -103,7 +103,7 @@ fn measure(spec: &CaseSpec, times: &[f64], verdict: Verdict, gpu: bool) -> CaseR
 }
 
 /// What a page sends of `spec` with the given sample times (wall, and GPU too when `gpu`).
-fn measurement(spec: &CaseSpec, times: &[f64], gpu: bool) -> CaseMeasurement {
+pub fn measurement(spec: &CaseSpec, times: &[f64], gpu: bool) -> CaseMeasurement {
     CaseMeasurement {
         case_id: spec.id.clone(),
         pipeline_ms: 0.1,
@@ -123,6 +123,7 @@ fn measurement(spec: &CaseSpec, times: &[f64], gpu: bool) -> CaseMeasurement {
         engine_profile: None,
         cold: None,
         split: None,
+        features: Vec::new(),
     }
 }
 

@@ -727,7 +727,7 @@ mod tests {
         for case in &cases[4..] {
             let Some(Workload::Encoder(e)) = &case.workload else { panic!() };
             let g = e.graph();
-            let program = g.lower(Some(&weights), false).unwrap();
+            let program = g.lower(Some(&weights), kernels::program::Caps::NONE).unwrap();
             assert_eq!(program.steps.len() as u32, e.info().dispatches.unwrap(), "{}", case.id);
             assert!(e.info().rate.is_none(), "{}", case.id);
             assert_eq!(g.evaluate(Some(&weights)).unwrap().len() % e.row_len(), 0, "{}: whole rows", case.id);

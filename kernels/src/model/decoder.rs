@@ -380,7 +380,7 @@ mod tests {
     fn a_decode_layer_is_five_dispatches_and_prefill_fuses_only_its_matvecs() {
         // Decode: RMSNorm + Q, K, V; RoPE + KV writes + attention; o_proj (+ residual); RMSNorm +
         // gate_up (+ silu·up); down (+ residual). Then the final norm.
-        assert_eq!(tiny(Phase::Decode, 4).graph(1).lower(None, false).unwrap().steps.len(), 2 * 5 + 1);
+        assert_eq!(tiny(Phase::Decode, 4).graph(1).lower(None, crate::program::Caps::NONE).unwrap().steps.len(), 2 * 5 + 1);
         // What the report says is what the program dispatches.
         assert_eq!(tiny(Phase::Decode, 4).info().dispatches, Some(2 * 5 + 1));
         let tinyllama = DecoderCase { model: "tinyllama".into(), config: TINYLLAMA, phase: Phase::Decode, ctx: 128, dtype: Dtype::F32, weights: None };
@@ -388,19 +388,19 @@ mod tests {
         // A few rows are too few for matmul's blocks and run as matvecs, fused as in decode, but
         // the RoPE, KV writes and attention of several tokens stay four dispatches; rows enough to
         // fill the blocks (1024 here) fuse nothing and make gate, up and silu_mul three dispatches.
-        assert_eq!(tiny(Phase::Prefill, 4).graph(1).lower(None, false).unwrap().steps.len(), 2 * 9 + 1);
-        assert_eq!(tiny(Phase::Prefill, 1024).graph(1).lower(None, false).unwrap().steps.len(), 2 * 15 + 1);
+        assert_eq!(tiny(Phase::Prefill, 4).graph(1).lower(None, crate::program::Caps::NONE).unwrap().steps.len(), 2 * 9 + 1);
+        assert_eq!(tiny(Phase::Prefill, 1024).graph(1).lower(None, crate::program::Caps::NONE).unwrap().steps.len(), 2 * 15 + 1);
         // A per-op case runs its op alone: Q, K and V (one input) still as one matvec, the rest unfused.
         for (op, steps) in [("attn_norm", 1), ("qkv", 1), ("rope", 2), ("attention", 1)] {
-            assert_eq!(tiny(Phase::Op(op.into()), 4).graph(1).lower(None, false).unwrap().steps.len(), steps, "{op}");
+            assert_eq!(tiny(Phase::Op(op.into()), 4).graph(1).lower(None, crate::program::Caps::NONE).unwrap().steps.len(), steps, "{op}");
         }
         // Where the device has subgroups, decode's matvecs reduce through them (and say they need
         // them); prefill's matmuls have no reduction to change.
-        let decode = tiny(Phase::Decode, 4).graph(1).lower(None, true).unwrap();
+        let decode = tiny(Phase::Decode, 4).graph(1).lower(None, crate::program::Caps::SUBGROUPS).unwrap();
         assert_eq!(decode.features, vec!["subgroups".to_string()]);
         let matvecs: Vec<&str> = decode.shaders.iter().map(|s| s.label.as_str()).filter(|l| l.contains(": matvec ")).collect();
         assert!(!matvecs.is_empty() && matvecs.iter().all(|l| l.contains("-sg")), "{matvecs:?}");
-        assert!(tiny(Phase::Prefill, 1024).graph(1).lower(None, true).unwrap().features.is_empty());
+        assert!(tiny(Phase::Prefill, 1024).graph(1).lower(None, crate::program::Caps::SUBGROUPS).unwrap().features.is_empty());
     }
 
     #[test]
@@ -413,9 +413,9 @@ mod tests {
         assert_eq!(weights.len(), 14);
         let saved: usize = weights.iter().map(|&t| 2 * g16.tensors[t].len).sum();
         assert_eq!(g32.bytes() - g16.bytes(), saved as f64);
-        let program = g16.lower(None, false).unwrap();
+        let program = g16.lower(None, crate::program::Caps::NONE).unwrap();
         assert_eq!(program.features, vec!["shader-f16".to_string()]);
-        assert!(g32.lower(None, false).unwrap().features.is_empty());
+        assert!(g32.lower(None, crate::program::Caps::NONE).unwrap().features.is_empty());
         let (a, b) = (g32.evaluate(None).unwrap(), g16.evaluate(None).unwrap());
         assert_ne!(a, b, "the f16 reference must read rounded weights");
         assert!(crate::check::cosine(&a, &b) > 0.999, "f16 weights stay close to f32's");
@@ -504,7 +504,7 @@ mod gguf_tests {
 
     /// The weight buffers of `case`'s program, by label, as the GPU gets them.
     fn weight_bytes(case: &DecoderCase, w: Option<&Weights>) -> Vec<(String, Vec<u8>)> {
-        let p = case.graph(7).lower(w, false).unwrap();
+        let p = case.graph(7).lower(w, crate::program::Caps::NONE).unwrap();
         p.buffers.iter().filter(|b| b.label.ends_with(".weight")).map(|b| (b.label.clone(), b.init.bytes().unwrap().into_owned())).collect()
     }
 

@@ -8,7 +8,7 @@ use super::fuse::{self, Dispatch};
 use super::{wgsl, ModelError};
 use crate::dtype::Dtype;
 use crate::prng::Prng;
-use crate::program::{Buffer, Init, Program};
+use crate::program::{Buffer, Caps, Init, Program};
 
 /// What a tensor holds before the first op.
 #[derive(Debug, Clone, PartialEq)]
@@ -205,9 +205,9 @@ impl Graph {
         })
     }
 
-    /// The GPU program: one buffer per tensor, one dispatch per op; `subgroups` where the device
-    /// has them, so the linear layers may use them.
-    pub fn lower(&self, weights: Option<&Weights>, subgroups: bool) -> Result<Program, ModelError> {
+    /// The GPU program: one buffer per tensor, one dispatch per op; `caps`, what the device offers
+    /// that the linear layers may use (subgroups, tensor cores).
+    pub fn lower(&self, weights: Option<&Weights>, caps: Caps) -> Result<Program, ModelError> {
         let mut p = Program::default();
         for (t, tensor) in self.tensors.iter().enumerate() {
             let label = tensor.name.clone();
@@ -229,7 +229,7 @@ impl Graph {
             p.require(tensor.dtype.feature());
         }
         let dummy = p.buffer(Buffer { label: "unused".into(), uniform: false, init: Init::Zeroed(16) });
-        self.lower_ops(&mut p, dummy, subgroups);
+        self.lower_ops(&mut p, dummy, caps);
         p.outputs = self.outputs.clone();
         Ok(p)
     }
@@ -237,33 +237,33 @@ impl Graph {
     /// Appends the dispatches of the ops to `p`, over the buffers that [`lower`](Graph::lower) made
     /// (tensor `t` at index `t`; `dummy` for an absent optional tensor): one per op, but where
     /// [`fuse::plan`] runs several as one.
-    fn lower_ops(&self, p: &mut Program, dummy: usize, subgroups: bool) {
+    fn lower_ops(&self, p: &mut Program, dummy: usize, caps: Caps) {
         let dtype_of = |t: T| self.tensors[t].dtype;
-        for dispatch in self.plan(subgroups) {
+        for dispatch in self.plan(caps.subgroups) {
             match dispatch {
                 Dispatch::Op(i) => {
                     let (tag, op) = &self.ops[i];
-                    wgsl::lower(p, tag, op, dummy, &dtype_of, subgroups);
+                    wgsl::lower(p, tag, op, dummy, &dtype_of, caps);
                 }
                 Dispatch::Matvecs { norm, ops: indices } => {
                     let ops: Vec<&Op> = indices.iter().map(|&i| &self.ops[i].1).collect();
                     let tag = self.ops[norm.unwrap_or(indices[0])].0;
                     // fuse::plan fuses only what runs as one matvec.
-                    if let Some(mv) = wgsl::matvec_for(&ops, subgroups, &dtype_of) {
+                    if let Some(mv) = wgsl::matvec_for(&ops, caps.subgroups, &dtype_of) {
                         wgsl::matvecs(p, tag, mv, norm.map(|n| &self.ops[n].1), &ops, &dtype_of);
                     }
                 }
                 Dispatch::Gemms { ops: indices } => {
                     let ops: Vec<&Op> = indices.iter().map(|&i| &self.ops[i].1).collect();
-                    wgsl::gemms(p, self.ops[indices[0]].0, &ops, &dtype_of);
+                    wgsl::gemms(p, self.ops[indices[0]].0, &ops, &dtype_of, caps);
                 }
                 Dispatch::Activated { linear, gelu } => {
                     let (tag, op) = &self.ops[linear];
-                    wgsl::activated(p, tag, op, &self.ops[gelu].1, &dtype_of);
+                    wgsl::activated(p, tag, op, &self.ops[gelu].1, &dtype_of, caps);
                 }
                 Dispatch::Normed { linear, norm } => {
                     let (tag, op) = &self.ops[linear];
-                    wgsl::normed(p, tag, op, &self.ops[norm].1, &dtype_of);
+                    wgsl::normed(p, tag, op, &self.ops[norm].1, &dtype_of, caps);
                 }
                 Dispatch::DecodeAttention { ropes: [q, k], writes: [_, v], attention } => {
                     let op = |i: usize| &self.ops[i].1;
@@ -286,7 +286,7 @@ impl Graph {
         // Empty stand-ins for the tensors' buffers, which a fused dispatch turns into views.
         let buffers = self.tensors.iter().map(|t| Buffer { label: t.name.clone(), uniform: false, init: Init::Zeroed(0) }).collect();
         let mut p = Program { buffers, ..Program::default() };
-        self.lower_ops(&mut p, 0, false);
+        self.lower_ops(&mut p, 0, Caps::default());
         p.steps.len() as u32
     }
 

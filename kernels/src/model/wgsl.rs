@@ -6,10 +6,10 @@ use super::op::{Op, T};
 use crate::dtype::Dtype;
 use crate::catalog::epilogue::{Epilogue, GELU_WGSL};
 use crate::catalog::linear::Linear;
-use crate::catalog::matmul::MatmulParams;
+use crate::catalog::matmul::{subgroup_matrix, BLayout, MatmulOptions, MatmulParams};
 use crate::catalog::matvec::{MatvecOutput, MatvecParams};
 use crate::kernel::linear_workgroups;
-use crate::program::{Buffer, Init, Program, VIEW_ALIGN};
+use crate::program::{Buffer, Caps, Init, Program, VIEW_ALIGN};
 
 /// RMSNorm and LayerNorm over rows, one workgroup a row, `Vec` wide loads (see [`norm_wgsl`]).
 /// Each invocation sums up its share of the row in one pass as (count, mean, squared deviations),
@@ -789,11 +789,11 @@ type Simple = (&'static str, fn() -> String, Vec<u32>, Vec<usize>, [u32; 3]);
 
 /// Appends `op` to `p` as one dispatch. `dummy` stands in for an absent optional tensor, since
 /// every binding a shader declares must be bound; `dtype_of` says how each tensor is stored (a
-/// linear layer's weight may be f16); `subgroups`, whether the device has them (for
-/// [`Linear::choose`]).
-pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: &dyn Fn(T) -> Dtype, subgroups: bool) {
+/// linear layer's weight may be f16); `caps`, what the device offers that a linear layer may use
+/// (subgroups for [`Linear::choose`], tensor cores for `matmul`).
+pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: &dyn Fn(T) -> Dtype, caps: Caps) {
     let f = |v: f32| v.to_bits();
-    if let Some(mv) = matvec_for(&[op], subgroups, dtype_of) {
+    if let Some(mv) = matvec_for(&[op], caps.subgroups, dtype_of) {
         return matvecs(p, tag, mv, None, &[op], dtype_of);
     }
     if let Op::Attention { q, k, v, lens, y, rows, seq, heads, hd, kv_len, .. } = *op {
@@ -815,7 +815,7 @@ pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: &dyn F
         }
     }
     let (name, src, words, tensors, groups): Simple = match *op {
-        Op::Linear { x, w, b, add, y, m, k, n } => return matmul(p, tag, [x, w, y], Finish { bias: b, add, ..Finish::default() }, [m, k, n, 0], dtype_of(w)),
+        Op::Linear { x, w, b, add, y, m, k, n } => return matmul(p, tag, [x, w, y], Finish { bias: b, add, ..Finish::default() }, [m, k, n, 0], dtype_of(w), caps),
         Op::SwiGlu { x, gate, up, y, m, k, n } => {
             // Rows enough for matmul: the gate and up projections, as one GEMM where their weights
             // join ([`joinable`]), into two ranges of one buffer; then silu(g)·u.
@@ -824,10 +824,10 @@ pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: &dyn F
             if gate != up && joinable(wd, [m, k, n]) {
                 let weights = join(p, format!("{tag} gate and up weights"), [Some(gate), Some(up)].into_iter(), 0);
                 let both = join(p, format!("{tag} gate and up"), [Some(g), Some(u)].into_iter(), 0);
-                matmul(p, tag, [x, weights, both], Finish::default(), [m, k, 2 * n, n], wd);
+                matmul(p, tag, [x, weights, both], Finish::default(), [m, k, 2 * n, n], wd, caps);
             } else {
-                matmul(p, tag, [x, gate, g], Finish::default(), [m, k, n, 0], wd);
-                matmul(p, tag, [x, up, u], Finish::default(), [m, k, n, 0], wd);
+                matmul(p, tag, [x, gate, g], Finish::default(), [m, k, n, 0], wd, caps);
+                matmul(p, tag, [x, up, u], Finish::default(), [m, k, n, 0], wd, caps);
             }
             ("elementwise", elementwise_wgsl, vec![m * n, 2], vec![g, u, y], elementwise(m * n))
         }
@@ -968,13 +968,13 @@ pub fn decode_attention(p: &mut Program, tag: &str, [rope_q, rope_k, write_v, at
 /// Appends linear layers of one input and width as one `matmul` (a `Dispatch::Gemms` of the plan):
 /// their weights, their biases (zeros for a layer without) and their outputs each become one
 /// buffer, of which each layer's own tensor becomes a [view](Init::View).
-pub fn gemms(p: &mut Program, tag: &str, ops: &[&Op], dtype_of: &dyn Fn(T) -> Dtype) {
+pub fn gemms(p: &mut Program, tag: &str, ops: &[&Op], dtype_of: &dyn Fn(T) -> Dtype, caps: Caps) {
     let layers: Vec<(T, Option<T>, T)> = ops.iter().filter_map(|op| match **op { Op::Linear { w, b, y, .. } => Some((w, b, y)), _ => None }).collect();
     let Some(&&Op::Linear { x, w, m, k, n, .. }) = ops.first() else { return };
     let weights = join(p, format!("{tag} weights"), layers.iter().map(|l| Some(l.0)), 0);
     let biases = layers.iter().any(|l| l.1.is_some()).then(|| join(p, format!("{tag} biases"), layers.iter().map(|l| l.1), 4 * n as u64));
     let outputs = join(p, format!("{tag} outputs"), layers.iter().map(|l| Some(l.2)), 0);
-    matmul(p, tag, [x, weights, outputs], Finish { bias: biases, ..Finish::default() }, [m, k, n * layers.len() as u32, n], dtype_of(w));
+    matmul(p, tag, [x, weights, outputs], Finish { bias: biases, ..Finish::default() }, [m, k, n * layers.len() as u32, n], dtype_of(w), caps);
 }
 
 /// Whether `m`×`k` by `[n,k]` linear layers with weights stored as `dtype` can be one GEMM over their
@@ -1030,14 +1030,27 @@ impl Finish {
 /// of `[m, k, n]` as `matmul`, `w` stored as `wd`; with a `segment` (not 0), layers of one input
 /// as one, each `segment` columns wide ([`gemms`]). Where K splits ([`Linear::k_split`]), the
 /// chunks' partial products go into a buffer of their own, laid out as y is, then
-/// [`split_sum_wgsl`] adds them up and finishes them as the matmul's store would have.
-fn matmul(p: &mut Program, tag: &str, [x, w, y]: [usize; 3], finish: Finish, [m, k, n, segment]: [u32; 4], wd: Dtype) {
+/// [`split_sum_wgsl`] adds them up and finishes them as the matmul's store would have. Where the
+/// device has tensor cores (`caps`) and the block is the one [`subgroup_matrix`] runs, that kernel
+/// takes the register-blocked one's place, with the same grid, chunks and bindings.
+fn matmul(p: &mut Program, tag: &str, [x, w, y]: [usize; 3], finish: Finish, [m, k, n, segment]: [u32; 4], wd: Dtype, caps: Caps) {
     let kernel = matmul_kernel(m, k, n);
     let (splits, chunk) = kernel.k_split(m, k, n);
     let epilogue = if splits > 1 { Epilogue::default() } else { finish.epilogue() };
     let label = kernel.label(epilogue, wd) + &if segment > 0 { format!(" in segments of {segment}") } else { String::new() };
-    let shader = p.shader(&label, || kernel.segmented_wgsl(epilogue, wd, segment));
-    let [gx, gy, _] = kernel.workgroups(m, n);
+    let options = MatmulOptions { b: BLayout::NK, epilogue, a_dtype: Dtype::F32, b_dtype: wd, segment };
+    let (shader, [gx, gy, _]) = match kernel {
+        Linear::Matmul(params) if caps.subgroup_matrix && subgroup_matrix::runs(&params, &options) => {
+            p.require(Some("shader-f16"));
+            p.require(Some(subgroup_matrix::FEATURE));
+            // K splits as for the 64×64 block (the plan's choice, which the norm it folds follows);
+            // each chunk may still run in larger blocks.
+            let block = if subgroup_matrix::large(m, n, splits) { subgroup_matrix::LARGE } else { params.bm };
+            let label = label.replacen("bm64-bn64", &format!("bm{block}-bn{block}"), 1) + " on subgroup matrices";
+            (p.shader(&label, || subgroup_matrix::wgsl(block, options)), [n.div_ceil(block), m.div_ceil(block), 1])
+        }
+        _ => (p.shader(&label, || kernel.segmented_wgsl(epilogue, wd, segment)), kernel.workgroups(m, n)),
+    };
     let words = [kernel.params(m, k, n), vec![chunk]].concat();
     let Finish { bias, add, gelu, .. } = finish;
     if splits == 1 {
@@ -1073,16 +1086,16 @@ pub fn matmul_kernel(m: u32, k: u32, n: u32) -> Linear {
 
 /// Appends a linear layer whose K splits and the norm of its output (a `Dispatch::Normed` of the
 /// plan): the sum of its chunks stores the output and normalizes its rows.
-pub fn normed(p: &mut Program, tag: &str, linear: &Op, norm: &Op, dtype_of: &dyn Fn(T) -> Dtype) {
+pub fn normed(p: &mut Program, tag: &str, linear: &Op, norm: &Op, dtype_of: &dyn Fn(T) -> Dtype, caps: Caps) {
     let (&Op::Linear { x, w, b, add, y, m, k, n }, &Op::Norm { g, b: shift, y: normed, eps, .. }) = (linear, norm) else { return };
-    matmul(p, tag, [x, w, y], Finish { bias: b, add, norm: Some((g, shift, normed, eps)), ..Finish::default() }, [m, k, n, 0], dtype_of(w));
+    matmul(p, tag, [x, w, y], Finish { bias: b, add, norm: Some((g, shift, normed, eps)), ..Finish::default() }, [m, k, n, 0], dtype_of(w), caps);
 }
 
 /// Appends a linear layer run as `matmul` and the GELU of its output as one dispatch (a
 /// `Dispatch::Activated` of the plan), storing into the GELU's output.
-pub fn activated(p: &mut Program, tag: &str, linear: &Op, gelu: &Op, dtype_of: &dyn Fn(T) -> Dtype) {
+pub fn activated(p: &mut Program, tag: &str, linear: &Op, gelu: &Op, dtype_of: &dyn Fn(T) -> Dtype, caps: Caps) {
     let (&Op::Linear { x, w, b, add, m, k, n, .. }, &Op::Gelu { y, .. }) = (linear, gelu) else { return };
-    matmul(p, tag, [x, w, y], Finish { bias: b, add, gelu: true, ..Finish::default() }, [m, k, n, 0], dtype_of(w));
+    matmul(p, tag, [x, w, y], Finish { bias: b, add, gelu: true, ..Finish::default() }, [m, k, n, 0], dtype_of(w), caps);
 }
 
 /// Appends a dispatch of `shader` over a uniform of `words` (binding 0) and `tensors` (1…n).

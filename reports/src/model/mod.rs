@@ -640,6 +640,11 @@ pub struct CaseReport {
     /// Another engine's own profile of one run (onnxruntime-web's JSEP), summed by op.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine_profile: Option<EngineProfile>,
+    /// The optional WebGPU features its shaders used (`shader-f16`, `subgroups`,
+    /// `chromium-experimental-subgroup-matrix`: its GEMMs ran on tensor cores, with f32 inputs
+    /// split into two f16 parts each); absent where none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub features: Vec<String>,
     /// A cold-start case's fresh pages, phase by phase (`harness run --cold-start`); its samples
     /// are their times to the first result.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1076,6 +1081,7 @@ impl CaseReport {
             roofline: None,
             earlier_attempts: Vec::new(),
             engine_profile: None,
+            features: Vec::new(),
             cold_start: spec.cold.map(|c| ColdStartReport::of(c.precompile, Vec::new())),
             from_text: None,
         }
@@ -1101,6 +1107,7 @@ impl CaseReport {
         case.nudges = (m.nudges > 0).then_some(m.nudges);
         case.timer_resolution_ms = m.timer_resolution_ms;
         case.engine_profile = m.engine_profile.as_deref().and_then(EngineProfile::of);
+        case.features = m.features;
         if let (Some(report), Some(c)) = (&mut case.cold_start, m.cold) {
             *report = ColdStartReport::of(report.precompile, vec![c]);
         }

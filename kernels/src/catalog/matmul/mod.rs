@@ -2,6 +2,7 @@
 //! register-blocked kernel whose tile sizes are [`MatmulParams`].
 
 mod params;
+pub mod subgroup_matrix;
 
 pub use params::{candidates, BLayout, MatmulOptions, MatmulParams, ParamError, MAX_INVOCATIONS, MAX_WORKGROUP_BYTES};
 

@@ -149,14 +149,7 @@ impl MatmulParams {
     /// accumulators, products and stores generated (unrolled) for B's layout and the epilogue.
     pub fn wgsl_with(&self, options: MatmulOptions) -> String {
         let MatmulParams { bm, bn, bk, tm, tn, vec } = *self;
-        let (index, segmented) = match options.segment {
-            0 => ("row * p.n + col", String::new()),
-            s => ("segmented(row, col)", format!("
-// C's columns in segments of {s}, each stored whole ([M, {s}]) after the one before: linear layers
-// of one input run as one, each output a range of C.
-fn segmented(row: u32, col: u32) -> u32 {{ return (col / {s}u) * p.m * {s}u + row * {s}u + col % {s}u; }}
-")),
-        };
+        let (index, segmented) = output_index(options.segment);
         let generated = match options.b {
             BLayout::KN => self.b_rows_along_n(),
             BLayout::NK => self.b_rows_along_k(),
@@ -275,6 +268,19 @@ fn segmented(row: u32, col: u32) -> u32 {{ return (col / {s}u) * p.m * {s}u + ro
 /// past a case's timeout to compile; as loops, natively on the H200 every model pass was 3–7%
 /// slower than written out (docs/hardware/h200-ahead.md).
 const UNROLLED_SHARES: u32 = 2;
+
+/// Where output (`row`, `col`) goes in C, as WGSL, and the function that says so where C's columns
+/// are in segments of `segment` (none for 0).
+pub(super) fn output_index(segment: u32) -> (&'static str, String) {
+    match segment {
+        0 => ("row * p.n + col", String::new()),
+        s => ("segmented(row, col)", format!("
+// C's columns in segments of {s}, each stored whole ([M, {s}]) after the one before: linear layers
+// of one input run as one, each output a range of C.
+fn segmented(row: u32, col: u32) -> u32 {{ return (col / {s}u) * p.m * {s}u + row * {s}u + col % {s}u; }}
+")),
+    }
+}
 
 /// The store of one output `v`: row `lid.y + i·WY` of the block, column `col` of it, `{index}`
 /// (where in C) and `{stored}` (what the epilogue makes of `v`) left for

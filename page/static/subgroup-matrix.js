@@ -1,0 +1,45 @@
+// Tensor cores for wgpu: Chromium offers them to WebGPU as `chromium-experimental-subgroup-matrix`,
+// which wgpu 30 has no name for, so it can neither ask for it nor report it. When the WASM runner
+// (kernels' Gpu::new) arms this, wgpu's next requestDevice also asks for the feature, where the
+// adapter has what harness's GEMM (kernels/src/catalog/matmul/subgroup_matrix.rs) needs: f16
+// products with an f32 result at 16x16x16, `shader-f16`, room for its tiles, and subgroups no wider
+// than its 32-wide ones. Nothing else on the page (tfjs, onnxruntime-web) is given it.
+const FEATURE = 'chromium-experimental-subgroup-matrix';
+// The larger GEMM block's workgroup memory (subgroup_matrix::WORKGROUP_BYTES).
+const WORKGROUP_BYTES = 40960;
+let armed = false;
+
+function usable(adapter) {
+  const info = adapter.info || {};
+  const configs = [...(info.subgroupMatrixConfigs || [])];
+  return (
+    adapter.features.has(FEATURE) &&
+    adapter.features.has('shader-f16') &&
+    adapter.limits.maxComputeWorkgroupStorageSize >= WORKGROUP_BYTES &&
+    (info.subgroupMaxSize || 0) > 0 &&
+    32 % info.subgroupMaxSize === 0 &&
+    configs.some((c) => c.componentType === 'f16' && c.resultComponentType === 'f32' && c.M === 16 && c.N === 16 && c.K === 16)
+  );
+}
+
+if (globalThis.GPUAdapter) {
+  const requestDevice = GPUAdapter.prototype.requestDevice;
+  GPUAdapter.prototype.requestDevice = function (descriptor) {
+    if (!armed) return requestDevice.call(this, descriptor);
+    armed = false;
+    if (!usable(this)) return requestDevice.call(this, descriptor);
+    const requiredFeatures = [...new Set([...((descriptor && descriptor.requiredFeatures) || []), 'shader-f16', FEATURE])];
+    return requestDevice.call(this, { ...descriptor, requiredFeatures });
+  };
+}
+
+globalThis.harnessSubgroupMatrix = {
+  // The next requestDevice (wgpu's) asks for the feature where the adapter can use it.
+  arm() {
+    armed = true;
+  },
+  // Whether `device` has it.
+  has(device) {
+    return device.features.has(FEATURE);
+  },
+};
