@@ -276,9 +276,10 @@ impl Gpu {
     async fn replace_lost(&mut self, why: String) -> Result<String, String> {
         match Gpu::new().await {
             Ok(fresh) => {
-                let (latency_ms, nudge) = (self.latency_ms, self.nudge);
+                let (latency_ms, nudge, subgroup_matrix) = (self.latency_ms, self.nudge, self.subgroup_matrix);
                 *self = fresh;
                 (self.latency_ms, self.nudge) = (latency_ms, nudge);
+                self.subgroup_matrix &= subgroup_matrix;
                 Ok(why)
             }
             Err(e) => Err(format!("{why}; no new device: {e}")),
@@ -292,6 +293,12 @@ impl Gpu {
             return self.subgroup_matrix;
         }
         FEATURES.iter().any(|(n, f)| *n == name && self.device.features().contains(*f))
+    }
+
+    /// Keeps models' GEMMs off the tensor cores from now on (`--no-tensor-cores`), also on a device
+    /// that replaces a lost one.
+    pub fn forgo_tensor_cores(&mut self) {
+        self.subgroup_matrix = false;
     }
 
     /// What a model's lowering may use on this device.

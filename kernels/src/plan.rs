@@ -352,13 +352,17 @@ pub struct RunPlan {
     /// How to create the WebNN context, for a webnn run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub webnn: Option<crate::webnn::Options>,
+    /// Leave the tensor cores out (`--no-tensor-cores`): GEMMs run on the f32 register-blocked
+    /// kernels even where the browser offers subgroup matrices, to measure against them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_tensor_cores: bool,
 }
 
 impl RunPlan {
     /// A plan with no cases: what the server holds before the first run.
     pub fn empty(platform: Platform) -> Self {
         let sampling = Sampling { mode: crate::SamplingMode::Isolated, warmup: crate::WarmupPolicy::Fixed(0), samples: 1, max_time_ms: 0.0, target_ci_pct: None, nudge: crate::Nudge::Auto };
-        RunPlan { platform, sampling, cases: Vec::new(), webnn: None }
+        RunPlan { platform, sampling, cases: Vec::new(), webnn: None, no_tensor_cores: false }
     }
 }
 

@@ -703,7 +703,7 @@ fn a_decode_step_dispatches_what_its_report_says() {
 fn a_destroyed_device_fails_its_case_as_lost_and_the_next_case_gets_a_fresh_one() {
     let Some(mut gpu) = gpu() else { return };
     let sampling = Sampling { mode: SamplingMode::Isolated, warmup: WarmupPolicy::Fixed(0), samples: 2, max_time_ms: 1e9, target_ci_pct: None, nudge: kernels::Nudge::Auto };
-    let plan = kernels::RunPlan { platform: kernels::Platform::Native, sampling, cases: Vec::new(), webnn: None };
+    let plan = kernels::RunPlan { platform: kernels::Platform::Native, sampling, cases: Vec::new(), webnn: None, no_tensor_cores: false };
     let run = |gpu: &mut Gpu, kernel: &str| {
         let case = kernels::CaseSpec::new(kernel, kernels::Shape(vec![4096]), 1);
         pollster::block_on(gpu.run_case(&plan, &case, None, &mut NoClock, |_| {}))

@@ -37,6 +37,9 @@ pub async fn run(token: String, progress: js_sys::Function) -> Result<(), JsValu
     let gpu = match plan.platform {
         Platform::Webgpu | Platform::Tfjs | Platform::OrtWebgpu | Platform::OrtJsep | Platform::Transformers => {
             let mut gpu = Gpu::new().await.map_err(js_error)?;
+            if plan.no_tensor_cores {
+                gpu.forgo_tensor_cores();
+            }
             // Measured before the cases: it is a fact about the browser, and it sizes the batches.
             let latency = gpu.measure_latency(plan.sampling.nudge).await.map_err(js_error)?;
             api.post("latency", &latency).await?;
@@ -112,6 +115,9 @@ async fn run_cold<'a>(plan: &RunPlan, case: &'a CaseSpec, api: &Api) -> Result<C
         None => {
             let js_error = |e: kernels::gpu::GpuError| fail(CaseError::Adapter(e.for_case(&case.id)));
             let mut gpu = Gpu::new().await.map_err(js_error)?;
+            if plan.no_tensor_cores {
+                gpu.forgo_tensor_cores();
+            }
             marks.push(("device", now_ms()));
             let w = weights.of(case, api).await.map_err(fail)?;
             marks.push(("fetch", now_ms()));

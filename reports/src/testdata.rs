@@ -169,6 +169,7 @@ pub fn report_with(runs: Vec<(&str, Vec<CaseReport>)>) -> RunReport {
             case_timeout_s: 60.0,
             retries: 1,
             webnn_device: None,
+            no_tensor_cores: false,
             headless: true,
             weights: None,
             gguf: None,

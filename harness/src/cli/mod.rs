@@ -131,6 +131,19 @@ mod tests {
     }
 
     #[test]
+    fn no_tensor_cores_is_off_unless_asked_for_and_a_replay_keeps_it() {
+        assert!(!run(&[]).no_tensor_cores && run(&["--no-tensor-cores"]).no_tensor_cores);
+        let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/hardware/h200-tensor/chrome/l5-plain-results.json");
+        let mut report = reports::read_results(std::path::Path::new(file)).unwrap();
+        for recorded in [true, false] {
+            report.settings.no_tensor_cores = recorded;
+            let mut args = run(&[if recorded { "--seed=1" } else { "--no-tensor-cores" }]);
+            replay::apply_report(&mut args, &report, file).unwrap();
+            assert_eq!(args.no_tensor_cores, recorded);
+        }
+    }
+
+    #[test]
     fn both_is_webgpu_and_webnn_and_repeat_is_no_tuning_flag() {
         use kernels::Platform as P;
         for given in [&["--platform", "both"][..], &["--platform", "webgpu,webnn"]] {

@@ -57,6 +57,7 @@ pub fn apply_report(args: &mut RunArgs, report: &RunReport, shown: &str) -> Resu
     let unknown = |what: &'static str, value: &str| ReplayError::Unknown { path: shown.to_string(), what, value: value.to_string() };
     let s = &report.settings;
     args.suite = SuiteArg::from_str(&s.suite, false).map_err(|_| unknown("suite", &s.suite))?;
+    args.no_tensor_cores = s.no_tensor_cores;
     if let Some(device) = s.webnn_device {
         args.webnn_device = WebnnDeviceArg::from_str(device.as_str(), false).map_err(|_| unknown("webnnDevice", device.as_str()))?;
     }

@@ -35,6 +35,12 @@ pub struct RunArgs {
     /// The device a WebNN context is asked for (`--platform webnn`).
     #[arg(long, value_enum, default_value = "gpu")]
     pub webnn_device: WebnnDeviceArg,
+    /// Keep models' GEMMs off the tensor cores: where Chromium offers them
+    /// (`chromium-experimental-subgroup-matrix`), harness runs its GEMMs on them by default, each
+    /// f32 split into two f16 parts for f32's accuracy; this runs the f32 register-blocked kernels
+    /// instead, to measure one against the other. Each case's `features` in results.json say which ran.
+    #[arg(long)]
+    pub no_tensor_cores: bool,
     /// Tune: run every variant of the tunable kernels selected (`matmul`'s tile sizes, workgroup
     /// shapes and vector widths; `matvec`'s workgroup sizes, rows per workgroup and vector
     /// widths) instead of their default, check each, rank the correct ones per

@@ -74,5 +74,6 @@ fn adapter_plan() -> kernels::RunPlan {
         },
         cases: vec![kernels::CaseSpec::new("matmul_tiled", kernels::Shape(vec![64, 64, 64]), 1)],
         webnn: None,
+        no_tensor_cores: false,
     }
 }

@@ -51,6 +51,7 @@ pub async fn exec(args: VerifyArgs) -> Result<ExitCode> {
         },
         cases: vec![case.clone()],
         webnn: Some(kernels::webnn::Options::default()),
+        no_tensor_cores: false,
     };
     let timeout = Duration::from_secs_f64(args.timeout);
     let references = Arc::new(reference::References::default());

@@ -132,6 +132,8 @@ pub struct Settings {
     pub limits: CaseLimits,
     /// The device a WebNN context is asked for.
     pub webnn_device: kernels::webnn::Device,
+    /// GEMMs stay off the tensor cores (`--no-tensor-cores`).
+    pub no_tensor_cores: bool,
     /// Where TensorFlow.js is installed, instead of the source tree's `target/tfjs`.
     pub tfjs_dir: Option<PathBuf>,
     /// Where onnxruntime-web is installed, instead of the source tree's `target/ort`.
@@ -270,7 +272,7 @@ impl Settings {
     fn plan(&self, cases: Vec<CaseSpec>) -> RunPlan {
         let stand_in = std::env::var_os(webnn::STAND_IN_ENV).is_some();
         let webnn = Some(kernels::webnn::Options { device: self.webnn_device, stand_in });
-        RunPlan { platform: Platform::Webgpu, sampling: self.sampling, cases, webnn }
+        RunPlan { platform: Platform::Webgpu, sampling: self.sampling, cases, webnn, no_tensor_cores: self.no_tensor_cores }
     }
 
     /// Checks the platforms before any browser starts, and finds the JavaScript engines they run
@@ -378,6 +380,7 @@ impl Settings {
                 case_timeout_s: self.limits.timeout.as_secs_f64(),
                 retries: self.limits.retries,
                 webnn_device: self.platforms.contains(&Platform::Webnn).then_some(self.webnn_device),
+                no_tensor_cores: self.no_tensor_cores,
                 headless: self.headless,
                 weights: weights.get(workload::MINILM).and_then(|p| p.parent()).map(|p| p.display().to_string()),
                 gguf: weights.get(workload::GGUF).map(|p| p.display().to_string()),

@@ -120,6 +120,9 @@ pub struct Settings {
     /// The device WebNN contexts were asked for (`--webnn-device`), with the webnn platform.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub webnn_device: Option<kernels::webnn::Device>,
+    /// GEMMs kept off the tensor cores (`--no-tensor-cores`); absent where they were allowed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_tensor_cores: bool,
     /// Further attempts at a case that crashed or timed out (`--retries`); 0 in files written
     /// before it existed.
     #[serde(default)]
