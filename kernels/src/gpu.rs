@@ -191,7 +191,7 @@ impl Gpu {
         let wanted = FEATURES.iter().fold(wgpu::Features::empty(), |all, (_, f)| all | *f);
         let required_features = adapter.features() & wanted;
         #[cfg(target_arch = "wasm32")]
-        let _ = subgroup_matrix_arm();
+        let _ = subgroup_matrix_arm(subgroup_matrix::WORKGROUP_BYTES);
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("harness"),
@@ -1232,9 +1232,9 @@ extern "C" {
     #[wasm_bindgen(catch, js_namespace = harnessPrecompile, js_name = compile)]
     fn precompile_js(device: &wgpu::webgpu::GpuDevice, shaders: &js_sys::Array) -> Result<js_sys::Promise, wasm_bindgen::JsValue>;
     /// `static/subgroup-matrix.js`: wgpu's next `requestDevice` also asks for tensor cores, where
-    /// the adapter has what `matmul` on them needs.
+    /// the adapter has what `matmul` on them needs, `workgroup_bytes` of workgroup memory among it.
     #[wasm_bindgen(catch, js_namespace = harnessSubgroupMatrix, js_name = arm)]
-    fn subgroup_matrix_arm() -> Result<(), wasm_bindgen::JsValue>;
+    fn subgroup_matrix_arm(workgroup_bytes: u32) -> Result<(), wasm_bindgen::JsValue>;
     /// Whether `device` was given tensor cores.
     #[wasm_bindgen(catch, js_namespace = harnessSubgroupMatrix, js_name = has)]
     fn subgroup_matrix_has(device: &wgpu::webgpu::GpuDevice) -> Result<bool, wasm_bindgen::JsValue>;

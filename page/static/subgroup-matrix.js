@@ -5,9 +5,9 @@
 // products with an f32 result at 16x16x16, `shader-f16`, room for its tiles, and subgroups no wider
 // than its 32-wide ones. Nothing else on the page (tfjs, onnxruntime-web) is given it.
 const FEATURE = 'chromium-experimental-subgroup-matrix';
-// The larger GEMM block's workgroup memory (subgroup_matrix::WORKGROUP_BYTES).
-const WORKGROUP_BYTES = 40960;
+// Workgroup memory the GEMM's larger block takes (subgroup_matrix::WORKGROUP_BYTES), given by arm().
 let armed = false;
+let workgroupBytes = Infinity;
 
 function usable(adapter) {
   const info = adapter.info || {};
@@ -15,7 +15,7 @@ function usable(adapter) {
   return (
     adapter.features.has(FEATURE) &&
     adapter.features.has('shader-f16') &&
-    adapter.limits.maxComputeWorkgroupStorageSize >= WORKGROUP_BYTES &&
+    adapter.limits.maxComputeWorkgroupStorageSize >= workgroupBytes &&
     (info.subgroupMaxSize || 0) > 0 &&
     32 % info.subgroupMaxSize === 0 &&
     configs.some((c) => c.componentType === 'f16' && c.resultComponentType === 'f32' && c.M === 16 && c.N === 16 && c.K === 16)
@@ -34,9 +34,11 @@ if (globalThis.GPUAdapter) {
 }
 
 globalThis.harnessSubgroupMatrix = {
-  // The next requestDevice (wgpu's) asks for the feature where the adapter can use it.
-  arm() {
+  // The next requestDevice (wgpu's) asks for the feature where the adapter can use it, with
+  // `bytes` of workgroup memory.
+  arm(bytes) {
     armed = true;
+    workgroupBytes = bytes;
   },
   // Whether `device` has it.
   has(device) {

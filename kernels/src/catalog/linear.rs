@@ -151,8 +151,14 @@ impl Linear {
     pub fn segmented_wgsl(&self, epilogue: Epilogue, w: Dtype, segment: u32) -> String {
         match self {
             Linear::Matvec(p) => p.wgsl(epilogue, Dtype::F32, w),
-            Linear::Matmul(p) => p.wgsl_with(MatmulOptions { b: BLayout::NK, epilogue, a_dtype: Dtype::F32, b_dtype: w, segment }),
+            Linear::Matmul(p) => p.wgsl_with(Linear::matmul_options(epilogue, w, segment)),
         }
+    }
+
+    /// How a linear layer's `matmul` reads and stores: x in f32, w `[N,K]` stored as `w`, `epilogue`
+    /// at the store, y in segments of `segment` (0: one y).
+    pub fn matmul_options(epilogue: Epilogue, w: Dtype, segment: u32) -> MatmulOptions {
+        MatmulOptions { b: BLayout::NK, epilogue, a_dtype: Dtype::F32, b_dtype: w, segment }
     }
 
     /// The uniform's words for an `m`×`k` by `[n,k]` layer.

@@ -6,7 +6,7 @@ use super::op::{Op, T};
 use crate::dtype::Dtype;
 use crate::catalog::epilogue::{Epilogue, GELU_WGSL};
 use crate::catalog::linear::Linear;
-use crate::catalog::matmul::{subgroup_matrix, BLayout, MatmulOptions, MatmulParams};
+use crate::catalog::matmul::{subgroup_matrix, MatmulParams};
 use crate::catalog::matvec::{MatvecOutput, MatvecParams};
 use crate::kernel::linear_workgroups;
 use crate::program::{Buffer, Caps, Init, Program, VIEW_ALIGN};
@@ -1038,7 +1038,7 @@ fn matmul(p: &mut Program, tag: &str, [x, w, y]: [usize; 3], finish: Finish, [m,
     let (splits, chunk) = kernel.k_split(m, k, n);
     let epilogue = if splits > 1 { Epilogue::default() } else { finish.epilogue() };
     let label = kernel.label(epilogue, wd) + &if segment > 0 { format!(" in segments of {segment}") } else { String::new() };
-    let options = MatmulOptions { b: BLayout::NK, epilogue, a_dtype: Dtype::F32, b_dtype: wd, segment };
+    let options = Linear::matmul_options(epilogue, wd, segment);
     let (shader, [gx, gy, _]) = match kernel {
         Linear::Matmul(params) if caps.subgroup_matrix && subgroup_matrix::runs(&params, &options) => {
             p.require(Some("shader-f16"));
