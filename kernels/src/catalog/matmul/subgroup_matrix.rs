@@ -236,6 +236,115 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     s + "}\n" + &segmented
 }
 
+/// `wgsl`, a shader on subgroup matrices (this kernel, or attention's), rewritten to run on any
+/// adapter: f16 as f32, and the builtins as plain functions over workgroup memory, each matrix held
+/// as the hardware holds it, 8 values an invocation across the 32 of a subgroup (by
+/// `local_invocation_index`), a product meeting its operands in a scratch area of the subgroup's.
+/// It keeps what the kernel decides (tiles, offsets, layouts, products, barriers) and drops f16's
+/// rounding and the speed: for tests where no adapter has the feature (SwiftShader, lavapipe,
+/// llvmpipe). The shader must load and store matrices through its workgroup arrays, have a literal
+/// workgroup size, and reach every product from all its invocations (a product takes barriers),
+/// as these kernels do.
+pub fn emulated(wgsl: &str) -> String {
+    let dropped = ["enable f16;", "enable chromium_experimental_subgroup_matrix;", "diagnostic(off, chromium.subgroup_matrix_uniformity);"];
+    let mut s: String = wgsl.lines().filter(|l| !dropped.contains(&l.trim())).map(|l| format!("{l}\n")).collect();
+    for kind in ["left<f16", "right<f16", "result<f32"] {
+        s = s.replace(&format!("subgroup_matrix_{kind}, 16, 16>"), "SgMat");
+    }
+    s = replace_word(&s, "f16", "f32");
+    s = s.replace("subgroupMatrixMultiplyAccumulate(", "sg_mma(");
+    let invocations: u32 = s.split("@workgroup_size(").nth(1).and_then(|r| r.split(')').next()).and_then(|n| n.trim().parse().ok()).expect("a literal workgroup size");
+    // Each invocation's lane and its subgroup's scratch, set first thing in `main`.
+    let index = s.split("@builtin(local_invocation_index) ").nth(1).and_then(|r| r.split(':').next()).expect("main takes local_invocation_index").to_string();
+    let main = s.find("fn main(").expect("an entry point `main`");
+    let body = main + s[main..].find(") {").expect("main's body") + 3;
+    s.insert_str(body, &format!("\n  sg_lane = {index} % {LANES}u;\n  sg_base = {index} / {LANES}u * 512u;"));
+    let arrays: Vec<String> = s.lines().filter_map(|l| l.trim().strip_prefix("var<workgroup> ")).filter_map(|l| l.split_once(':')).map(|(name, _)| name.trim().to_string()).collect();
+    let mut helpers = format!(
+        "var<private> sg_lane: u32;
+var<private> sg_base: u32;
+// Each subgroup's two operands of a product, 256 values each.
+var<workgroup> sg_x: array<f32, {scratch}>;
+// Element lane + 32 t of a 16x16 matrix, row-major.
+struct SgMat {{ v: array<f32, 8> }}
+fn sg_at(offset: u32, e: u32, col_major: bool, stride: u32) -> u32 {{
+  return offset + select((e / 16u) * stride + e % 16u, (e % 16u) * stride + e / 16u, col_major);
+}}
+fn sg_mma(l: SgMat, r: SgMat, acc: SgMat) -> SgMat {{
+  var a = l;
+  var b = r;
+  var c = acc;
+  for (var t = 0u; t < 8u; t++) {{
+    sg_x[sg_base + sg_lane + t * {LANES}u] = a.v[t];
+    sg_x[sg_base + 256u + sg_lane + t * {LANES}u] = b.v[t];
+  }}
+  workgroupBarrier();
+  for (var t = 0u; t < 8u; t++) {{
+    let e = sg_lane + t * {LANES}u;
+    var sum = c.v[t];
+    for (var k = 0u; k < 16u; k++) {{ sum += sg_x[sg_base + (e / 16u) * 16u + k] * sg_x[sg_base + 256u + k * 16u + e % 16u]; }}
+    c.v[t] = sum;
+  }}
+  workgroupBarrier();
+  return c;
+}}
+",
+        scratch = invocations.div_ceil(LANES) * 512
+    );
+    for name in arrays {
+        let before = s.clone();
+        s = s.replace(&format!("subgroupMatrixStore(&{name}, "), &format!("sg_store_{name}("));
+        // subgroupMatrixLoad<T>(&name, …): the matrix type does not matter here.
+        let mut rest = s.as_str();
+        let mut out = String::new();
+        while let Some(at) = rest.find("subgroupMatrixLoad<") {
+            let call = &rest[at..];
+            let args = call.find(">(&").expect("a load's type argument") + 3;
+            match call[args..].strip_prefix(name.as_str()).and_then(|r| r.strip_prefix(", ")) {
+                Some(after) => {
+                    out += &rest[..at];
+                    out += &format!("sg_load_{name}(");
+                    rest = after;
+                }
+                None => {
+                    out += &rest[..at + args];
+                    rest = &call[args..];
+                }
+            }
+        }
+        s = out + rest;
+        if s != before {
+            helpers += &format!(
+                "fn sg_load_{name}(offset: u32, col_major: bool, stride: u32) -> SgMat {{
+  var m: SgMat;
+  for (var t = 0u; t < 8u; t++) {{ m.v[t] = {name}[sg_at(offset, sg_lane + t * {LANES}u, col_major, stride)]; }}
+  return m;
+}}
+fn sg_store_{name}(offset: u32, value: SgMat, col_major: bool, stride: u32) {{
+  var m = value;
+  for (var t = 0u; t < 8u; t++) {{ {name}[sg_at(offset, sg_lane + t * {LANES}u, col_major, stride)] = m.v[t]; }}
+}}
+"
+            );
+        }
+    }
+    s + &helpers
+}
+
+/// `text` with every whole-word `word` replaced by `with`.
+fn replace_word(text: &str, word: &str, with: &str) -> String {
+    let ident = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(word) {
+        out += &rest[..at];
+        let whole = !ident(out.chars().next_back()) && !ident(rest[at + word.len()..].chars().next());
+        out += if whole { with } else { word };
+        rest = &rest[at + word.len()..];
+    }
+    out + rest
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::super::epilogue::Epilogue;
