@@ -238,6 +238,38 @@ fn linear_layers_match_f64(gpu: &Gpu, dtype: kernels::Dtype) {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
+/// A linear layer's GEMM on tensor cores (`matmul` on subgroup matrices), its builtins emulated
+/// (`subgroup_matrix::emulated`: no adapter here has them; the real ones run only on the GPU
+/// machine), against f64: in 64×64 blocks, K split in chunks (with K whole a block takes 256
+/// workgroups to be chosen, which llvmpipe takes seconds to run; its store is the register-blocked
+/// kernel's, `its_bindings_uniform_and_stores_are_the_register_blocked_kernels`). What the kernel tiles, offsets, splits and stores is checked
+/// here; the f16 rounding of the split in `the_split_keeps_f32s_accuracy_where_f16_inputs_lose_it`.
+#[test]
+fn tensor_core_gemms_match_f64_with_subgroup_matrices_emulated_natively() {
+    use kernels::catalog::matmul::subgroup_matrix;
+    use kernels::model::{graph::{Data, Graph}, op::Op};
+    let Some(gpu) = gpu() else { return };
+    let (m, k, n) = (300, 768, 72);
+    let mut g = Graph { seed: 7, ..Graph::default() };
+    let x = g.seeded("x", (m * k) as usize, -1.0, 1.0);
+    let w = g.seeded("w", (n * k) as usize, -1.0, 1.0);
+    let y = g.tensor("y", (m * n) as usize, Data::Computed);
+    g.op("linear", Op::Linear { x, w, b: None, add: None, y, m, k, n });
+    g.outputs.push(y);
+    let mut program = g.lower(None, kernels::program::Caps { subgroup_matrix: true, ..kernels::program::Caps::NONE }).unwrap();
+    let labels: Vec<&str> = program.shaders.iter().map(|s| s.label.as_str()).filter(|l| l.ends_with("on subgroup matrices")).collect();
+    assert!(labels.len() == 1 && labels[0].contains("bm64-bn64"), "{labels:?}");
+    for shader in program.shaders.iter_mut().filter(|s| s.label.ends_with("on subgroup matrices")) {
+        shader.wgsl = subgroup_matrix::emulated(&shader.wgsl);
+    }
+    program.features.retain(|f| f != subgroup_matrix::FEATURE && f != "shader-f16");
+    let prepared = pollster::block_on(gpu.prepare("gemms", &program)).unwrap();
+    pollster::block_on(gpu.dispatch(&prepared)).unwrap();
+    let got = le_bytes_to_f32s(&pollster::block_on(gpu.read_output(&prepared, &program)).unwrap());
+    let verdict = compare(&got, &g.evaluate(None).unwrap(), kernels::Tolerance { abs: 2e-6 * (k + 2) as f64, rel: 1e-5 });
+    assert!(verdict.passed, "{m}×{k}×{n}: {verdict:?}");
+}
+
 /// Linear layers of one input and width run as one GEMM (`Dispatch::Gemms`), each output a range of
 /// one buffer: the ranges are read back as outputs and bound as another op's inputs, a layer
 /// without a bias among ones with, a layer of another width beside them stays on its own; f32 and
@@ -615,7 +647,7 @@ fn steady_batches_a_fast_kernel_and_isolated_takes_it_one_at_a_time() {
 /// cache, GQA groups of 1, 2, 3 and 8, head dims in vec4s and not, whose columns leave invocations over, wider than one workgroup's
 /// columns, lens shorter than kv_len, and the most keys a row may see; then the flash kernel's.
 #[allow(clippy::type_complexity)]
-const ATTENTIONS: &[Attention] = &[
+const ATTENTIONS: &[(u32, u32, u32, u32, u32, u32, bool, u32, &[u32])] = &[
     (1, 1, 32, 4, 64, 129, true, 128, &[0]),
     (1, 1, 2, 2, 64, 1, true, 0, &[0]),
     (1, 1, 3, 1, 6, 1, false, 0, &[1]),
@@ -649,46 +681,10 @@ const ATTENTIONS: &[Attention] = &[
 /// Every [`ATTENTIONS`] configuration through `Graph::lower` against `Graph::evaluate` (f64).
 #[test]
 fn attention_matches_f64_at_odd_configurations_natively() {
-    let Some(gpu) = gpu() else { return };
-    let failures = attention_failures(&gpu, ATTENTIONS, kernels::program::Caps::NONE);
-    assert!(failures.is_empty(), "{failures:#?}");
-}
-
-/// Attention configurations that run on tensor cores: a last workgroup part filled and a lens
-/// mask with GQA, two items of a head of one 16-wide tile, causal after a cache with the keys in
-/// chunks, causal from the first token. Heads of 16 and 32, not 64: llvmpipe takes minutes to
-/// compile the emulation of a 64-wide head's (its four tiles a product and two barriers each).
-const TENSOR_ATTENTIONS: &[Attention] = &[
-    (1, 100, 2, 1, 32, 100, false, 0, &[90]),
-    (2, 64, 4, 2, 16, 64, false, 0, &[64, 50]),
-    (1, 64, 1, 1, 32, 300, true, 236, &[0]),
-    (1, 70, 1, 1, 16, 70, true, 0, &[0]),
-];
-
-/// Attention lowered for tensor cores, its subgroup-matrix builtins emulated
-/// (`subgroup_matrix::emulated`: no adapter here has them; the real ones run only on the GPU
-/// machine), against f64: what the kernel tiles, offsets, splits, masks and sums is checked here,
-/// the f16 rounding of the split in `the_split_keeps_f32s_accuracy_where_f16_inputs_lose_it`.
-#[test]
-fn tensor_core_attention_matches_f64_with_subgroup_matrices_emulated_natively() {
-    let Some(gpu) = gpu() else { return };
-    let caps = kernels::program::Caps { subgroup_matrix: true, ..kernels::program::Caps::NONE };
-    let failures = attention_failures(&gpu, TENSOR_ATTENTIONS, caps);
-    assert!(failures.is_empty(), "{failures:#?}");
-}
-
-/// An attention configuration: batch, query rows an item, heads, KV heads, head dim, keys, causal,
-/// the first query's position, each item's length.
-type Attention = (u32, u32, u32, u32, u32, u32, bool, u32, &'static [u32]);
-
-/// `attentions` lowered with `caps` and run against f64; with tensor cores, their kernels must be
-/// the ones that run, emulated. Returns the failures.
-fn attention_failures(gpu: &Gpu, attentions: &[Attention], caps: kernels::program::Caps) -> Vec<String> {
-    use kernels::catalog::matmul::subgroup_matrix;
     use kernels::model::{graph::{Data, Graph}, op::Op};
+    let Some(gpu) = gpu() else { return };
     let mut g = Graph { seed: 5, ..Graph::default() };
-    let mut names = Vec::new();
-    for &(batch, seq, heads, kv_heads, hd, kv_len, causal, pos0, lens) in attentions {
+    for &(batch, seq, heads, kv_heads, hd, kv_len, causal, pos0, lens) in ATTENTIONS {
         let rows = batch * seq;
         let name = format!("{batch}×{seq} h{heads}/{kv_heads} hd{hd} kv{kv_len} causal {causal} pos0 {pos0}");
         let q = g.seeded(format!("q {name}"), (rows * heads * hd) as usize, -1.0, 1.0);
@@ -698,31 +694,22 @@ fn attention_failures(gpu: &Gpu, attentions: &[Attention], caps: kernels::progra
         let y = g.computed(format!("y {name}"), (rows * heads * hd) as usize);
         g.op("attention", Op::Attention { q, k, v, lens, y, rows, seq, heads, kv_heads, hd, kv_len, causal, pos0 });
         g.outputs.push(y);
-        names.push(name);
     }
-    let mut program = g.lower(None, caps).unwrap();
-    if caps.subgroup_matrix {
-        let on_tensor_cores = |what: &str| program.shaders.iter().filter(|s| s.wgsl.contains("enable chromium_experimental_subgroup_matrix") && s.wgsl.contains(what)).count();
-        assert_eq!(on_tensor_cores("// Attention on subgroup matrices"), 3, "a shader for each head dim, and a chunked one");
-        for shader in program.shaders.iter_mut().filter(|s| s.wgsl.contains("enable chromium_experimental_subgroup_matrix")) {
-            shader.wgsl = subgroup_matrix::emulated(&shader.wgsl);
-        }
-        program.features.retain(|f| f != subgroup_matrix::FEATURE && f != "shader-f16");
-    }
+    let program = g.lower(None, kernels::program::Caps::NONE).unwrap();
     let prepared = pollster::block_on(gpu.prepare("attention", &program)).unwrap();
     pollster::block_on(gpu.dispatch(&prepared)).unwrap();
     let mut got = le_bytes_to_f32s(&pollster::block_on(gpu.read_output(&prepared, &program)).unwrap()).into_iter();
     let mut expected = g.evaluate(None).unwrap().into_iter();
     let mut failures = Vec::new();
-    for (&o, name) in g.outputs.iter().zip(&names) {
-        let len = g.tensors[o].len;
+    for &(batch, seq, heads, _, hd, kv_len, causal, pos0, _) in ATTENTIONS {
+        let len = (batch * seq * heads * hd) as usize;
         let (got, expected): (Vec<f32>, Vec<f64>) = (got.by_ref().take(len).collect(), expected.by_ref().take(len).collect());
         let verdict = compare(&got, &expected, kernels::Tolerance { abs: 1e-5, rel: 1e-4 });
         if !verdict.passed {
-            failures.push(format!("{name}: {verdict:?}"));
+            failures.push(format!("{batch}×{seq} rows, {heads} heads, hd {hd}, kv_len {kv_len}, causal {causal} pos0 {pos0}: {verdict:?}"));
         }
     }
-    failures
+    assert!(failures.is_empty(), "{failures:#?}");
 }
 
 /// A decode step dispatches what its report says: one run of the program records exactly the

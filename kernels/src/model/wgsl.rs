@@ -11,9 +11,6 @@ use crate::catalog::matvec::{MatvecOutput, MatvecParams};
 use crate::kernel::linear_workgroups;
 use crate::program::{Buffer, Caps, Init, Program, VIEW_ALIGN};
 
-mod tensor_attention;
-pub use tensor_attention::{tensor_attention, TensorAttention};
-
 /// RMSNorm and LayerNorm over rows, one workgroup a row, `Vec` wide loads (see [`norm_wgsl`]).
 /// Each invocation sums up its share of the row in one pass as (count, mean, squared deviations),
 /// which merge exactly (Chan et al.): LayerNorm's variance involves no difference of large sums,
@@ -800,15 +797,6 @@ pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: &dyn F
         return matvecs(p, tag, mv, None, &[op], dtype_of);
     }
     if let Op::Attention { rows, seq, heads, hd, kv_len, .. } = *op {
-        if let Some(tensor) = tensor_attention(seq, hd).filter(|_| caps.subgroup_matrix) {
-            p.require(Some("shader-f16"));
-            p.require(Some(subgroup_matrix::FEATURE));
-            let chunks = tensor.chunks(rows, seq, heads, kv_len);
-            let tensor = TensorAttention { chunked: chunks > 1, ..tensor };
-            let shader = p.shader(&tensor.label(), || tensor.wgsl());
-            let groups = [tensor.workgroups(rows, seq), heads, chunks];
-            return tiled_attention(p, tag, op, shader, groups, TensorAttention::chunk_keys(kv_len, chunks));
-        }
         if let Some(flash) = attention_flash(seq, hd) {
             let chunks = flash.chunks(rows, seq, heads, kv_len);
             let flash = Flash { chunked: chunks > 1, ..flash };

@@ -236,7 +236,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     s + "}\n" + &segmented
 }
 
-/// `wgsl`, a shader on subgroup matrices (this kernel, or attention's), rewritten to run on any
+/// `wgsl`, a shader on subgroup matrices (this kernel's), rewritten to run on any
 /// adapter: f16 as f32, and the builtins as plain functions over workgroup memory, each matrix held
 /// as the hardware holds it, 8 values an invocation across the 32 of a subgroup (by
 /// `local_invocation_index`), a product meeting its operands in a scratch area of the subgroup's.
@@ -244,7 +244,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
 /// rounding and the speed: for tests where no adapter has the feature (SwiftShader, lavapipe,
 /// llvmpipe). The shader must load and store matrices through its workgroup arrays, have a literal
 /// workgroup size, and reach every product from all its invocations (a product takes barriers),
-/// as these kernels do.
+/// as this kernel does.
 pub fn emulated(wgsl: &str) -> String {
     let dropped = ["enable f16;", "enable chromium_experimental_subgroup_matrix;", "diagnostic(off, chromium.subgroup_matrix_uniformity);"];
     let mut s: String = wgsl.lines().filter(|l| !dropped.contains(&l.trim())).map(|l| format!("{l}\n")).collect();
