@@ -4,6 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ci/setup.sh
+# The test build here is from scratch (CI's clean clone, or after README's release build): incremental
+# compilation's bookkeeping would only slow it.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 # Mesa (lavapipe, for the native wgpu tests) complains without a runtime dir.
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$(mktemp -d)}"
 bash ci/lint-workflows.sh

@@ -197,7 +197,7 @@ pub fn spawn_run(dir: &Path, tmp: &Path, args: &[&str]) -> Child {
         .unwrap()
 }
 
-/// Runs six quick cases of about three seconds each in `browser` (with `args` added: a remote
+/// Runs four quick cases of about three seconds each in `browser` (with `args` added: a remote
 /// WebDriver, say), SIGKILLs `victim` a second after the second case has passed, checks that the
 /// run's temporary files are gone once it ends, and returns the exit status, results.json and
 /// what harness printed. A killed driver leaves the page running until harness notices (within a
@@ -206,7 +206,7 @@ pub fn run_and_kill(browser: &str, victim: Victim, args: &[&str]) -> (Option<i32
     let dir = out_dir(&format!("crash-{browser}-{victim:?}{}", if args.is_empty() { "" } else { "-remote" }));
     // Isolated: the time budget is then wall time. Steady batches behind Firefox's 100 ms
     // completion timer are each timed from their submit, so a budget of 3 s ran out in half a second.
-    let mut all = vec!["--browser", browser, "--filter", "add,sub,mul", "--samples", "100000", "--max-time", "3", "--sampling", "isolated"];
+    let mut all = vec!["--browser", browser, "--filter", "add,sub", "--samples", "100000", "--max-time", "3", "--sampling", "isolated"];
     all.extend_from_slice(args);
     let tmp = temp_folder();
     let mut child = spawn_run(&dir, tmp.path(), &all);
