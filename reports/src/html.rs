@@ -148,6 +148,8 @@ struct RunView<'a> {
     peaks: Option<String>,
     /// How memory grew after warm-up, in words, where it was read.
     memory: Option<String>,
+    /// The optional WebGPU features its cases' shaders used, in words, where any.
+    features: Option<String>,
     rows: Vec<RowView<'a>>,
     distributions: Vec<Distribution>,
 }
@@ -402,6 +404,7 @@ impl<'a> RunView<'a> {
             latency: run.completion_latency.as_ref().map(|l| l.describe()),
             peaks: run.roofline.as_ref().map(|p| p.describe()),
             memory: run.memory_growth().map(|m| m.describe()),
+            features: run.features_used(),
             rows,
             distributions: run.cases.iter().filter_map(distribution).collect(),
         }

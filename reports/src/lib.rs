@@ -180,16 +180,25 @@ mod every_report {
     }
 
     #[test]
-    fn the_features_a_cases_shaders_used_reach_results_json() {
+    fn the_features_a_cases_shaders_used_reach_results_json_and_both_reports() {
         let spec = encoder_spec();
         let m = kernels::wire::CaseMeasurement { features: vec!["shader-f16".into(), "chromium-experimental-subgroup-matrix".into()], ..measurement(&spec, &[1.0, 1.1], true) };
         let case = CaseReport::measured(&spec, &spec.info().unwrap(), m, verdict(true));
-        let json = serde_json::to_value(report_with(vec![("chrome", vec![case])])).unwrap();
+        let report = report_with(vec![("chrome", vec![case, model_case("a", &[1.0])])]);
+        let json = serde_json::to_value(&report).unwrap();
         assert_eq!(json["runs"][0]["cases"][0]["features"][1], "chromium-experimental-subgroup-matrix");
         let errors = crate::schema::schema_errors(&json);
         assert!(errors.is_empty(), "{errors:?}");
-        let plain = serde_json::to_value(report_with(vec![("chrome", vec![model_case("a", &[1.0])])])).unwrap();
-        assert!(plain["runs"][0]["cases"][0].get("features").is_none(), "absent where none");
+        assert!(json["runs"][0]["cases"][1].get("features").is_none(), "absent where none");
+        let used = "shader-f16 in 1 case, chromium-experimental-subgroup-matrix (tensor cores) in 1 case";
+        assert_eq!(report.runs[0].features_used().as_deref(), Some(used));
+        assert!(markdown::render(&report).contains(&format!("optional features its shaders used: {used}\n")));
+        let html = html::render(&report).unwrap();
+        assert!(html.contains(&format!("<dt>Optional features</dt><dd>{used}")), "{html}");
+        assert!(html.contains("<small>uses <code>shader-f16</code> <code>chromium-experimental-subgroup-matrix</code></small>"));
+        let plain = report_with(vec![("chrome", vec![model_case("a", &[1.0])])]);
+        assert_eq!(plain.runs[0].features_used(), None);
+        assert!(!markdown::render(&plain).contains("optional features") && !html::render(&plain).unwrap().contains("Optional features"));
     }
 
     #[test]

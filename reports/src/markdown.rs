@@ -69,6 +69,9 @@ pub fn render(report: &RunReport) -> String {
         if let Some(p) = &run.roofline {
             let _ = writeln!(s, "- {label} roofline: {}", p.describe());
         }
+        if let Some(f) = run.features_used() {
+            let _ = writeln!(s, "- {label} optional features its shaders used: {f}");
+        }
     }
     for (run, label) in report.runs.iter().zip(&labels) {
         if let Some(f) = &run.failure {

@@ -282,6 +282,27 @@ fn slope(points: &[(f64, f64)]) -> f64 {
 }
 
 impl PlatformRun {
+    /// The optional WebGPU features its cases' shaders used, each with how many cases used it, in
+    /// words (`chromium-experimental-subgroup-matrix (tensor cores) in 12 cases, shader-f16 in 3`);
+    /// `None` where no case used one.
+    pub fn features_used(&self) -> Option<String> {
+        let mut counts: Vec<(&str, usize)> = Vec::new();
+        for feature in self.cases.iter().flat_map(|c| &c.features) {
+            match counts.iter_mut().find(|(f, _)| f == feature) {
+                Some((_, n)) => *n += 1,
+                None => counts.push((feature, 1)),
+            }
+        }
+        let words: Vec<String> = counts
+            .iter()
+            .map(|(f, n)| {
+                let what = if *f == kernels::catalog::matmul::subgroup_matrix::FEATURE { " (tensor cores)" } else { "" };
+                format!("{f}{what} in {n} case{}", if *n == 1 { "" } else { "s" })
+            })
+            .collect();
+        (!words.is_empty()).then(|| words.join(", "))
+    }
+
     /// How memory changed from the end of warm-up (the first sample after a tenth of the
     /// cases) to the last sample; `None` for a run of fewer than [`MemoryGrowth::MIN_CASES`]
     /// cases, too short to tell growth from noise.
