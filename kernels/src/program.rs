@@ -155,6 +155,7 @@ pub struct Step {
     /// Workgroups in x, y, z.
     pub workgroups: [u32; 3],
 }
+
 /// What a device offers beyond core WebGPU that lowering a model may use; where one is missing
 /// the plain kernel runs instead.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -172,7 +173,6 @@ impl Caps {
     /// Subgroups, no tensor cores: a GPU natively.
     pub const SUBGROUPS: Caps = Caps { subgroups: true, subgroup_matrix: false };
 }
-
 
 /// Buffers, shaders and dispatches; one timed sample runs every step, in order, in one compute
 /// pass (WebGPU makes each dispatch see the writes of the ones before it).

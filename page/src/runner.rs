@@ -36,10 +36,7 @@ pub async fn run(token: String, progress: js_sys::Function) -> Result<(), JsValu
     let js_error = |e: kernels::gpu::GpuError| JsValue::from(js_sys::Error::new(&e.to_string()));
     let gpu = match plan.platform {
         Platform::Webgpu | Platform::Tfjs | Platform::OrtWebgpu | Platform::OrtJsep | Platform::Transformers => {
-            let mut gpu = Gpu::new().await.map_err(js_error)?;
-            if plan.no_tensor_cores {
-                gpu.forgo_tensor_cores();
-            }
+            let mut gpu = device(&plan).await.map_err(js_error)?;
             // Measured before the cases: it is a fact about the browser, and it sizes the batches.
             let latency = gpu.measure_latency(plan.sampling.nudge).await.map_err(js_error)?;
             api.post("latency", &latency).await?;
@@ -96,6 +93,15 @@ async fn post_measured(api: &Api, measured: Result<CaseMeasurement, (&str, CaseE
     }
 }
 
+/// A WebGPU device as `plan` wants it: off the tensor cores with `--no-tensor-cores`.
+async fn device(plan: &RunPlan) -> Result<Gpu, kernels::gpu::GpuError> {
+    let mut gpu = Gpu::new().await?;
+    if plan.no_tensor_cores {
+        gpu.forgo_tensor_cores();
+    }
+    Ok(gpu)
+}
+
 /// A cold start of `case`: from the page's navigation to its first output read back, in phases,
 /// on harness's own WebGPU or onnxruntime-web's.
 async fn run_cold<'a>(plan: &RunPlan, case: &'a CaseSpec, api: &Api) -> Result<CaseMeasurement, (&'a str, CaseError)> {
@@ -114,10 +120,7 @@ async fn run_cold<'a>(plan: &RunPlan, case: &'a CaseSpec, api: &Api) -> Result<C
         }
         None => {
             let js_error = |e: kernels::gpu::GpuError| fail(CaseError::Adapter(e.for_case(&case.id)));
-            let mut gpu = Gpu::new().await.map_err(js_error)?;
-            if plan.no_tensor_cores {
-                gpu.forgo_tensor_cores();
-            }
+            let mut gpu = device(plan).await.map_err(js_error)?;
             marks.push(("device", now_ms()));
             let w = weights.of(case, api).await.map_err(fail)?;
             marks.push(("fetch", now_ms()));

@@ -286,7 +286,7 @@ impl Graph {
         // Empty stand-ins for the tensors' buffers, which a fused dispatch turns into views.
         let buffers = self.tensors.iter().map(|t| Buffer { label: t.name.clone(), uniform: false, init: Init::Zeroed(0) }).collect();
         let mut p = Program { buffers, ..Program::default() };
-        self.lower_ops(&mut p, 0, Caps::default());
+        self.lower_ops(&mut p, 0, Caps::NONE);
         p.steps.len() as u32
     }
 

@@ -796,13 +796,22 @@ pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: &dyn F
     if let Some(mv) = matvec_for(&[op], caps.subgroups, dtype_of) {
         return matvecs(p, tag, mv, None, &[op], dtype_of);
     }
-    if let Op::Attention { rows, seq, heads, hd, kv_len, .. } = *op {
+    if let Op::Attention { q, k, v, lens, y, rows, seq, heads, hd, kv_len, .. } = *op {
         if let Some(flash) = attention_flash(seq, hd) {
             let chunks = flash.chunks(rows, seq, heads, kv_len);
             let flash = Flash { chunked: chunks > 1, ..flash };
+            let mut words = attention_words(op, 0.0);
+            words.push(kv_len.div_ceil(flash.keys()).div_ceil(chunks) * flash.keys());
             let shader = p.shader(&flash.label(), || flash.wgsl());
             let groups = [flash.workgroups(rows, seq), heads, chunks];
-            return tiled_attention(p, tag, op, shader, groups, kv_len.div_ceil(flash.keys()).div_ceil(chunks) * flash.keys());
+            if chunks == 1 {
+                return dispatch(p, tag, shader, words, [q, k, v, lens, y], groups);
+            }
+            let records = p.buffer(Buffer::zeroed(format!("{tag} chunks"), (rows * heads * chunks * (flash.hv + 1) * 4) as usize));
+            dispatch(p, tag, shader, words, [q, k, v, lens, records], groups);
+            let merge = p.shader("attention flash merge", flash_merge_wgsl);
+            let n = rows * heads * flash.hv;
+            return dispatch(p, tag, merge, vec![n, flash.hv, chunks], [records, y], elementwise(n));
         }
     }
     let (name, src, words, tensors, groups): Simple = match *op {
@@ -870,24 +879,6 @@ pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: &dyn F
 fn attention_words(op: &Op, base: f32) -> Vec<u32> {
     let Op::Attention { seq, heads, kv_heads, hd, kv_len, causal, pos0, .. } = *op else { return Vec::new() };
     vec![seq, heads, kv_heads, hd, kv_len, causal as u32, pos0, (1.0 / (hd as f32).sqrt()).to_bits(), base.to_bits()]
-}
-
-/// Appends attention `op` as `shader`, a kernel over tiles of query rows (along x, heads along y)
-/// that walks `chunk` keys a workgroup, with `groups[2]` chunks along z: where there are several,
-/// each stores a record a row and head a chunk, which [`flash_merge_wgsl`] then combines.
-fn tiled_attention(p: &mut Program, tag: &str, op: &Op, shader: usize, groups: [u32; 3], chunk: u32) {
-    let Op::Attention { q, k, v, lens, y, rows, heads, hd, .. } = *op else { return };
-    let mut words = attention_words(op, 0.0);
-    words.push(chunk);
-    let (hv, chunks) = (hd / 4, groups[2]);
-    if chunks == 1 {
-        return dispatch(p, tag, shader, words, [q, k, v, lens, y], groups);
-    }
-    let records = p.buffer(Buffer::zeroed(format!("{tag} chunks"), (rows * heads * chunks * (hv + 1) * 4) as usize));
-    dispatch(p, tag, shader, words, [q, k, v, lens, records], groups);
-    let merge = p.shader("attention flash merge", flash_merge_wgsl);
-    let n = rows * heads * hv;
-    dispatch(p, tag, merge, vec![n, hv, chunks], [records, y], elementwise(n));
 }
 
 /// The matvec that runs `ops` (linear layers of one input, whose rows it computes one after the

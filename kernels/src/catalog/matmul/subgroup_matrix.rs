@@ -291,28 +291,19 @@ fn sg_mma(l: SgMat, r: SgMat, acc: SgMat) -> SgMat {{
 ",
         scratch = invocations.div_ceil(LANES) * 512
     );
+    // A load's type argument (left or right matrix) does not matter here.
+    let mut rest = s.as_str();
+    let mut untyped = String::new();
+    while let Some(at) = rest.find("subgroupMatrixLoad<") {
+        let args = at + rest[at..].find(">(").expect("a load's type argument") + 1;
+        untyped += &rest[..at];
+        untyped += "subgroupMatrixLoad";
+        rest = &rest[args..];
+    }
+    s = untyped + rest;
     for name in arrays {
         let before = s.clone();
-        s = s.replace(&format!("subgroupMatrixStore(&{name}, "), &format!("sg_store_{name}("));
-        // subgroupMatrixLoad<T>(&name, …): the matrix type does not matter here.
-        let mut rest = s.as_str();
-        let mut out = String::new();
-        while let Some(at) = rest.find("subgroupMatrixLoad<") {
-            let call = &rest[at..];
-            let args = call.find(">(&").expect("a load's type argument") + 3;
-            match call[args..].strip_prefix(name.as_str()).and_then(|r| r.strip_prefix(", ")) {
-                Some(after) => {
-                    out += &rest[..at];
-                    out += &format!("sg_load_{name}(");
-                    rest = after;
-                }
-                None => {
-                    out += &rest[..at + args];
-                    rest = &call[args..];
-                }
-            }
-        }
-        s = out + rest;
+        s = s.replace(&format!("subgroupMatrixLoad(&{name}, "), &format!("sg_load_{name}(")).replace(&format!("subgroupMatrixStore(&{name}, "), &format!("sg_store_{name}("));
         if s != before {
             helpers += &format!(
                 "fn sg_load_{name}(offset: u32, col_major: bool, stride: u32) -> SgMat {{
