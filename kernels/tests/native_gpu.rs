@@ -240,34 +240,43 @@ fn linear_layers_match_f64(gpu: &Gpu, dtype: kernels::Dtype) {
 
 /// A linear layer's GEMM on tensor cores (`matmul` on subgroup matrices), its builtins emulated
 /// (`subgroup_matrix::emulated`: no adapter here has them; the real ones run only on the GPU
-/// machine), against f64: in 64×64 blocks, K split in chunks (with K whole a block takes 256
-/// workgroups to be chosen, which llvmpipe takes seconds to run; its store is the register-blocked
-/// kernel's, `its_bindings_uniform_and_stores_are_the_register_blocked_kernels`). What the kernel tiles, offsets, splits and stores is checked
-/// here; the f16 rounding of the split in `the_split_keeps_f32s_accuracy_where_f16_inputs_lose_it`.
+/// machine), against f64, in 64×64 blocks: K split in chunks (with K whole a block takes 256
+/// workgroups to be chosen, which llvmpipe takes seconds to run), and K whole where the plan took
+/// 32×32 blocks (too few of 64×64), with a bias and a residual at the store. What the kernel tiles,
+/// offsets, splits and stores is checked here; the f16 rounding of the split in
+/// `the_split_keeps_f32s_accuracy_where_f16_inputs_lose_it`.
 #[test]
 fn tensor_core_gemms_match_f64_with_subgroup_matrices_emulated_natively() {
     use kernels::catalog::matmul::subgroup_matrix;
     use kernels::model::{graph::{Data, Graph}, op::Op};
     let Some(gpu) = gpu() else { return };
-    let (m, k, n) = (300, 768, 72);
-    let mut g = Graph { seed: 7, ..Graph::default() };
-    let x = g.seeded("x", (m * k) as usize, -1.0, 1.0);
-    let w = g.seeded("w", (n * k) as usize, -1.0, 1.0);
-    let y = g.tensor("y", (m * n) as usize, Data::Computed);
-    g.op("linear", Op::Linear { x, w, b: None, add: None, y, m, k, n });
-    g.outputs.push(y);
-    let mut program = g.lower(None, kernels::program::Caps { subgroup_matrix: true, ..kernels::program::Caps::NONE }).unwrap();
-    let labels: Vec<&str> = program.shaders.iter().map(|s| s.label.as_str()).filter(|l| l.ends_with("on subgroup matrices")).collect();
-    assert!(labels.len() == 1 && labels[0].contains("bm64-bn64"), "{labels:?}");
-    for shader in program.shaders.iter_mut().filter(|s| s.label.ends_with("on subgroup matrices")) {
-        shader.wgsl = subgroup_matrix::emulated(&shader.wgsl);
+    // (rows, K, columns, with a bias and a residual, the plan's block without tensor cores)
+    for (m, k, n, epilogue, plain) in [(300, 768, 72, false, "bm64-bn64"), (520, 36, 512, true, "bm32-bn32")] {
+        let mut g = Graph { seed: 7, ..Graph::default() };
+        let x = g.seeded("x", (m * k) as usize, -1.0, 1.0);
+        let w = g.seeded("w", (n * k) as usize, -1.0, 1.0);
+        let b = epilogue.then(|| g.seeded("b", n as usize, -1.0, 1.0));
+        let add = epilogue.then(|| g.seeded("add", (m * n) as usize, -1.0, 1.0));
+        let y = g.tensor("y", (m * n) as usize, Data::Computed);
+        g.op("linear", Op::Linear { x, w, b, add, y, m, k, n });
+        g.outputs.push(y);
+        let lowered = |caps| g.lower(None, caps).unwrap();
+        let blocks = |p: &kernels::program::Program| p.shaders.iter().map(|s| s.label.clone()).filter(|l| l.contains("matmul")).collect::<Vec<_>>();
+        let plain_blocks = blocks(&lowered(kernels::program::Caps::NONE));
+        assert!(plain_blocks.len() == 1 && plain_blocks[0].contains(plain), "{plain_blocks:?}");
+        let mut program = lowered(kernels::program::Caps { subgroup_matrix: true, ..kernels::program::Caps::NONE });
+        let labels: Vec<&str> = program.shaders.iter().map(|s| s.label.as_str()).filter(|l| l.contains("on subgroup matrices")).collect();
+        assert!(labels.len() == 1 && labels[0].contains("64x64"), "{labels:?}");
+        for shader in program.shaders.iter_mut().filter(|s| s.label.contains("on subgroup matrices")) {
+            shader.wgsl = subgroup_matrix::emulated(&shader.wgsl);
+        }
+        program.features.retain(|f| f != subgroup_matrix::FEATURE && f != "shader-f16");
+        let prepared = pollster::block_on(gpu.prepare("gemms", &program)).unwrap();
+        pollster::block_on(gpu.dispatch(&prepared)).unwrap();
+        let got = le_bytes_to_f32s(&pollster::block_on(gpu.read_output(&prepared, &program)).unwrap());
+        let verdict = compare(&got, &g.evaluate(None).unwrap(), kernels::Tolerance { abs: 2e-6 * (k + 2) as f64, rel: 1e-5 });
+        assert!(verdict.passed, "{m}×{k}×{n}: {verdict:?}");
     }
-    program.features.retain(|f| f != subgroup_matrix::FEATURE && f != "shader-f16");
-    let prepared = pollster::block_on(gpu.prepare("gemms", &program)).unwrap();
-    pollster::block_on(gpu.dispatch(&prepared)).unwrap();
-    let got = le_bytes_to_f32s(&pollster::block_on(gpu.read_output(&prepared, &program)).unwrap());
-    let verdict = compare(&got, &g.evaluate(None).unwrap(), kernels::Tolerance { abs: 2e-6 * (k + 2) as f64, rel: 1e-5 });
-    assert!(verdict.passed, "{m}×{k}×{n}: {verdict:?}");
 }
 
 /// Linear layers of one input and width run as one GEMM (`Dispatch::Gemms`), each output a range of

@@ -133,10 +133,15 @@ impl Linear {
 
     /// A name for the shader: the kernel, its variant, what it adds at the store and how w is stored.
     pub fn label(&self, epilogue: Epilogue, w: Dtype) -> String {
-        let what = match self {
-            Linear::Matvec(p) => format!("matvec {p}"),
-            Linear::Matmul(p) => format!("matmul {p}"),
-        };
+        match self {
+            Linear::Matvec(p) => Linear::label_of(format_args!("matvec {p}"), epilogue, w),
+            Linear::Matmul(p) => Linear::label_of(format_args!("matmul {p}"), epilogue, w),
+        }
+    }
+
+    /// [`label`](Linear::label) of a layer run by kernel `what` (one of another module, such as
+    /// `matmul` on subgroup matrices).
+    pub fn label_of(what: std::fmt::Arguments, epilogue: Epilogue, w: Dtype) -> String {
         format!("linear: {what}{epilogue}{}", if w == Dtype::F32 { String::new() } else { format!(" w {w}") })
     }
 

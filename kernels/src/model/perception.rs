@@ -383,35 +383,38 @@ mod tests {
     }
 
     #[test]
-    fn with_tensor_cores_every_default_block_gemm_runs_on_them_in_the_same_dispatches() {
+    fn with_tensor_cores_every_vec4_gemm_runs_on_them_in_the_same_dispatches() {
         use crate::catalog::matmul::subgroup_matrix::FEATURE;
         use crate::program::{Caps, Program};
         for (config, batch) in [(WHISPER_TINY, 1), (VIT_B16, 8), (VIT_B16, 1)] {
             let g = PerceptionCase { model: "test".into(), config, batch, dtype: Dtype::F32, op: None }.graph(1);
             let plain = g.lower(None, Caps::NONE).unwrap();
             let tensor = g.lower(None, Caps { subgroup_matrix: true, ..Caps::NONE }).unwrap();
-            // The larger block changes the grid of a GEMM whose K is whole; the rest is as it was.
-            let shape = |p: &Program| p.steps.iter().map(|s| {
-                let label = &p.shaders[s.shader].label;
-                let larger = label.contains("bm128-bn128");
-                (label.replace(" on subgroup matrices", "").replace("bm128-bn128", "bm64-bn64"), s.bindings.len(), if larger { None } else { Some(s.workgroups) })
-            }).collect::<Vec<_>>();
-            let unlike = |p: &Program| shape(p).iter().zip(shape(&plain)).filter(|(a, b)| a.2.is_none() && (&a.0, a.1) == (&b.0, b.1)).count();
-            assert_eq!(shape(&tensor).len(), shape(&plain).len());
-            assert_eq!(unlike(&tensor), shape(&tensor).iter().filter(|s| s.2.is_none()).count(), "{batch}: the same dispatches and bindings");
-            for (a, b) in shape(&tensor).iter().zip(shape(&plain)) {
-                assert!(a.2.is_none() || a.2 == b.2, "{batch}: {a:?} {b:?}");
+            let label = |p: &Program, i: usize| p.shaders[p.steps[i].shader].label.clone();
+            let on = |p: &Program| (0..p.steps.len()).filter(|&i| label(p, i).contains(" on subgroup matrices")).collect::<Vec<_>>();
+            let blocked = (0..plain.steps.len()).filter(|&i| ["matmul bm64-bn64-bk16-tm4-tn4-v4", "matmul bm32-bn32-bk16-tm4-tn4-v4"].iter().any(|b| label(&plain, i).contains(b))).collect::<Vec<_>>();
+            assert!(!blocked.is_empty() && on(&tensor) == blocked, "{batch}: {:?} of {blocked:?}", on(&tensor));
+            assert!(on(&plain).is_empty());
+            // The same dispatches and bindings; a GEMM's grid changes only with its block.
+            assert_eq!(tensor.steps.len(), plain.steps.len());
+            for (i, (a, b)) in tensor.steps.iter().zip(&plain.steps).enumerate() {
+                assert_eq!(a.bindings.len(), b.bindings.len(), "{batch}: {}", label(&tensor, i));
+                let same_grid = !blocked.contains(&i) || label(&tensor, i).contains("64x64") && label(&plain, i).contains("bm64-bn64");
+                assert!(!same_grid || a.workgroups == b.workgroups, "{batch}: {} {:?} {:?}", label(&tensor, i), a.workgroups, b.workgroups);
+                if !blocked.contains(&i) {
+                    assert_eq!(label(&tensor, i), label(&plain, i));
+                }
             }
-            let larger = tensor.steps.iter().filter(|s| tensor.shaders[s.shader].label.contains("bm128-bn128")).count();
+            let count = |block: &str| on(&tensor).iter().filter(|&&i| label(&tensor, i).contains(block)).count();
             // In 128×128 blocks (chunks of K included: subgroup_matrix::large): Whisper at batch 1, its
             // first convolution (72 blocks), QKV (108) and FFN down (36 in 6 chunks); ViT-B/16 at
             // batch 8, the patch embedding and every projection (QKV 234 blocks, FFN up 312, the
             // 768-wide ones 78 in 3 chunks); at batch 1 QKV alone (36 in 3 chunks).
-            assert_eq!(larger, match (config.hidden, batch) { (384, 1) => 1 + 4 + 4, (768, 8) => 1 + 4 * 12, _ => 12 }, "{batch}");
-            let on = |p: &Program| p.steps.iter().filter(|s| p.shaders[s.shader].label.ends_with(" on subgroup matrices")).count();
-            let default_block = plain.steps.iter().filter(|s| plain.shaders[s.shader].label.contains("matmul bm64-bn64-bk16-tm4-tn4-v4")).count();
-            assert!(default_block > 0 && on(&tensor) == default_block, "{batch}: {} of {default_block}", on(&tensor));
-            assert_eq!(on(&plain), 0);
+            assert_eq!(count("128x128"), match (config.hidden, batch) { (384, 1) => 1 + 4 + 4, (768, 8) => 1 + 4 * 12, _ => 12 }, "{batch}");
+            // Whisper's attention output at batch 1 (32×32 blocks plain) in 64×64 blocks.
+            let from_small = blocked.iter().filter(|&&i| label(&plain, i).contains("bm32-bn32")).count();
+            assert_eq!(from_small, if (config.hidden, batch) == (384, 1) { 4 } else { 0 }, "{batch}");
+            assert_eq!(count("128x128") + count("64x64"), blocked.len());
             assert!(tensor.features.iter().any(|f| f == FEATURE) && tensor.features.iter().any(|f| f == "shader-f16"));
             assert!(!plain.features.iter().any(|f| f == FEATURE));
         }

@@ -1037,16 +1037,17 @@ fn matmul(p: &mut Program, tag: &str, [x, w, y]: [usize; 3], finish: Finish, [m,
     let kernel = matmul_kernel(m, k, n);
     let (splits, chunk) = kernel.k_split(m, k, n);
     let epilogue = if splits > 1 { Epilogue::default() } else { finish.epilogue() };
-    let label = kernel.label(epilogue, wd) + &if segment > 0 { format!(" in segments of {segment}") } else { String::new() };
+    let segments = if segment > 0 { format!(" in segments of {segment}") } else { String::new() };
+    let label = kernel.label(epilogue, wd) + &segments;
     let options = Linear::matmul_options(epilogue, wd, segment);
     let (shader, [gx, gy, _]) = match kernel {
         Linear::Matmul(params) if caps.subgroup_matrix && subgroup_matrix::runs(&params, &options) => {
             p.require(Some("shader-f16"));
             p.require(Some(subgroup_matrix::FEATURE));
-            // K splits as for the 64×64 block (the plan's choice, which the norm it folds follows);
-            // each chunk may still run in larger blocks.
-            let block = if subgroup_matrix::large(m, n, splits) { subgroup_matrix::LARGE } else { params.bm };
-            let label = label.replacen("bm64-bn64", &format!("bm{block}-bn{block}"), 1) + " on subgroup matrices";
+            // K splits as the plan's block has it (the norm it folds follows); each chunk may
+            // still run in a block of another size.
+            let block = subgroup_matrix::block(m, n, splits);
+            let label = Linear::label_of(format_args!("matmul {block}x{block} on subgroup matrices"), epilogue, wd) + &segments;
             (p.shader(&label, || subgroup_matrix::wgsl(block, options)), [n.div_ceil(block), m.div_ceil(block), 1])
         }
         _ => (p.shader(&label, || kernel.segmented_wgsl(epilogue, wd, segment)), kernel.workgroups(m, n)),

@@ -58,10 +58,21 @@ pub fn large(m: u32, n: u32, chunks: u32) -> bool {
     (SMS / 2..=SMS).contains(&blocks) || (blocks > SMS && blocks * 4 >= blocks.div_ceil(SMS) * SMS * 3)
 }
 
-/// Whether `params` and `options` are what this kernel runs: the default 64×64 block, vec4 rows
-/// of K, A and B in f32, B `[N,K]` (a linear layer's weight).
+/// Whether this kernel takes the place of the register-blocked one with `params` and `options`:
+/// vec4 rows of K, A and B in f32, B `[N,K]` (a linear layer's weight), and the default 64×64
+/// block or the 32×32 one a plan takes where 64×64 blocks are too few to fill the GPU. On tensor
+/// cores a 64×64 block is quick enough that fewer blocks do: on the H200 in Chrome, Whisper-tiny's
+/// attention output at batch 1 (1500×384×384, 144 blocks) took 0.0278 ms against the 32×32
+/// blocks' 0.0466, its pass 3% less, and an encoder of MiniLM's shape at 8×128 (96 blocks) 7% less
+/// (docs/hardware/h200-tensor.md).
 pub fn runs(params: &MatmulParams, options: &MatmulOptions) -> bool {
-    (params.bm, params.bn, params.vec) == (64, 64, 4) && options.b == BLayout::NK && options.a_dtype == Dtype::F32 && options.b_dtype == Dtype::F32
+    matches!((params.bm, params.bn), (64, 64) | (32, 32)) && params.vec == 4 && options.b == BLayout::NK && options.a_dtype == Dtype::F32 && options.b_dtype == Dtype::F32
+}
+
+/// The block side this kernel runs an `m`×`n` output in, K in `chunks`: [`LARGE`] where
+/// [`large`] says so, else 64.
+pub fn block(m: u32, n: u32, chunks: u32) -> u32 {
+    if large(m, n, chunks) { LARGE } else { 64 }
 }
 
 /// The kernel's WGSL for `block`×`block` blocks (64 or [`LARGE`]) and `options`, whose bindings and
@@ -346,10 +357,11 @@ mod tests {
     }
 
     #[test]
-    fn it_runs_the_default_block_of_a_linear_layer_in_f32_only() {
+    fn it_runs_the_blocks_of_a_linear_layer_in_f32_only() {
         let p = MatmulParams::DEFAULT;
         assert!(runs(&p, &options(Epilogue::default(), 0)));
-        assert!(!runs(&MatmulParams { bm: 32, bn: 32, ..p }, &options(Epilogue::default(), 0)), "another block: another grid");
+        assert!(runs(&MatmulParams { bm: 32, bn: 32, ..p }, &options(Epilogue::default(), 0)), "the block of too few 64×64 blocks");
+        assert!(!runs(&MatmulParams { bm: 16, bn: 16, tm: 2, ..p }, &options(Epilogue::default(), 0)), "a few rows");
         assert!(!runs(&MatmulParams { vec: 1, ..p }, &options(Epilogue::default(), 0)), "K not in vec4s");
         assert!(!runs(&p, &MatmulOptions { b_dtype: Dtype::F16, ..options(Epilogue::default(), 0) }));
         assert!(!runs(&p, &MatmulOptions { b: BLayout::KN, ..options(Epilogue::default(), 0) }));
