@@ -316,7 +316,8 @@ fn a_quantized_gguf_decoder_passes_its_checks_in_chromium_and_firefox() {
 /// The image and audio encoders at reduced sizes (ViT: 32×32 images in 8×8 patches; Whisper: 16
 /// mel bins × 288 frames, 64 wide, whose 288 rows run Q, K and V as one GEMM into ranges of one
 /// buffer) in headless Chromium and Firefox: every pass and every op of its first layer passes
-/// against the f64 reference, rated in images and audio seconds.
+/// against the f64 reference, rated in images and audio seconds; each pass timed by GPU
+/// timestamps has its profile, kernel by kernel.
 #[test]
 fn vit_and_whisper_encoders_pass_their_checks_in_chromium_and_firefox() {
     let (code, results, stderr) = run_checked(
@@ -336,4 +337,20 @@ fn vit_and_whisper_encoders_pass_their_checks_in_chromium_and_firefox() {
         let (_, case) = all.iter().find(|(_, c)| c["id"] == id).unwrap_or_else(|| panic!("no {id}"));
         assert_eq!(case["throughput"]["item"], item, "{case:#}");
     }
+    let mut profiled = 0;
+    for (label, case) in all.iter().filter(|(_, c)| ["vit/2x17/seed=1", "whisper/2x144/seed=1"].contains(&c["id"].as_str().unwrap())) {
+        let profile = &case["engineProfile"];
+        if case["timer"] != "gpuTimestamp" {
+            assert!(profile.is_null(), "{label}: a profile without timestamps: {case:#}");
+            println!("{label} {}: no timestamp queries, so no profile", case["id"]);
+            continue;
+        }
+        profiled += 1;
+        let ops = profile["byOp"].as_array().unwrap_or_else(|| panic!("{label}: no profile: {case:#}"));
+        let kernels = profile["kernels"].as_u64().unwrap();
+        assert!(kernels > 5 && ops.iter().map(|o| o["count"].as_u64().unwrap()).sum::<u64>() == kernels, "{label}: {profile:#}");
+        assert!(ops.iter().any(|o| o["op"].as_str().unwrap().starts_with("attention")), "{label}: its shaders by name: {profile:#}");
+        assert!(profile["gpuMs"].as_f64().unwrap() > 0.0, "{label}: {profile:#}");
+    }
+    println!("{profiled} of 4 passes profiled");
 }

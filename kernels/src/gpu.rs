@@ -18,6 +18,10 @@ use wgpu::util::DeviceExt;
 const TIMESTAMP_SLOTS: u32 = MAX_IN_FLIGHT + 1;
 /// WebGPU resolves queries only to 256-byte-aligned offsets.
 const RESOLVE_STRIDE: u64 = 256;
+/// Runs of a whole program [`Gpu::profile`] takes at most: each dispatch's time is its median.
+pub const PROFILE_RUNS: u32 = 5;
+/// WebGPU's largest query set.
+const MAX_QUERIES: u32 = 4096;
 /// Rounds of each completion-latency measurement.
 pub const LATENCY_ROUNDS: usize = 10;
 /// A completion latency above this, ms, means the browser reports completion on a timer (Firefox:
@@ -668,6 +672,51 @@ impl Gpu {
         encoder.finish()
     }
 
+    /// Each dispatch of `case` alone: in a compute pass of its own between two timestamps, ms,
+    /// the median of up to [`PROFILE_RUNS`] runs of the whole program. Where a program is many
+    /// dispatches (a model's pass), this is where its GPU time goes; their sum leaves out the gaps
+    /// between them that a pass's own time holds. Empty without timestamp queries, for a program
+    /// of one dispatch, and where a run's queries would not fit in a query set.
+    pub async fn profile(&self, case: &Prepared) -> Result<Vec<f64>, GpuError> {
+        let steps = case.steps.len() as u32;
+        let runs = PROFILE_RUNS.min(MAX_QUERIES / (2 * steps).max(1));
+        if !self.timestamps || steps < 2 || runs == 0 {
+            return Ok(Vec::new());
+        }
+        let count = 2 * steps * runs;
+        let set = self.device.create_query_set(&wgpu::QuerySetDescriptor { label: Some("profile"), ty: wgpu::QueryType::Timestamp, count });
+        let resolve = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("profile resolve"),
+            size: u64::from(count) * 8,
+            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let mut encoder = self.device.create_command_encoder(&Default::default());
+        for at in (0..count).step_by(2) {
+            let (shader, bind_group, [x, y, z]) = &case.steps[(at / 2 % steps) as usize];
+            let writes = wgpu::ComputePassTimestampWrites { query_set: &set, beginning_of_pass_write_index: Some(at), end_of_pass_write_index: Some(at + 1) };
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("profile"), timestamp_writes: Some(writes) });
+            pass.set_pipeline(&case.pipelines[*shader]);
+            pass.set_bind_group(0, bind_group, &[]);
+            pass.dispatch_workgroups(*x, *y, *z);
+        }
+        case.dispatched.fetch_add(u64::from(count / 2), Ordering::Relaxed);
+        encoder.resolve_query_set(&set, 0..count, &resolve, 0);
+        self.queue.submit([encoder.finish()]);
+        let bytes = self.read_ranges(&[(&resolve, 0, u64::from(count) * 8)]).await;
+        set.destroy();
+        resolve.destroy();
+        let ticks: Vec<u64> = bytes?.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes"))).collect();
+        let period = f64::from(self.queue.get_timestamp_period());
+        Ok((0..steps as usize)
+            .map(|i| {
+                let mut ms: Vec<f64> = ticks.chunks_exact(2).skip(i).step_by(steps as usize).map(|t| t[1].saturating_sub(t[0]) as f64 * period / 1e6).collect();
+                ms.sort_by(f64::total_cmp);
+                ms[ms.len() / 2]
+            })
+            .collect())
+    }
+
     /// Submits one run of `case` and waits until the queue reports it done.
     pub async fn dispatch(&self, case: &Prepared) -> Result<(), GpuError> {
         let index = self.queue.submit([self.encode(case, None, 1, None)]);
@@ -739,8 +788,13 @@ impl Gpu {
             let prepared = gpu.prepare(&case.kernel, &program).await?;
             let measured = gpu.measure(&prepared, &plan.sampling, clock, on_sample).await?;
             let output = crate::wire::CaseMeasurement::encode_bytes(&gpu.read_output(&prepared, &program).await?);
+            let profile = gpu.profile(&prepared).await?;
             let measurement = crate::wire::CaseMeasurement::of_sampled(case.id.clone(), prepared.pipeline_ms, measured, output);
-            Ok(crate::wire::CaseMeasurement { features: program.features.clone(), ..measurement })
+            let engine_profile = (!profile.is_empty()).then(|| {
+                let kernel = |(i, ms): (usize, f64)| crate::wire::EngineKernel { op: program.shaders[program.steps[i].shader].label.clone(), node: program.step_name(i), ms };
+                profile.into_iter().enumerate().map(kernel).collect()
+            });
+            Ok(crate::wire::CaseMeasurement { features: program.features.clone(), engine_profile, ..measurement })
         })
         .await
     }

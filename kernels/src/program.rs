@@ -221,6 +221,16 @@ impl Program {
         self.steps.push(Step { shader, bindings, workgroups });
     }
 
+    /// What step `i` does, for a profile: the op its uniform is named after (a model's dispatches
+    /// bind `"{op} params"` first), else its place in the run.
+    pub fn step_name(&self, i: usize) -> String {
+        let first = self.steps[i].bindings.first().map(|&(_, b)| &self.buffers[b]);
+        match first.filter(|b| b.uniform).and_then(|b| b.label.strip_suffix(" params")) {
+            Some(op) => op.to_string(),
+            None => format!("step {i}"),
+        }
+    }
+
     /// Records that the program needs `feature`, once.
     pub fn require(&mut self, feature: Option<&str>) {
         if let Some(f) = feature.filter(|f| !self.features.iter().any(|g| g == f)) {

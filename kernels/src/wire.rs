@@ -74,9 +74,10 @@ pub struct CaseMeasurement {
     /// coarsen `performance.now()`, and a sample is never reported below one step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timer_resolution_ms: Option<f64>,
-    /// Another engine's own GPU time of one run, kernel by kernel, where it has a profile
-    /// (onnxruntime-web's JSEP on an adapter with `timestamp-query`): beside the samples, never
-    /// one of them.
+    /// The engine's own GPU time of one run, kernel by kernel, where it has a profile on an
+    /// adapter with `timestamp-query`: harness's for a program of several dispatches (each alone
+    /// between timestamps, [`crate::gpu::Gpu::profile`]), onnxruntime-web's JSEP's. Beside the
+    /// samples, never one of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine_profile: Option<Vec<EngineKernel>>,
     /// A cold-start case's phases, from navigation to the first output read back; its one
@@ -156,9 +157,9 @@ impl ColdMeasurement {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EngineKernel {
-    /// The op it runs (`MatMul`, `Softmax`).
+    /// The op it runs (`MatMul`, `Softmax`; harness's: its shader's label).
     pub op: String,
-    /// The graph node it runs.
+    /// The graph node it runs (harness's: [`crate::program::Program::step_name`]).
     pub node: String,
     /// Its GPU time between the timestamps around it, ms.
     pub ms: f64,

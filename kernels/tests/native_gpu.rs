@@ -722,7 +722,8 @@ fn attention_matches_f64_at_odd_configurations_natively() {
 }
 
 /// A decode step dispatches what its report says: one run of the program records exactly the
-/// dispatches of `CaseInfo::dispatches`, and each further run as many again.
+/// dispatches of `CaseInfo::dispatches`, and each further run as many again; its profile has a
+/// time for each of them, from runs of its own.
 #[test]
 fn a_decode_step_dispatches_what_its_report_says() {
     use kernels::model::decoder::{DecoderCase, LlamaConfig, Phase};
@@ -738,6 +739,14 @@ fn a_decode_step_dispatches_what_its_report_says() {
     pollster::block_on(gpu.dispatch(&prepared)).unwrap();
     pollster::block_on(gpu.dispatch(&prepared)).unwrap();
     assert_eq!(prepared.dispatched(), 3 * u64::from(said), "every run counts");
+    let profile = pollster::block_on(gpu.profile(&prepared)).unwrap();
+    if !gpu.timestamps {
+        assert!(profile.is_empty());
+        return println!("no timestamp queries here: no profile");
+    }
+    assert_eq!(profile.len(), said as usize);
+    assert!(profile.iter().all(|ms| ms.is_finite() && *ms >= 0.0) && profile.iter().sum::<f64>() > 0.0, "{profile:?}");
+    assert_eq!(prepared.dispatched(), u64::from(3 + kernels::gpu::PROFILE_RUNS) * u64::from(said), "the profile's runs count");
 }
 
 #[test]

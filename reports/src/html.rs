@@ -152,6 +152,23 @@ struct RunView<'a> {
     features: Option<String>,
     rows: Vec<RowView<'a>>,
     distributions: Vec<Distribution>,
+    profiles: Vec<ProfileView>,
+}
+
+/// Where one case's GPU time went, kernel by kernel ([`crate::model::EngineProfile`]).
+#[derive(Serialize)]
+struct ProfileView {
+    id: String,
+    caption: String,
+    ops: Vec<ProfileOp>,
+}
+
+#[derive(Serialize)]
+struct ProfileOp {
+    op: String,
+    count: usize,
+    ms: String,
+    share: String,
 }
 
 #[derive(Serialize)]
@@ -407,8 +424,20 @@ impl<'a> RunView<'a> {
             features: run.features_used(),
             rows,
             distributions: run.cases.iter().filter_map(distribution).collect(),
+            profiles: run.cases.iter().filter_map(profile).collect(),
         }
     }
+}
+
+fn profile(c: &CaseReport) -> Option<ProfileView> {
+    let p = c.engine_profile.as_ref()?;
+    let whole = match (&c.gpu, &c.wall) {
+        (Some(gpu), _) => format!("; a whole run's GPU median {} ms, {:.0}% of it in the kernels alone", format_ms(gpu.median), 100.0 * p.gpu_ms / gpu.median),
+        (None, Some(wall)) => format!("; a whole run's wall median {} ms", format_ms(wall.median)),
+        (None, None) => String::new(),
+    };
+    let ops = p.by_op.iter().map(|o| ProfileOp { op: o.op.clone(), count: o.count, ms: format_ms(o.ms), share: format!("{:.1}%", 100.0 * o.ms / p.gpu_ms) });
+    Some(ProfileView { id: c.id.clone(), caption: format!("{} kernels, {} ms summed{whole}", p.kernels, format_ms(p.gpu_ms)), ops: ops.collect() })
 }
 
 fn row<'a>(c: &'a CaseReport, latency: Option<&crate::model::Latency>) -> RowView<'a> {

@@ -177,6 +177,15 @@ mod every_report {
         assert_eq!(json["runs"][0]["cases"][0]["engineProfile"]["byOp"][0]["op"], "MatMul");
         let errors = crate::schema::schema_errors(&json);
         assert!(errors.is_empty(), "{errors:?}");
+        // In the HTML report, beside the case's own time of a whole run; no section without one.
+        let html = html::render(&report).unwrap();
+        let section = html.split("<h3>Profiles</h3>").nth(1).expect("a profiles section");
+        let median = report.runs[0].cases[0].gpu.as_ref().map_or(report.runs[0].cases[0].wall.as_ref().unwrap().median, |g| g.median);
+        assert!(section.contains("<code>minilm&#x2F;1x16&#x2F;seed=1</code> <span class=\"muted\">4 kernels, 3.750 ms summed; a whole run&#x27;s"), "{section}");
+        assert!(section.contains(&format_ms(median)), "{section}");
+        assert!(section.contains("<tr><td class=\"left\"><code>MatMul</code></td><td>2</td><td>3.000</td><td>80.0%</td></tr>"), "{section}");
+        let plain = report_with(vec![("chrome", vec![model_case("minilm/1x16/seed=1", &[1.0, 1.1])])]);
+        assert!(!html::render(&plain).unwrap().contains("<h3>Profiles</h3>"));
     }
 
     #[test]

@@ -661,7 +661,8 @@ pub struct CaseReport {
     /// The attempts before this one (`--retries`), in order: each crashed or timed out.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub earlier_attempts: Vec<Attempt>,
-    /// Another engine's own profile of one run (onnxruntime-web's JSEP), summed by op.
+    /// The engine's own profile of one run, summed by op: harness's for a program of several
+    /// dispatches, onnxruntime-web's JSEP's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine_profile: Option<EngineProfile>,
     /// The optional WebGPU features its shaders used (`shader-f16`, `subgroups`,
@@ -744,9 +745,9 @@ impl ColdStartReport {
     }
 }
 
-/// An engine's own GPU times of one run after sampling (onnxruntime-web's JSEP profile: the
-/// timestamps around each kernel, each kernel in a compute pass of its own, so the gaps between
-/// kernels are not in it, as they are in harness's GPU time of a whole pass).
+/// An engine's own GPU times of one run after sampling, each kernel between timestamps in a
+/// compute pass of its own (harness's, the median of a few runs; onnxruntime-web's JSEP's, of
+/// one), so the gaps between kernels are not in it, as they are in a whole pass's GPU time.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EngineProfile {
