@@ -277,7 +277,8 @@ fn a_wgsl_syntax_error_is_nagas_diagnostic_with_file_line_and_column() {
 /// and every case passes against the reference over the dequantized weights. The FFN's 1024-deep
 /// down projection of the 257-token prefill splits K (a matmul per chunk, then their sum). q8_0's
 /// unpacking shares all but its word's dot product, which the quick suite's `matvec_q8_0` runs in
-/// both browsers (`quick_suite_passes_every_check_in_chromium_and_firefox_…`).
+/// both browsers (`quick_suite_passes_every_check_in_chromium_and_firefox_…`). Without `--profile`
+/// no case has a profile.
 #[test]
 fn a_quantized_gguf_decoder_passes_its_checks_in_chromium_and_firefox() {
     use kernels::model::decoder::{DecoderCase, LlamaConfig, Phase};
@@ -304,6 +305,7 @@ fn a_quantized_gguf_decoder_passes_its_checks_in_chromium_and_firefox() {
         assert_eq!(cases.len(), 2 + kernels::model::decoder::OPS.len(), "{label}");
         for case in cases {
             assert_eq!(case["status"], "passed", "{label}: {case:#}");
+            assert!(case.get("engineProfile").is_none(), "{label}: a profile without --profile: {case:#}");
         }
         for id in ["llama-q4_0.prefill/1x257/seed=1", "llama-q4_0.decode/1x257/seed=1"] {
             assert!(cases.iter().any(|c| c["id"] == id), "{label} has no {id}");
@@ -316,8 +318,8 @@ fn a_quantized_gguf_decoder_passes_its_checks_in_chromium_and_firefox() {
 /// The image and audio encoders at reduced sizes (ViT: 32×32 images in 8×8 patches; Whisper: 16
 /// mel bins × 288 frames, 64 wide, whose 288 rows run Q, K and V as one GEMM into ranges of one
 /// buffer) in headless Chromium and Firefox: every pass and every op of its first layer passes
-/// against the f64 reference, rated in images and audio seconds; each pass timed by GPU
-/// timestamps has its profile, kernel by kernel.
+/// against the f64 reference, rated in images and audio seconds; with `--profile`, each pass timed
+/// by GPU timestamps has its profile, kernel by kernel.
 #[test]
 fn vit_and_whisper_encoders_pass_their_checks_in_chromium_and_firefox() {
     let (code, results, stderr) = run_checked(
@@ -325,9 +327,11 @@ fn vit_and_whisper_encoders_pass_their_checks_in_chromium_and_firefox() {
         &[
             "--model", "vit:size=32,patch=8,hidden=32,heads=4,layers=1,ffn=64,whisper:mels=16,frames=288,hidden=64,heads=4,layers=1,ffn=64",
             "--batch", "2", "--browser", "chrome,firefox", "--platform", "webgpu", "--sampling", "isolated", "--samples", "1", "--warmup", "0",
+            "--profile",
         ],
     );
     assert_eq!(code, Some(0), "stderr:\n{stderr}");
+    assert_eq!(results["settings"]["profile"], true);
     let all = cases(&results);
     assert_eq!(all.len(), 2 * 2 * (1 + kernels::model::perception::PERCEPTION_OPS.len()));
     for (label, case) in &all {

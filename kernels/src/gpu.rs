@@ -788,7 +788,7 @@ impl Gpu {
             let prepared = gpu.prepare(&case.kernel, &program).await?;
             let measured = gpu.measure(&prepared, &plan.sampling, clock, on_sample).await?;
             let output = crate::wire::CaseMeasurement::encode_bytes(&gpu.read_output(&prepared, &program).await?);
-            let profile = gpu.profile(&prepared).await?;
+            let profile = if plan.sampling.profile { gpu.profile(&prepared).await? } else { Vec::new() };
             let measurement = crate::wire::CaseMeasurement::of_sampled(case.id.clone(), prepared.pipeline_ms, measured, output);
             let engine_profile = (!profile.is_empty()).then(|| {
                 let kernel = |(i, ms): (usize, f64)| crate::wire::EngineKernel { op: program.shaders[program.steps[i].shader].label.clone(), node: program.step_name(i), ms };

@@ -111,6 +111,10 @@ pub struct Sampling {
     /// Whether steady batches may be nudged where the browser needs it.
     #[serde(default)]
     pub nudge: Nudge,
+    /// Whether each dispatch of a case of several is also timed alone after its samples
+    /// ([`crate::gpu::Gpu::profile`]): where its GPU time goes, at the cost of a few more runs.
+    #[serde(default)]
+    pub profile: bool,
 }
 
 impl Sampling {
@@ -486,7 +490,7 @@ mod tests {
     }
 
     fn sampling(samples: u32, max_time_ms: f64, target_ci_pct: Option<f64>) -> Sampling {
-        Sampling { mode: SamplingMode::Isolated, warmup: WarmupPolicy::Fixed(2), samples, max_time_ms, target_ci_pct, nudge: Nudge::Auto }
+        Sampling { mode: SamplingMode::Isolated, warmup: WarmupPolicy::Fixed(2), samples, max_time_ms, target_ci_pct, nudge: Nudge::Auto, profile: false }
     }
 
     fn go<F: Fn(usize) -> f64>(s: Sampling, timed: &mut Scripted<F>) -> Sampled {
@@ -629,7 +633,7 @@ mod tests {
 
     #[test]
     fn phased_samples_are_the_sums_of_their_phases_and_keep_only_the_timed_calls_phases() {
-        let s = Sampling { mode: SamplingMode::Steady, warmup: WarmupPolicy::Fixed(2), samples: 3, max_time_ms: 1e9, target_ci_pct: None, nudge: Nudge::Auto };
+        let s = Sampling { mode: SamplingMode::Steady, warmup: WarmupPolicy::Fixed(2), samples: 3, max_time_ms: 1e9, target_ci_pct: None, nudge: Nudge::Auto, profile: false };
         let mut steps = Steps(0);
         let (sampled, phases) = pollster::block_on(sample_phases(&s, &mut steps, &mut NoClock, |_| {})).unwrap();
         // One first call and two warm-up calls come before the three timed ones, isolated.

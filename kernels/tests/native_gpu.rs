@@ -65,7 +65,7 @@ fn measure_and_check(
     samples: u32,
     max_time_ms: f64,
 ) -> (Sampled, kernels::Verdict) {
-    let sampling = Sampling { mode: SamplingMode::Steady, warmup: WarmupPolicy::Fixed(1), samples, max_time_ms, target_ci_pct: None, nudge: kernels::Nudge::Auto };
+    let sampling = Sampling { mode: SamplingMode::Steady, warmup: WarmupPolicy::Fixed(1), samples, max_time_ms, target_ci_pct: None, nudge: kernels::Nudge::Auto, profile: false };
     measure_with(gpu, kernel, shape, &sampling)
 }
 
@@ -622,7 +622,7 @@ fn a_target_ci_and_auto_warmup_work_on_the_gpu_timer() {
     let kernel = catalog::find("matmul_tiled").unwrap();
     let shape = &kernel.shapes(Suite::Quick)[0];
     // A generous target: met within the time budget on any adapter, after the minimum count.
-    let sampling = Sampling { mode: SamplingMode::Steady, warmup: WarmupPolicy::Auto, samples: 10, max_time_ms: 30_000.0, target_ci_pct: Some(25.0), nudge: kernels::Nudge::Auto };
+    let sampling = Sampling { mode: SamplingMode::Steady, warmup: WarmupPolicy::Auto, samples: 10, max_time_ms: 30_000.0, target_ci_pct: Some(25.0), nudge: kernels::Nudge::Auto, profile: false };
     let (m, verdict) = measure_with(&gpu, kernel, shape, &sampling);
     assert!(verdict.passed);
     assert_eq!(m.stopped_by, StopReason::TargetCi, "{:?}", m.samples);
@@ -643,7 +643,7 @@ fn steady_batches_a_fast_kernel_and_isolated_takes_it_one_at_a_time() {
     assert!(verdict.passed);
     // A 1001-element add takes microseconds: a batch of many of them reaches the target.
     assert!(steady.batch > 1, "{}", steady.batch);
-    let isolated = Sampling { mode: SamplingMode::Isolated, warmup: WarmupPolicy::Fixed(1), samples: 5, max_time_ms: 1e9, target_ci_pct: None, nudge: kernels::Nudge::Auto };
+    let isolated = Sampling { mode: SamplingMode::Isolated, warmup: WarmupPolicy::Fixed(1), samples: 5, max_time_ms: 1e9, target_ci_pct: None, nudge: kernels::Nudge::Auto, profile: false };
     let (one, verdict) = measure_with(&gpu, kernel, shape, &isolated);
     assert!(verdict.passed);
     assert_eq!((one.mode, one.batch, one.in_flight), (SamplingMode::Isolated, 1, 1));
@@ -752,7 +752,7 @@ fn a_decode_step_dispatches_what_its_report_says() {
 #[test]
 fn a_destroyed_device_fails_its_case_as_lost_and_the_next_case_gets_a_fresh_one() {
     let Some(mut gpu) = gpu() else { return };
-    let sampling = Sampling { mode: SamplingMode::Isolated, warmup: WarmupPolicy::Fixed(0), samples: 2, max_time_ms: 1e9, target_ci_pct: None, nudge: kernels::Nudge::Auto };
+    let sampling = Sampling { mode: SamplingMode::Isolated, warmup: WarmupPolicy::Fixed(0), samples: 2, max_time_ms: 1e9, target_ci_pct: None, nudge: kernels::Nudge::Auto, profile: false };
     let plan = kernels::RunPlan { platform: kernels::Platform::Native, sampling, cases: Vec::new(), webnn: None, no_tensor_cores: false };
     let run = |gpu: &mut Gpu, kernel: &str| {
         let case = kernels::CaseSpec::new(kernel, kernels::Shape(vec![4096]), 1);

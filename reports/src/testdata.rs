@@ -170,6 +170,7 @@ pub fn report_with(runs: Vec<(&str, Vec<CaseReport>)>) -> RunReport {
             retries: 1,
             webnn_device: None,
             no_tensor_cores: false,
+            profile: false,
             headless: true,
             weights: None,
             gguf: None,

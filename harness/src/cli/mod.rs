@@ -144,6 +144,19 @@ mod tests {
     }
 
     #[test]
+    fn profile_is_off_unless_asked_for_and_a_replay_keeps_it() {
+        assert!(!run(&[]).pipeline.sampling.profile && run(&["--profile"]).pipeline.sampling.profile);
+        let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/hardware/h200-tensor/chrome/l5-plain-results.json");
+        let mut report = reports::read_results(std::path::Path::new(file)).unwrap();
+        for recorded in [true, false] {
+            report.settings.profile = recorded;
+            let mut args = run(&[if recorded { "--seed=1" } else { "--profile" }]);
+            replay::apply_report(&mut args, &report, file).unwrap();
+            assert_eq!(args.pipeline.sampling.profile, recorded);
+        }
+    }
+
+    #[test]
     fn both_is_webgpu_and_webnn_and_repeat_is_no_tuning_flag() {
         use kernels::Platform as P;
         for given in [&["--platform", "both"][..], &["--platform", "webgpu,webnn"]] {

@@ -90,6 +90,7 @@ pub fn apply_pipeline(args: &mut PipelineArgs, report: &RunReport, shown: &str) 
     sampling.retries = s.retries;
     sampling.target_ci = s.target_ci_pct;
     sampling.nudge = s.nudge.into();
+    sampling.profile = s.profile;
     let browser = &mut args.browser;
     if !browser.headed && !browser.headless {
         browser.headed = !s.headless;

@@ -120,6 +120,9 @@ Models and your own kernels:
   harness run --model minilm --platform webgpu,native     MiniLM sentences/s at batch 1, 8 × seq 16, 128
   harness run --model tinyllama --layers 2 --context 16   prefill and decode tokens/s, time per op
   harness run --model minilm,vit --no-ops --platform webgpu,ort   harness's models beside onnxruntime-web (both EPs)
+  harness run --model whisper --batch 1 --no-ops --profile
+                                                where a pass's GPU time goes, kernel by kernel (the
+                                                HTML report's Profiles; results.json engineProfile)
   harness run --model minilm --batch 1 --seq 16 --cold-start 5 --platform webgpu,ort
                                                 from a fresh page to the first checked result, 5 fresh
                                                 profiles each, in phases; with and without precompiling

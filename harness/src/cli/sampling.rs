@@ -100,4 +100,12 @@ pub struct SamplingArgs {
     /// fresh browser session for it and the cases after it. The report lists every attempt.
     #[arg(long, value_name = "N", default_value_t = 1, conflicts_with = "resume")]
     pub retries: u32,
+    /// After a case of several dispatches (a model's pass, a kernel file's program) is sampled,
+    /// time each dispatch alone: in a compute pass of its own between GPU timestamps, the median
+    /// of 5 runs. The case's `engineProfile` in results.json and the HTML report's Profiles then
+    /// say where its GPU time went, kernel by kernel, as onnxruntime-web's JSEP profile (always
+    /// taken) does for its own. Needs `timestamp-query`. Off by default: on a software adapter 5
+    /// runs of a model's pass take seconds.
+    #[arg(long)]
+    pub profile: bool,
 }

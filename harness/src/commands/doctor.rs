@@ -71,6 +71,7 @@ fn adapter_plan() -> kernels::RunPlan {
             max_time_ms: 5_000.0,
             target_ci_pct: None,
             nudge: kernels::Nudge::Off,
+            profile: false,
         },
         cases: vec![kernels::CaseSpec::new("matmul_tiled", kernels::Shape(vec![64, 64, 64]), 1)],
         webnn: None,

@@ -48,6 +48,7 @@ pub async fn exec(args: VerifyArgs) -> Result<ExitCode> {
             target_ci_pct: None,
             // The browser as it is: verify judges its waits too.
             nudge: kernels::Nudge::Off,
+            profile: false,
         },
         cases: vec![case.clone()],
         webnn: Some(kernels::webnn::Options::default()),

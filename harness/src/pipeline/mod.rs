@@ -381,6 +381,7 @@ impl Settings {
                 retries: self.limits.retries,
                 webnn_device: self.platforms.contains(&Platform::Webnn).then_some(self.webnn_device),
                 no_tensor_cores: self.no_tensor_cores,
+                profile: sampling.profile,
                 headless: self.headless,
                 weights: weights.get(workload::MINILM).and_then(|p| p.parent()).map(|p| p.display().to_string()),
                 gguf: weights.get(workload::GGUF).map(|p| p.display().to_string()),

@@ -123,6 +123,10 @@ pub struct Settings {
     /// GEMMs kept off the tensor cores (`--no-tensor-cores`); absent where they were allowed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub no_tensor_cores: bool,
+    /// Each dispatch of a case of several timed alone after its samples (`--profile`); absent
+    /// where not.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub profile: bool,
     /// Further attempts at a case that crashed or timed out (`--retries`); 0 in files written
     /// before it existed.
     #[serde(default)]
