@@ -20,6 +20,9 @@ const TIMESTAMP_SLOTS: u32 = MAX_IN_FLIGHT + 1;
 const RESOLVE_STRIDE: u64 = 256;
 /// Runs of a whole program [`Gpu::profile`] takes at most: each dispatch's time is its median.
 pub const PROFILE_RUNS: u32 = 5;
+/// GPU time, ms, a profile's runs take at most where one run is shorter: a model's pass on a
+/// software adapter (tens to hundreds of ms) gets one run.
+pub const PROFILE_BUDGET_MS: f64 = 100.0;
 /// WebGPU's largest query set.
 const MAX_QUERIES: u32 = 4096;
 /// Rounds of each completion-latency measurement.
@@ -673,13 +676,13 @@ impl Gpu {
     }
 
     /// Each dispatch of `case` alone: in a compute pass of its own between two timestamps, ms,
-    /// the median of up to [`PROFILE_RUNS`] runs of the whole program. Where a program is many
-    /// dispatches (a model's pass), this is where its GPU time goes; their sum leaves out the gaps
-    /// between them that a pass's own time holds. Empty without timestamp queries, for a program
-    /// of one dispatch, and where a run's queries would not fit in a query set.
-    pub async fn profile(&self, case: &Prepared) -> Result<Vec<f64>, GpuError> {
+    /// the median of `runs` runs of the whole program (at most [`PROFILE_RUNS`]). Where a program
+    /// is many dispatches (a model's pass), this is where its GPU time goes; their sum leaves out
+    /// the gaps between them that a pass's own time holds. Empty without timestamp queries, for a
+    /// program of one dispatch, and where a run's queries would not fit in a query set.
+    pub async fn profile(&self, case: &Prepared, runs: u32) -> Result<Vec<f64>, GpuError> {
         let steps = case.steps.len() as u32;
-        let runs = PROFILE_RUNS.min(MAX_QUERIES / (2 * steps).max(1));
+        let runs = runs.min(PROFILE_RUNS).min(MAX_QUERIES / (2 * steps).max(1));
         if !self.timestamps || steps < 2 || runs == 0 {
             return Ok(Vec::new());
         }
@@ -788,7 +791,10 @@ impl Gpu {
             let prepared = gpu.prepare(&case.kernel, &program).await?;
             let measured = gpu.measure(&prepared, &plan.sampling, clock, on_sample).await?;
             let output = crate::wire::CaseMeasurement::encode_bytes(&gpu.read_output(&prepared, &program).await?);
-            let profile = if plan.sampling.profile { gpu.profile(&prepared).await? } else { Vec::new() };
+            let profile = match plan.sampling.profile {
+                true => gpu.profile(&prepared, profile_runs(&measured.samples)).await?,
+                false => Vec::new(),
+            };
             let measurement = crate::wire::CaseMeasurement::of_sampled(case.id.clone(), prepared.pipeline_ms, measured, output);
             let engine_profile = (!profile.is_empty()).then(|| {
                 let kernel = |(i, ms): (usize, f64)| crate::wire::EngineKernel { op: program.shaders[program.steps[i].shader].label.clone(), node: program.step_name(i), ms };
@@ -1197,6 +1203,15 @@ pub fn share_ticks(sampled: &mut Sampled, returned: &[f64]) {
     }
 }
 
+/// Runs a profile takes after `samples` ([`Gpu::profile`]): as many as [`PROFILE_BUDGET_MS`] holds
+/// at their median, 1 to [`PROFILE_RUNS`].
+pub fn profile_runs(samples: &[Sample]) -> u32 {
+    let mut ms: Vec<f64> = samples.iter().map(|s| s.gpu_ms.unwrap_or(s.wall_ms)).collect();
+    ms.sort_by(f64::total_cmp);
+    let median = ms.get(ms.len() / 2).copied().unwrap_or(f64::INFINITY);
+    ((PROFILE_BUDGET_MS / median).floor() as u32).clamp(1, PROFILE_RUNS)
+}
+
 /// Work the timer runs in batches: a program of harness's, or a user's GPU bench.
 pub trait Recorded {
     /// Records `batch` back-to-back runs into `encoder`; `timestamps`, where given, must be
@@ -1311,6 +1326,17 @@ fn for_this_compiler(wgsl: &str) -> std::borrow::Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_profile_takes_as_many_runs_as_its_budget_holds() {
+        let at = |gpu: &[Option<f64>]| profile_runs(&gpu.iter().map(|&g| Sample { wall_ms: 40.0, gpu_ms: g }).collect::<Vec<_>>());
+        // A pass on a GPU; one of 30 ms; one on a software adapter; no timestamps: the wall's 40 ms.
+        assert_eq!(at(&[Some(2.2), Some(2.1), Some(2.3)]), PROFILE_RUNS);
+        assert_eq!(at(&[Some(30.0), Some(31.0), Some(29.0)]), 3);
+        assert_eq!(at(&[Some(250.0)]), 1);
+        assert_eq!(at(&[None, None]), 2);
+        assert_eq!(at(&[]), 1);
+    }
 
     #[test]
     fn a_browser_that_reports_completion_on_a_timer_is_nudged_a_prompt_one_is_not() {

@@ -739,7 +739,7 @@ fn a_decode_step_dispatches_what_its_report_says() {
     pollster::block_on(gpu.dispatch(&prepared)).unwrap();
     pollster::block_on(gpu.dispatch(&prepared)).unwrap();
     assert_eq!(prepared.dispatched(), 3 * u64::from(said), "every run counts");
-    let profile = pollster::block_on(gpu.profile(&prepared)).unwrap();
+    let profile = pollster::block_on(gpu.profile(&prepared, kernels::gpu::PROFILE_RUNS)).unwrap();
     if !gpu.timestamps {
         assert!(profile.is_empty());
         return println!("no timestamp queries here: no profile");
