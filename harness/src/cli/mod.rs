@@ -145,14 +145,16 @@ mod tests {
 
     #[test]
     fn profile_is_off_unless_asked_for_and_a_replay_keeps_it() {
-        assert!(!run(&[]).pipeline.sampling.profile && run(&["--profile"]).pipeline.sampling.profile);
+        assert!(!run(&[]).profile && run(&["--profile"]).profile);
+        let bench = parse(&["bench", "--profile"]).map(|_| ()).unwrap_err().to_string();
+        assert!(bench.contains("--profile"), "harness bench's benches are the user's own code: {bench}");
         let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/hardware/h200-tensor/chrome/l5-plain-results.json");
         let mut report = reports::read_results(std::path::Path::new(file)).unwrap();
         for recorded in [true, false] {
             report.settings.profile = recorded;
             let mut args = run(&[if recorded { "--seed=1" } else { "--profile" }]);
             replay::apply_report(&mut args, &report, file).unwrap();
-            assert_eq!(args.pipeline.sampling.profile, recorded);
+            assert_eq!(args.profile, recorded);
         }
     }
 

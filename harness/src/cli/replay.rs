@@ -58,6 +58,7 @@ pub fn apply_report(args: &mut RunArgs, report: &RunReport, shown: &str) -> Resu
     let s = &report.settings;
     args.suite = SuiteArg::from_str(&s.suite, false).map_err(|_| unknown("suite", &s.suite))?;
     args.no_tensor_cores = s.no_tensor_cores;
+    args.profile = s.profile;
     if let Some(device) = s.webnn_device {
         args.webnn_device = WebnnDeviceArg::from_str(device.as_str(), false).map_err(|_| unknown("webnnDevice", device.as_str()))?;
     }
@@ -90,7 +91,6 @@ pub fn apply_pipeline(args: &mut PipelineArgs, report: &RunReport, shown: &str) 
     sampling.retries = s.retries;
     sampling.target_ci = s.target_ci_pct;
     sampling.nudge = s.nudge.into();
-    sampling.profile = s.profile;
     let browser = &mut args.browser;
     if !browser.headed && !browser.headless {
         browser.headed = !s.headless;

@@ -41,6 +41,15 @@ pub struct RunArgs {
     /// instead, to measure one against the other. Each case's `features` in results.json say which ran.
     #[arg(long)]
     pub no_tensor_cores: bool,
+    /// After a case of several dispatches (a model's pass, a kernel file's program) is sampled,
+    /// time each dispatch alone: in a compute pass of its own between GPU timestamps, the median
+    /// of up to 5 runs (as many as 100 ms of GPU time holds). The case's `engineProfile` in
+    /// results.json and the HTML report's Profiles then say where its GPU time went, kernel by
+    /// kernel, as onnxruntime-web's JSEP profile (always taken) does for its own. Needs
+    /// `timestamp-query`. Off by default: on a software adapter even one more run of a model's
+    /// pass takes a while.
+    #[arg(long)]
+    pub profile: bool,
     /// Tune: run every variant of the tunable kernels selected (`matmul`'s tile sizes, workgroup
     /// shapes and vector widths; `matvec`'s workgroup sizes, rows per workgroup and vector
     /// widths) instead of their default, check each, rank the correct ones per

@@ -100,13 +100,4 @@ pub struct SamplingArgs {
     /// fresh browser session for it and the cases after it. The report lists every attempt.
     #[arg(long, value_name = "N", default_value_t = 1, conflicts_with = "resume")]
     pub retries: u32,
-    /// After a case of several dispatches (a model's pass, a kernel file's program) is sampled,
-    /// time each dispatch alone: in a compute pass of its own between GPU timestamps, the median
-    /// of up to 5 runs (as many as 100 ms of GPU time holds). The case's `engineProfile` in
-    /// results.json and the HTML report's Profiles then say where its GPU time went, kernel by
-    /// kernel, as onnxruntime-web's JSEP profile (always taken) does for its own. Needs
-    /// `timestamp-query`. Off by default: on a software adapter even one more run of a model's
-    /// pass takes a while.
-    #[arg(long)]
-    pub profile: bool,
 }

@@ -66,6 +66,7 @@ fn settings(args: &RunArgs, shared: Settings) -> Settings {
         suite: args.suite.into(),
         webnn_device: args.webnn_device.into(),
         no_tensor_cores: args.no_tensor_cores,
+        sampling: kernels::Sampling { profile: args.profile, ..shared.sampling },
         tfjs_dir: args.tfjs_dir.clone(),
         ort_dir: args.ort_dir.clone(),
         transformers_dir: args.transformers_dir.clone(),
