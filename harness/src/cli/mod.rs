@@ -131,30 +131,24 @@ mod tests {
     }
 
     #[test]
-    fn no_tensor_cores_is_off_unless_asked_for_and_a_replay_keeps_it() {
-        assert!(!run(&[]).no_tensor_cores && run(&["--no-tensor-cores"]).no_tensor_cores);
-        let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/hardware/h200-tensor/chrome/l5-plain-results.json");
-        let mut report = reports::read_results(std::path::Path::new(file)).unwrap();
-        for recorded in [true, false] {
-            report.settings.no_tensor_cores = recorded;
-            let mut args = run(&[if recorded { "--seed=1" } else { "--no-tensor-cores" }]);
-            replay::apply_report(&mut args, &report, file).unwrap();
-            assert_eq!(args.no_tensor_cores, recorded);
-        }
-    }
-
-    #[test]
-    fn profile_is_off_unless_asked_for_and_a_replay_keeps_it() {
-        assert!(!run(&[]).profile && run(&["--profile"]).profile);
+    fn no_tensor_cores_and_profile_are_off_unless_asked_for_and_a_replay_keeps_them() {
         let bench = parse(&["bench", "--profile"]).map(|_| ()).unwrap_err().to_string();
         assert!(bench.contains("--profile"), "harness bench's benches are the user's own code: {bench}");
         let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/hardware/h200-tensor/chrome/l5-plain-results.json");
         let mut report = reports::read_results(std::path::Path::new(file)).unwrap();
-        for recorded in [true, false] {
-            report.settings.profile = recorded;
-            let mut args = run(&[if recorded { "--seed=1" } else { "--profile" }]);
-            replay::apply_report(&mut args, &report, file).unwrap();
-            assert_eq!(args.profile, recorded);
+        type Flag = (&'static str, fn(&RunArgs) -> bool, fn(&mut reports::Settings) -> &mut bool);
+        let flags: [Flag; 2] = [
+            ("--no-tensor-cores", |a| a.no_tensor_cores, |s| &mut s.no_tensor_cores),
+            ("--profile", |a| a.profile, |s| &mut s.profile),
+        ];
+        for (flag, given, recorded_in) in flags {
+            assert!(!given(&run(&[])) && given(&run(&[flag])), "{flag}");
+            for recorded in [true, false] {
+                *recorded_in(&mut report.settings) = recorded;
+                let mut args = run(&[if recorded { "--seed=1" } else { flag }]);
+                replay::apply_report(&mut args, &report, file).unwrap();
+                assert_eq!(given(&args), recorded, "{flag}");
+            }
         }
     }
 
