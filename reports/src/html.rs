@@ -432,7 +432,7 @@ impl<'a> RunView<'a> {
 fn profile(c: &CaseReport) -> Option<ProfileView> {
     let p = c.engine_profile.as_ref()?;
     let whole = match (&c.gpu, &c.wall) {
-        (Some(gpu), _) => format!("; a whole run's GPU median {} ms, {:.0}% of it in the kernels alone", format_ms(gpu.median), 100.0 * p.gpu_ms / gpu.median),
+        (Some(gpu), _) => format!("; a whole run's GPU median {} ms, which the kernels alone sum to {:.0}% of", format_ms(gpu.median), 100.0 * p.gpu_ms / gpu.median),
         (None, Some(wall)) => format!("; a whole run's wall median {} ms", format_ms(wall.median)),
         (None, None) => String::new(),
     };
