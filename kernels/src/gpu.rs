@@ -679,7 +679,8 @@ impl Gpu {
     /// the median of `runs` runs of the whole program (at most [`PROFILE_RUNS`]). Where a program
     /// is many dispatches (a model's pass), this is where its GPU time goes; their sum leaves out
     /// the gaps between them that a pass's own time holds. Empty without timestamp queries, for a
-    /// program of one dispatch, and where a run's queries would not fit in a query set.
+    /// program of one dispatch, where a run's queries would not fit in a query set, and where a
+    /// dispatch got no valid pair of timestamps in any run ([`span_ms`]).
     pub async fn profile(&self, case: &Prepared, runs: u32) -> Result<Vec<f64>, GpuError> {
         let steps = case.steps.len() as u32;
         let runs = runs.min(PROFILE_RUNS).min(MAX_QUERIES / (2 * steps).max(1));
@@ -709,15 +710,15 @@ impl Gpu {
         let bytes = self.read_ranges(&[(&resolve, 0, u64::from(count) * 8)]).await;
         set.destroy();
         resolve.destroy();
-        let ticks: Vec<u64> = bytes?.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes"))).collect();
+        let ticks = ticks(&bytes?);
         let period = f64::from(self.queue.get_timestamp_period());
-        Ok((0..steps as usize)
+        let times: Option<Vec<f64>> = (0..steps as usize)
             .map(|i| {
-                let mut ms: Vec<f64> = ticks.chunks_exact(2).skip(i).step_by(steps as usize).map(|t| t[1].saturating_sub(t[0]) as f64 * period / 1e6).collect();
-                ms.sort_by(f64::total_cmp);
-                ms[ms.len() / 2]
+                let ms: Vec<f64> = ticks.chunks_exact(2).skip(i).step_by(steps as usize).filter_map(|t| span_ms([t[0], t[1]], period)).collect();
+                (!ms.is_empty()).then(|| median(&ms))
             })
-            .collect())
+            .collect();
+        Ok(times.unwrap_or_default())
     }
 
     /// Submits one run of `case` and waits until the queue reports it done.
@@ -977,6 +978,17 @@ fn lock(watch: &Mutex<Watch>) -> MutexGuard<'_, Watch> {
     watch.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// Timestamps as a query set resolves them: little-endian u64 ticks.
+fn ticks(bytes: &[u8]) -> Vec<u64> {
+    bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8-byte chunk"))).collect()
+}
+
+/// Milliseconds from a `begin` to an `end` tick, `period` ns a tick; none where the driver wrote
+/// a zero or an unordered pair, as some do.
+fn span_ms([begin, end]: [u64; 2], period: f64) -> Option<f64> {
+    (end >= begin && begin != 0).then(|| (end - begin) as f64 * period / 1e6)
+}
+
 /// The median of `rounds`, 0 for none.
 fn median(rounds: &[f64]) -> f64 {
     match rounds.is_empty() {
@@ -1080,17 +1092,9 @@ impl Batches<'_> {
                     .map_err(|_| GpuError::Map("the mapping callback was dropped".into()))?
                     .map_err(|e| GpuError::Map(e.to_string()))?;
                 let buffer = &q.readback[slot as usize];
-                let ticks: Vec<u64> = buffer
-                    .slice(..)
-                    .get_mapped_range()
-                    .map_err(|e| GpuError::Map(e.to_string()))?
-                    .chunks_exact(8)
-                    .map(|c| u64::from_le_bytes(c.try_into().expect("8-byte chunk")))
-                    .collect();
+                let ticks = ticks(&buffer.slice(..).get_mapped_range().map_err(|e| GpuError::Map(e.to_string()))?);
                 buffer.unmap();
-                let period = self.gpu.queue.get_timestamp_period() as f64;
-                // Some drivers write zeros or unordered pairs: no GPU time then.
-                (ticks[1] >= ticks[0] && ticks[0] != 0).then(|| (ticks[1] - ticks[0]) as f64 * period / 1e6 / n)
+                span_ms([ticks[0], ticks[1]], f64::from(self.gpu.queue.get_timestamp_period())).map(|ms| ms / n)
             }
             _ => None,
         };
@@ -1206,10 +1210,11 @@ pub fn share_ticks(sampled: &mut Sampled, returned: &[f64]) {
 /// Runs a profile takes after `samples` ([`Gpu::profile`]): as many as [`PROFILE_BUDGET_MS`] holds
 /// at their median, 1 to [`PROFILE_RUNS`].
 pub fn profile_runs(samples: &[Sample]) -> u32 {
-    let mut ms: Vec<f64> = samples.iter().map(|s| s.gpu_ms.unwrap_or(s.wall_ms)).collect();
-    ms.sort_by(f64::total_cmp);
-    let median = ms.get(ms.len() / 2).copied().unwrap_or(f64::INFINITY);
-    ((PROFILE_BUDGET_MS / median).floor() as u32).clamp(1, PROFILE_RUNS)
+    if samples.is_empty() {
+        return 1;
+    }
+    let run_ms = median(&samples.iter().map(|s| s.gpu_ms.unwrap_or(s.wall_ms)).collect::<Vec<_>>());
+    ((PROFILE_BUDGET_MS / run_ms).floor() as u32).clamp(1, PROFILE_RUNS)
 }
 
 /// Work the timer runs in batches: a program of harness's, or a user's GPU bench.
@@ -1326,6 +1331,15 @@ fn for_this_compiler(wgsl: &str) -> std::borrow::Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_zero_or_unordered_pair_of_timestamps_is_no_time() {
+        assert_eq!(span_ms([1_000, 3_000], 1.0), Some(0.002));
+        assert_eq!(span_ms([1_000, 3_000], 2.0), Some(0.004));
+        assert_eq!(span_ms([0, 3_000], 1.0), None);
+        assert_eq!(span_ms([3_000, 1_000], 1.0), None);
+        assert_eq!(ticks(&[1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0]), [1, 256]);
+    }
 
     #[test]
     fn a_profile_takes_as_many_runs_as_its_budget_holds() {
