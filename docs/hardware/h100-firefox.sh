@@ -389,7 +389,7 @@ ort-minilm | ort-perception | ort-chrome)
   # file harness writes of each (same weights, inputs and check), whole passes only: MiniLM at
   # 1×16 and 8×128 (ort-minilm), ViT-B/16 and Whisper-tiny's encoder at batch 1 and 8
   # (ort-perception); in Firefox and natively, or all of them in Chromium (ort-chrome; PERCEPTION=only:
-  # ViT-B/16 and Whisper's alone, MiniLM's weights not stashed).
+  # ViT-B/16 and Whisper's alone, MiniLM's weights not stashed; PERCEPTION=skip: MiniLM's alone).
   where=("${ff[@]}" --platform webgpu,ort,native)
   if [ "$step" = ort-chrome ]; then
     export LD_LIBRARY_PATH=/tmp/gpu/chromium-lib:$LD_LIBRARY_PATH
@@ -402,7 +402,7 @@ ort-minilm | ort-perception | ort-chrome)
     run minilm-8x128 harness run "${where[@]}" "${o[@]}" --model minilm --batch 8 --seq 128 --weights /tmp/gpu/all-MiniLM-L6-v2 \
       --out "$dir/minilm-8x128"
   fi
-  if [ "$step" != ort-minilm ]; then
+  if [ "$step" != ort-minilm ] && [ "${PERCEPTION:-}" != skip ]; then
     run perception harness run "${where[@]}" "${o[@]}" --model vit,whisper --batch 1,8 --out "$dir/perception"
   fi
   ;;
@@ -466,8 +466,8 @@ cold-firefox | cold-chrome | cold-perception-firefox | cold-perception-chrome)
   # Cold start (issue 27, h100-cold.md): from a fresh page in a new profile to the first checked result,
   # in phases; harness's own pipelines created the usual way and precompiled, beside both of ORT's
   # execution providers. cold-*: MiniLM 1×16 and the CLIP-shaped pair (MiniLM beside a ViT-S/16-shaped
-  # encoder, loaded in turn and at once), 5 pages a case; cold-perception-*: ViT-B/16 and Whisper-tiny's
-  # encoder at batch 1, 3 pages a case.
+  # encoder, loaded in turn and at once; CLIP=skip: MiniLM alone), 5 pages a case; cold-perception-*: ViT-B/16
+  # and Whisper-tiny's encoder at batch 1, 3 pages a case.
   where=("${ff[@]}")
   if [ "${step%-chrome}" != "$step" ]; then
     export LD_LIBRARY_PATH=/tmp/gpu/chromium-lib:$LD_LIBRARY_PATH
@@ -476,7 +476,7 @@ cold-firefox | cold-chrome | cold-perception-firefox | cold-perception-chrome)
   o=(--platform webgpu,ort --batch 1 --seq 16 --timeout 120 --retries 0 --ort-dir /tmp/gpu/ort --weights /tmp/gpu/all-MiniLM-L6-v2)
   if [ "${step#cold-perception}" = "$step" ]; then
     run minilm harness run "${where[@]}" "${o[@]}" --model minilm --cold-start 5 --out "$dir/minilm"
-    run clip harness run "${where[@]}" "${o[@]}" --model clip --cold-start 5 --out "$dir/clip"
+    [ "${CLIP:-}" = skip ] || run clip harness run "${where[@]}" "${o[@]}" --model clip --cold-start 5 --out "$dir/clip"
   else
     run perception harness run "${where[@]}" "${o[@]}" --model vit,whisper --cold-start 3 --out "$dir/perception"
   fi
