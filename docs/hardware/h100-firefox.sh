@@ -177,10 +177,7 @@ run() { # name, command...: stdout in $dir/name.out, stderr in name.log, exit st
 ff=(--browser firefox --browser-path "firefox=$FIREFOX")
 # Chromium with the flag set that got the H100 (see the chromium step); the steps that use it put
 # /tmp/gpu/chromium-lib on the library path.
-cr=(--browser chrome --browser-path chrome=/tmp/gpu/chromium/chromium --driver-path chrome=/tmp/gpu/chromium/chromedriver
-  --browser-arg=--enable-features=Vulkan,VulkanFromANGLE,DefaultANGLEVulkan --browser-arg=--use-vulkan=native
-  --browser-arg=--disable-vulkan-surface --browser-arg=--ignore-gpu-blocklist --browser-arg=--disable-gpu-sandbox
-  --browser-arg=--use-angle=vulkan)
+source "$top/docs/hardware/chrome-flags.sh"
 case $step in
 gpu-*)
   # A GPU machine as a user has it: the Vulkan loader and libglvnd on the library path (gpu.sh's

@@ -25,10 +25,7 @@ if [ ! -d /tmp/gpu/all-MiniLM-L6-v2 ] && [ "$(ls /tmp/gpu-pack/minilm.tar.* 2>/d
   cat /tmp/gpu-pack/minilm.tar.* | tar xf - -C /tmp/gpu && echo "MiniLM unpacked" >> $OUT/rc.txt; fi
 ls /tmp/gpu /tmp/cpk /tmp/gpu-pack > $OUT/stash.txt 2>&1
 nvidia-smi -L > $OUT/smi.txt 2>&1
-cr=(--browser chrome --browser-path chrome=/tmp/gpu/chromium/chromium --driver-path chrome=/tmp/gpu/chromium/chromedriver
-  --browser-arg=--enable-features=Vulkan,VulkanFromANGLE,DefaultANGLEVulkan --browser-arg=--use-vulkan=native
-  --browser-arg=--disable-vulkan-surface --browser-arg=--ignore-gpu-blocklist --browser-arg=--disable-gpu-sandbox
-  --browser-arg=--use-angle=vulkan)
+source docs/hardware/chrome-flags.sh
 one() { local n=$1 b=$2; shift 2; local t0=$(date +%s)
   ( source $p/gpu.sh env; export LD_LIBRARY_PATH=/tmp/gpu/chromium-lib:$LD_LIBRARY_PATH; cd /tmp
     HARNESS_BUNDLE=$b timeout 280 harness run --samples 10 --max-time 1 --timeout 200 --retries 0 "${cr[@]}" "$@" --out /tmp/r16/$n \

@@ -16,10 +16,7 @@ p=target/gpu-pack
 if [ ! -x /tmp/gpu/chromium/chromium ] && [ "$(ls /tmp/cpk | wc -l)" -ge 5 ]; then
   cat /tmp/cpk/cpart.* | xz -d | tar xf - -C /tmp/gpu && echo "Chromium unpacked" >> $OUT/rc.txt; fi
 nvidia-smi -L > $OUT/smi.txt 2>&1
-cr=(--browser chrome --browser-path chrome=/tmp/gpu/chromium/chromium --driver-path chrome=/tmp/gpu/chromium/chromedriver
-  --browser-arg=--enable-features=Vulkan,VulkanFromANGLE,DefaultANGLEVulkan --browser-arg=--use-vulkan=native
-  --browser-arg=--disable-vulkan-surface --browser-arg=--ignore-gpu-blocklist --browser-arg=--disable-gpu-sandbox
-  --browser-arg=--use-angle=vulkan)
+source docs/hardware/chrome-flags.sh
 # one NAME DIR args: harness from DIR (its binary and bundle), whisper at batch 1, whole passes only
 one() { local n=$1 d=$2; shift 2; local t0=$(date +%s)
   ( source $p/gpu.sh env; export LD_LIBRARY_PATH=/tmp/gpu/chromium-lib:$LD_LIBRARY_PATH:/usr/local/nvidia/lib64; cd /tmp

@@ -9,10 +9,7 @@ mkdir -p /tmp/gpu /tmp/r13/chrome
 tar xJf target/gpu-pack/var4.tar.xz -C /tmp/gpu || exit 4
 [ -d /tmp/gpu/ort ] || bash docs/hardware/h100-firefox.sh stash-ort >/dev/null || exit 5
 nvidia-smi -L > $OUT/smi.txt 2>&1
-cr=(--browser chrome --browser-path chrome=/tmp/gpu/chromium/chromium --driver-path chrome=/tmp/gpu/chromium/chromedriver
-  --browser-arg=--enable-features=Vulkan,VulkanFromANGLE,DefaultANGLEVulkan --browser-arg=--use-vulkan=native
-  --browser-arg=--disable-vulkan-surface --browser-arg=--ignore-gpu-blocklist --browser-arg=--disable-gpu-sandbox
-  --browser-arg=--use-angle=vulkan)
+source docs/hardware/chrome-flags.sh
 o=(--samples 10 --max-time 1 --timeout 200 --retries 0)
 NEW=/tmp/gpu/harness/bundle BASE=/tmp/gpu/var4/base CH8=/tmp/gpu/var4/chunks8
 one() { local n=$1 b=$2; shift 2; local t0=$(date +%s)

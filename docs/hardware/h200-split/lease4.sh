@@ -8,10 +8,7 @@ mkdir -p /tmp/gpu /tmp/r3/chrome /tmp/r3/native
 { [ -x /tmp/gpu/chromium/chromium ] || { cat /tmp/cpk/cpart.* | xz -d | tar xf - -C /tmp/gpu; }; } && bash target/gpu-pack/gpu.sh stash >/dev/null && bash docs/hardware/h100-firefox.sh stash-ort >/dev/null || exit 3
 [ -d /tmp/gpu/base6 ] || tar xJf target/gpu-pack/xg.tar.xz -C /tmp/gpu || exit 5
 nvidia-smi -L > $OUT/smi.txt 2>&1
-cr=(--browser chrome --browser-path chrome=/tmp/gpu/chromium/chromium --driver-path chrome=/tmp/gpu/chromium/chromedriver
-  --browser-arg=--enable-features=Vulkan,VulkanFromANGLE,DefaultANGLEVulkan --browser-arg=--use-vulkan=native
-  --browser-arg=--disable-vulkan-surface --browser-arg=--ignore-gpu-blocklist --browser-arg=--disable-gpu-sandbox
-  --browser-arg=--use-angle=vulkan)
+source docs/hardware/chrome-flags.sh
 o=(--samples 10 --max-time 1 --timeout 200 --retries 0 --no-ops)
 F=/tmp/gpu/harness/harness; B=/tmp/gpu/base6/harness
 one() { local n=$1 h=$2 b=$3; shift 3; local t0=$(date +%s)

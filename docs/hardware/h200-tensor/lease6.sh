@@ -11,10 +11,7 @@ rm -rf /tmp/gpu/plain && cp -a /tmp/gpu/harness/bundle /tmp/gpu/plain
 sed -i 's/^  arm() {$/  arm() { return;/' /tmp/gpu/plain/subgroup-matrix.js
 grep -c "arm() { return;" /tmp/gpu/plain/subgroup-matrix.js > $OUT/plain-check.txt
 nvidia-smi -L > $OUT/smi.txt 2>&1
-cr=(--browser chrome --browser-path chrome=/tmp/gpu/chromium/chromium --driver-path chrome=/tmp/gpu/chromium/chromedriver
-  --browser-arg=--enable-features=Vulkan,VulkanFromANGLE,DefaultANGLEVulkan --browser-arg=--use-vulkan=native
-  --browser-arg=--disable-vulkan-surface --browser-arg=--ignore-gpu-blocklist --browser-arg=--disable-gpu-sandbox
-  --browser-arg=--use-angle=vulkan)
+source docs/hardware/chrome-flags.sh
 o=(--samples 10 --max-time 1 --timeout 200 --retries 0)
 H=/tmp/gpu/harness/harness
 one() { local n=$1 b=$2; shift 2; local t0=$(date +%s)

@@ -8,10 +8,7 @@ mkdir -p /tmp/gpu /tmp/r9/chrome
 { [ -x /tmp/gpu/chromium/chromium ] || { cat /tmp/cpk/cpart.* | xz -d | tar xf - -C /tmp/gpu; }; } || exit 3
 [ -d /tmp/gpu/ort ] || bash docs/hardware/h100-firefox.sh stash-ort >/dev/null || exit 5
 nvidia-smi -L > $OUT/smi.txt 2>&1
-cr=(--browser chrome --browser-path chrome=/tmp/gpu/chromium/chromium --driver-path chrome=/tmp/gpu/chromium/chromedriver
-  --browser-arg=--enable-features=Vulkan,VulkanFromANGLE,DefaultANGLEVulkan --browser-arg=--use-vulkan=native
-  --browser-arg=--disable-vulkan-surface --browser-arg=--ignore-gpu-blocklist --browser-arg=--disable-gpu-sandbox
-  --browser-arg=--use-angle=vulkan)
+source docs/hardware/chrome-flags.sh
 o=(--samples 10 --max-time 1 --timeout 200 --retries 0 --no-ops --model whisper,vit --batch 1,8)
 one() { local n=$1; shift; local t0=$(date +%s)
   ( source target/gpu-pack/gpu.sh env; export LD_LIBRARY_PATH=/tmp/gpu/chromium-lib:$LD_LIBRARY_PATH; cd /tmp
