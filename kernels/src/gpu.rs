@@ -1410,6 +1410,22 @@ mod tests {
         assert!((walls[2] - 0.0085).abs() < 1e-12 && (walls[3] - 0.0015).abs() < 1e-12, "{walls:?}");
     }
 
+    /// Steady `samples` of `batch` dispatches each, `in_flight` batches queued.
+    fn steady(samples: Vec<Sample>, batch: u32, in_flight: u32) -> Sampled {
+        Sampled {
+            first_ms: 1.0,
+            warmup: Vec::new(),
+            warmup_stop: stats::warmup::WarmupStop::Fixed,
+            samples,
+            stopped_by: crate::sampling::StopReason::SampleCount,
+            mode: crate::sampling::SamplingMode::Steady,
+            batch,
+            in_flight,
+            timed_span: (0.0, 1.0),
+            nudges: 0,
+        }
+    }
+
     #[test]
     fn a_wall_sample_is_never_below_its_batchs_gpu_time() {
         // Batch 2 was submitted at 0 and took 4 ms on the GPU (10 dispatches), but batch 1's
@@ -1421,18 +1437,7 @@ mod tests {
         assert_eq!(steady_wall_ms(0.0, 9.9, 10.0, 10.0, None), (10.0 - 9.9) / 10.0);
         // A tick's share below a batch's GPU time is not given to it.
         let sample = |wall_ms: f64, gpu_ms: f64| Sample { wall_ms, gpu_ms: Some(gpu_ms) };
-        let mut sampled = Sampled {
-            first_ms: 1.0,
-            warmup: Vec::new(),
-            warmup_stop: stats::warmup::WarmupStop::Fixed,
-            samples: vec![sample(0.5, 0.05), sample(0.5, 0.03)],
-            stopped_by: crate::sampling::StopReason::SampleCount,
-            mode: crate::sampling::SamplingMode::Steady,
-            batch: 10,
-            in_flight: 2,
-            timed_span: (0.0, 1.0),
-            nudges: 0,
-        };
+        let mut sampled = steady(vec![sample(0.5, 0.05), sample(0.5, 0.03)], 10, 2);
         share_ticks(&mut sampled, &[0.0, 0.8, 0.81, 5.0]);
         let walls: Vec<f64> = sampled.samples.iter().map(|s| s.wall_ms).collect();
         assert!(walls[0] == 0.05 && (walls[1] - 0.419).abs() < 1e-12, "the first batch's share (0.001) is below its 0.05 GPU ms: {walls:?}");
@@ -1453,18 +1458,8 @@ mod tests {
         // Wall clock only (onnxruntime-web), batches of 1 run of about 5 ms, 3 in flight: warm-up
         // batches seen at 5, 10 and 15 ms, the last of them late, at 19.99, in one tick with the
         // first timed batch at 20; the timed ones after at 25 and 30.
-        let mut sampled = Sampled {
-            first_ms: 1.0,
-            warmup: vec![5.0; 3],
-            warmup_stop: stats::warmup::WarmupStop::Fixed,
-            samples: vec![Sample { wall_ms: 0.01, gpu_ms: None }, Sample { wall_ms: 5.0, gpu_ms: None }, Sample { wall_ms: 5.0, gpu_ms: None }],
-            stopped_by: crate::sampling::StopReason::SampleCount,
-            mode: crate::sampling::SamplingMode::Steady,
-            batch: 1,
-            in_flight: 3,
-            timed_span: (0.0, 1.0),
-            nudges: 0,
-        };
+        let wall = |wall_ms: f64| Sample { wall_ms, gpu_ms: None };
+        let mut sampled = steady(vec![wall(0.01), wall(5.0), wall(5.0)], 1, 3);
         share_ticks(&mut sampled, &[0.0, 5.0, 10.0, 19.99, 20.0, 25.0, 30.0]);
         let walls: Vec<f64> = sampled.samples.iter().map(|s| s.wall_ms).collect();
         // The late warm-up batch and the first timed one share the 10 ms since 10.
