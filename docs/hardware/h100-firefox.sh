@@ -52,7 +52,8 @@
 #   Firefox's completion timer (issue 27, h200-nudge.md): with Firefox and ort.tar.xz stashed, `firefox-batches`
 #   (steady batches of four lengths, not nudged), then `nudge-perception` and `nudge-decoder`; after MiniLM's parts, `nudge-minilm`.
 #   Cold start (issue 27, h100-cold.md): with ort.tar.xz and MiniLM's parts stashed, `cold-firefox`,
-#   `cold-perception-firefox` and `cold-decoder`; after Chromium's parts, `cold-chrome` and `cold-perception-chrome`.
+#   `cold-perception-firefox` and `cold-decoder`; after Chromium's parts, `cold-chrome`, `cold-perception-chrome`
+#   and `cold-decoder-chrome`.
 #   From text (issue 27 item 3, h200-text.md): here `bash docs/hardware/h100-firefox.sh pack-transformers`; carry
 #   transformers.tar.xz with harness.tar.xz (`stash && bash docs/hardware/h100-firefox.sh stash-transformers`), MiniLM's
 #   parts with stash-model, then `text-firefox`; after Chromium's parts, `text-chrome`.
@@ -152,7 +153,7 @@ stash-model)
   fi
   exit 0
   ;;
-firefox-batches | nudge-perception | nudge-minilm | nudge-decoder | text-firefox | text-chrome | cold-firefox | cold-chrome | cold-perception-firefox | cold-perception-chrome | cold-decoder | ort-minilm | ort-perception | ort-decoder | ort-decoder-chrome | ort-chrome | ort-profile | perception | decode-dtypes | decode-profile | tune-quant | gpu-out-of-the-box | gpu-hidden-icd | gpu-minilm | gpu-tune | gpu-matmul | gpu-models | minilm-ops | suite | models | chromium | chrome | bench | bench-chrome | tune-native | tune-firefox | tune-matvec | decoder-native | matmul | kernels | decoder | tfjs | minilm | survive | checks | wall) ;;
+firefox-batches | nudge-perception | nudge-minilm | nudge-decoder | text-firefox | text-chrome | cold-firefox | cold-chrome | cold-perception-firefox | cold-perception-chrome | cold-decoder | cold-decoder-chrome | ort-minilm | ort-perception | ort-decoder | ort-decoder-chrome | ort-chrome | ort-profile | perception | decode-dtypes | decode-profile | tune-quant | gpu-out-of-the-box | gpu-hidden-icd | gpu-minilm | gpu-tune | gpu-matmul | gpu-models | minilm-ops | suite | models | chromium | chrome | bench | bench-chrome | tune-native | tune-firefox | tune-matvec | decoder-native | matmul | kernels | decoder | tfjs | minilm | survive | checks | wall) ;;
 *) sed -n 2,23p "$0"; exit 2 ;;
 esac
 
@@ -463,7 +464,8 @@ cold-firefox | cold-chrome | cold-perception-firefox | cold-perception-chrome)
   # Cold start (issue 27, h100-cold.md): from a fresh page in a new profile to the first checked result,
   # in phases; harness's own pipelines created the usual way and precompiled, beside both of ORT's
   # execution providers. cold-*: MiniLM 1×16 and the CLIP-shaped pair (MiniLM beside a ViT-S/16-shaped
-  # encoder, loaded in turn and at once; CLIP=skip: MiniLM alone), 5 pages a case; cold-perception-*: ViT-B/16
+  # encoder, loaded in turn and at once; CLIP=skip: MiniLM alone; MINILM=skip: the pair alone), 5 pages a case;
+  # cold-perception-*: ViT-B/16
   # and Whisper-tiny's encoder at batch 1, 3 pages a case.
   where=("${ff[@]}")
   if [ "${step%-chrome}" != "$step" ]; then
@@ -472,16 +474,21 @@ cold-firefox | cold-chrome | cold-perception-firefox | cold-perception-chrome)
   fi
   o=(--platform webgpu,ort --batch 1 --seq 16 --timeout 120 --retries 0 --ort-dir /tmp/gpu/ort --weights /tmp/gpu/all-MiniLM-L6-v2)
   if [ "${step#cold-perception}" = "$step" ]; then
-    run minilm harness run "${where[@]}" "${o[@]}" --model minilm --cold-start 5 --out "$dir/minilm"
+    [ "${MINILM:-}" = skip ] || run minilm harness run "${where[@]}" "${o[@]}" --model minilm --cold-start 5 --out "$dir/minilm"
     [ "${CLIP:-}" = skip ] || run clip harness run "${where[@]}" "${o[@]}" --model clip --cold-start 5 --out "$dir/clip"
   else
     run perception harness run "${where[@]}" "${o[@]}" --model vit,whisper --cold-start 3 --out "$dir/perception"
   fi
   ;;
-cold-decoder)
+cold-decoder | cold-decoder-chrome)
   # TinyLlama's shape cut to 4 layers (as ort-decoder), prefill of 128 tokens and a decode step, cold in
-  # Firefox, 3 pages a case.
-  run decoder harness run "${ff[@]}" --platform webgpu,ort --model tinyllama --layers 4 --context 128 --cold-start 3 \
+  # Firefox (or Chromium: cold-decoder-chrome), 3 pages a case.
+  where=("${ff[@]}")
+  if [ "$step" = cold-decoder-chrome ]; then
+    export LD_LIBRARY_PATH=/tmp/gpu/chromium-lib:$LD_LIBRARY_PATH
+    where=("${cr[@]}")
+  fi
+  run decoder harness run "${where[@]}" --platform webgpu,ort --model tinyllama --layers 4 --context 128 --cold-start 3 \
     --timeout 120 --retries 0 --ort-dir /tmp/gpu/ort --out "$dir/decoder"
   ;;
 ort-decoder | ort-decoder-chrome)
