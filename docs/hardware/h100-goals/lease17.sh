@@ -7,16 +7,7 @@
 set -u
 start=$(date +%s)
 mkdir -p /tmp/gpu /tmp/cpk /tmp/r17/native /tmp/r17/chrome /tmp/gpu/base
-cp target/gpu-pack2/cpart.* /tmp/cpk/ 2>/dev/null
-p=target/gpu-pack
-[ -f $p/natlib.tar.xz ] && [ ! -f /tmp/gpu/lib/libvulkan.so.1 ] && tar xJf $p/natlib.tar.xz -C /tmp/gpu
-[ -f $p/harness.tar.xz ] && [ ! -x /tmp/gpu/harness/harness ] && tar xJf $p/harness.tar.xz -C /tmp/gpu
-[ -f $p/harness-base.tar.xz ] && [ ! -x /tmp/gpu/base/harness/harness ] && tar xJf $p/harness-base.tar.xz -C /tmp/gpu/base
-[ -f $p/ort.tar.xz ] && [ ! -d /tmp/gpu/ort ] && { mkdir -p /tmp/gpu/ort && tar xJf $p/ort.tar.xz -C /tmp/gpu/ort; }
-if [ ! -x /tmp/gpu/chromium/chromium ] && [ "$(ls /tmp/cpk | wc -l)" -ge 5 ]; then
-  cat /tmp/cpk/cpart.* | xz -d | tar xf - -C /tmp/gpu && echo "Chromium unpacked" >> $OUT/rc.txt; fi
-nvidia-smi -L > $OUT/smi.txt 2>&1
-source docs/hardware/chrome-flags.sh
+source docs/hardware/h100-goals/stash.sh
 # one NAME DIR args: harness from DIR (its binary and bundle), whisper at batch 1, whole passes only
 one() { local n=$1 d=$2; shift 2; local t0=$(date +%s)
   ( source $p/gpu.sh env; export LD_LIBRARY_PATH=/tmp/gpu/chromium-lib:$LD_LIBRARY_PATH:/usr/local/nvidia/lib64; cd /tmp
