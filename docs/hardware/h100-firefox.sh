@@ -179,6 +179,16 @@ ff=(--browser firefox --browser-path "firefox=$FIREFOX")
 # Chromium with the flag set that got the H100 (see the chromium step); the steps that use it put
 # /tmp/gpu/chromium-lib on the library path.
 source "$top/docs/hardware/chrome-flags.sh"
+# `where`: the browser of a step that runs in either, Chromium for a step named *-chrome (its libraries then
+# on the library path), else Firefox; with `--platform` CHROME's or FIREFOX's where given.
+browser() { # [CHROME FIREFOX]
+  if [ "${step%-chrome}" != "$step" ]; then
+    export LD_LIBRARY_PATH=/tmp/gpu/chromium-lib:$LD_LIBRARY_PATH
+    where=("${cr[@]}" ${1:+--platform "$1"})
+  else
+    where=("${ff[@]}" ${2:+--platform "$2"})
+  fi
+}
 case $step in
 gpu-*)
   # A GPU machine as a user has it: the Vulkan loader and libglvnd on the library path (gpu.sh's
@@ -388,11 +398,7 @@ ort-minilm | ort-perception | ort-chrome)
   # 1×16 and 8×128 (ort-minilm), ViT-B/16 and Whisper-tiny's encoder at batch 1 and 8
   # (ort-perception); in Firefox and natively, or all of them in Chromium (ort-chrome; PERCEPTION=only:
   # ViT-B/16 and Whisper's alone, MiniLM's weights not stashed; PERCEPTION=skip: MiniLM's alone).
-  where=("${ff[@]}" --platform webgpu,ort,native)
-  if [ "$step" = ort-chrome ]; then
-    export LD_LIBRARY_PATH=/tmp/gpu/chromium-lib:$LD_LIBRARY_PATH
-    where=("${cr[@]}" --platform webgpu,ort)
-  fi
+  browser webgpu,ort webgpu,ort,native
   o=(--no-ops --samples 10 --max-time 2 --timeout 120 --retries 0 --ort-dir /tmp/gpu/ort)
   if [ "$step" != ort-perception ] && [ "${PERCEPTION:-}" != only ]; then
     run minilm-1x16 harness run "${where[@]}" "${o[@]}" --model minilm --batch 1 --seq 16 --weights /tmp/gpu/all-MiniLM-L6-v2 \
@@ -451,11 +457,7 @@ text-firefox | text-chrome)
   # MiniLM from text (issue 27 item 3, h200-text.md): sentences to embeddings read back, each sample one
   # call split into tokenize, run and pool, on harness (tokenizing in the page's WASM) and transformers.js's
   # pipeline('feature-extraction'), 1 and 8 sentences; beside them the model alone at 1×16 and 8×16 on harness.
-  where=("${ff[@]}")
-  if [ "$step" = text-chrome ]; then
-    export LD_LIBRARY_PATH=/tmp/gpu/chromium-lib:$LD_LIBRARY_PATH
-    where=("${cr[@]}")
-  fi
+  browser
   run text harness run "${where[@]}" --platform webgpu,transformers --model minilm --from-text --no-ops --batch 1,8 --seq 16 \
     --samples 30 --max-time 3 --timeout 300 --retries 0 --transformers-dir /tmp/gpu/transformers --weights /tmp/gpu/all-MiniLM-L6-v2 \
     --out "$dir/text"
@@ -465,13 +467,8 @@ cold-firefox | cold-chrome | cold-perception-firefox | cold-perception-chrome)
   # in phases; harness's own pipelines created the usual way and precompiled, beside both of ORT's
   # execution providers. cold-*: MiniLM 1×16 and the CLIP-shaped pair (MiniLM beside a ViT-S/16-shaped
   # encoder, loaded in turn and at once; CLIP=skip: MiniLM alone; MINILM=skip: the pair alone), 5 pages a case;
-  # cold-perception-*: ViT-B/16
-  # and Whisper-tiny's encoder at batch 1, 3 pages a case.
-  where=("${ff[@]}")
-  if [ "${step%-chrome}" != "$step" ]; then
-    export LD_LIBRARY_PATH=/tmp/gpu/chromium-lib:$LD_LIBRARY_PATH
-    where=("${cr[@]}")
-  fi
+  # cold-perception-*: ViT-B/16 and Whisper-tiny's encoder at batch 1, 3 pages a case.
+  browser
   o=(--platform webgpu,ort --batch 1 --seq 16 --timeout 120 --retries 0 --ort-dir /tmp/gpu/ort --weights /tmp/gpu/all-MiniLM-L6-v2)
   if [ "${step#cold-perception}" = "$step" ]; then
     [ "${MINILM:-}" = skip ] || run minilm harness run "${where[@]}" "${o[@]}" --model minilm --cold-start 5 --out "$dir/minilm"
@@ -483,11 +480,7 @@ cold-firefox | cold-chrome | cold-perception-firefox | cold-perception-chrome)
 cold-decoder | cold-decoder-chrome)
   # TinyLlama's shape cut to 4 layers (as ort-decoder), prefill of 128 tokens and a decode step, cold in
   # Firefox (or Chromium: cold-decoder-chrome), 3 pages a case.
-  where=("${ff[@]}")
-  if [ "$step" = cold-decoder-chrome ]; then
-    export LD_LIBRARY_PATH=/tmp/gpu/chromium-lib:$LD_LIBRARY_PATH
-    where=("${cr[@]}")
-  fi
+  browser
   run decoder harness run "${where[@]}" --platform webgpu,ort --model tinyllama --layers 4 --context 128 --cold-start 3 \
     --timeout 120 --retries 0 --ort-dir /tmp/gpu/ort --out "$dir/decoder"
   ;;
@@ -495,11 +488,7 @@ ort-decoder | ort-decoder-chrome)
   # TinyLlama's shape cut to 4 layers (its 22 in f32 are 4.4 GB: past protobuf's 2 GB for one ONNX
   # file and the page's 4 GB of WASM memory), prefill of 128 tokens and one decode step; in Firefox
   # and natively, or in Chromium (ort-decoder-chrome).
-  where=("${ff[@]}" --platform webgpu,ort,native)
-  if [ "$step" = ort-decoder-chrome ]; then
-    export LD_LIBRARY_PATH=/tmp/gpu/chromium-lib:$LD_LIBRARY_PATH
-    where=("${cr[@]}" --platform webgpu,ort)
-  fi
+  browser webgpu,ort webgpu,ort,native
   run decoder harness run "${where[@]}" --model tinyllama --layers 4 --context 128 --no-ops \
     --samples 10 --max-time 2 --timeout 120 --retries 0 --ort-dir /tmp/gpu/ort --out "$dir/decoder"
   ;;
