@@ -3,13 +3,9 @@
 //! runs in.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-fn git(args: &[&str]) -> Option<String> {
-    let out = Command::new("git").args(args).output().ok()?;
-    let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    (out.status.success() && !text.is_empty()).then_some(text)
-}
+#[path = "src/measure/revision.rs"]
+mod revision;
 
 /// The folders whose edits change what harness is: every workspace member's `src` (harness links
 /// kernels, reports and stats, and bundles the page) and `static`, where it has one. Watching only
@@ -28,10 +24,10 @@ pub fn watched(root: &Path) -> Vec<PathBuf> {
 }
 
 fn main() {
-    let revision = git(&["describe", "--always", "--dirty", "--abbrev=12"]).unwrap_or_default();
+    let revision = revision::describe(Path::new(".")).unwrap_or_default();
     println!("cargo:rustc-env=HARNESS_BUILD_REVISION={revision}");
     // Again after a commit, a checkout or a staged change, and after an edit of any member's sources.
-    if let Some(dir) = git(&["rev-parse", "--git-dir"]) {
+    if let Some(dir) = revision::git(Path::new("."), &["rev-parse", "--absolute-git-dir"]) {
         for watched in ["HEAD", "index", "refs"] {
             println!("cargo:rerun-if-changed={dir}/{watched}");
         }

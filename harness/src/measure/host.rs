@@ -17,17 +17,7 @@ pub fn host_info() -> HostInfo {
 /// This harness's version, the revision of the source tree `source_dir` it runs in, and the
 /// revision it was built from.
 pub fn harness_info(source_dir: Option<&Path>) -> HarnessInfo {
-    let git_revision = source_dir.and_then(|dir| {
-        let out = std::process::Command::new("git")
-            .args(["describe", "--always", "--dirty", "--abbrev=12"])
-            .current_dir(dir)
-            .output()
-            .ok()?;
-        out.status
-            .success()
-            .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
-            .filter(|s| !s.is_empty())
-    });
+    let git_revision = source_dir.and_then(super::revision::describe);
     HarnessInfo {
         version: env!("CARGO_PKG_VERSION").to_string(),
         git_revision,
@@ -72,5 +62,29 @@ mod tests {
         assert_eq!(info.git_revision, None);
         let built = info.build_revision.expect("built from a checkout");
         assert!(built.contains(&head), "built at {built}, HEAD is {head}");
+    }
+
+    /// A run names the tree's revision without rewriting `.git/index`, which the build script
+    /// watches: `git describe --dirty` rewrote it, and the next cargo command compiled harness again.
+    #[test]
+    fn the_trees_revision_is_read_without_writing_the_git_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let git = |args: &[&str]| assert!(std::process::Command::new("git").args(args).current_dir(dir.path()).output().unwrap().status.success(), "git {args:?}");
+        git(&["init", "-q"]);
+        std::fs::write(dir.path().join("a.txt"), "a").unwrap();
+        git(&["add", "a.txt"]);
+        git(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "a"]);
+        // The same contents with a new mtime: stat data the index no longer matches, which
+        // `describe --dirty` refreshes and writes back.
+        let file = std::fs::File::options().write(true).open(dir.path().join("a.txt")).unwrap();
+        file.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5)).unwrap();
+        let index = || std::fs::read(dir.path().join(".git/index")).unwrap();
+        let before = index();
+        let revision = harness_info(Some(dir.path())).git_revision.unwrap();
+        assert!(!revision.ends_with("-dirty"), "{revision}");
+        assert!(before == index(), "the index was rewritten");
+        std::fs::write(dir.path().join("a.txt"), "b").unwrap();
+        assert_eq!(harness_info(Some(dir.path())).git_revision.unwrap(), format!("{revision}-dirty"));
+        assert!(before == index(), "the index was rewritten");
     }
 }
