@@ -62,8 +62,10 @@ fn a_two_layer_llama_runs_prefill_and_decode_in_chromium_and_agrees_with_native(
     let (code, results, stderr) = run_checked(
         "tinyllama",
         &[
+            // One isolated pass a sample: SwiftShader takes seconds a prefill (steady sampling is
+            // the quick suite's to test).
             "--model", "llama:hidden=256,heads=8,kv_heads=2,ffn=512,layers=2", "--context", "4", "--platform", "webgpu,native",
-            "--samples", "3", "--warmup", "0", "--timeout", "600",
+            "--sampling", "isolated", "--samples", "1", "--warmup", "0", "--timeout", "600",
         ],
     );
     assert_eq!(code, Some(0), "stderr:\n{stderr}");
