@@ -145,7 +145,7 @@ fn harness_sigkilled_mid_run_loses_no_finished_case_and_resume_completes_it_runn
 fn a_lost_gpu_device_is_reported_and_the_next_cases_run_on_a_fresh_one_in_each_browser_and_natively() {
     // The device is lost first in each pass (--filter's order), so `add` runs after every loss:
     // passing there means it ran on a fresh device.
-    let args = ["--browser", "chrome,firefox", "--platform", "webgpu,native", "--suite", "quick", "--samples", "3", "--warmup", "0"];
+    let args = ["--browser", "chrome,firefox", "--platform", "webgpu,native", "--suite", "quick", "--sampling", "isolated", "--samples", "3", "--warmup", "0"];
     let (code, results, stderr) = run_checked("device-lost", &[&args[..], &["--filter", "selftest_lose_device,add", "--repeat", "2"]].concat());
     assert_eq!(code, Some(1), "a lost device fails the run:\n{stderr}");
     let runs = results["runs"].as_array().unwrap();

@@ -16,7 +16,7 @@ fn from_text(browser: &str) {
         &[
             // One of MiniLM's six layers (real weights): SwiftShader takes seconds a call of all six.
             "--model", "minilm", "--layers", "1", "--from-text", "--no-ops", "--batch", "1", "--seq", "8", "--browser", browser,
-            "--platform", "webgpu,transformers", "--samples", "3", "--warmup", "0", "--max-time", "1",
+            "--platform", "webgpu,transformers", "--samples", "2", "--warmup", "0", "--max-time", "1",
         ],
     );
     assert_eq!(code, Some(0), "stderr:\n{stderr}");

@@ -16,7 +16,7 @@ const WEBNN_KERNELS: &str = "add,sub,mul,div,relu,tanh,gelu,silu,softmax,layerno
 
 #[test]
 fn webnn_beside_webgpu_in_real_chromium_and_firefox_is_unavailable_with_each_browsers_reason() {
-    let args = ["--browser", "chrome,firefox", "--platform", "webgpu,webnn", "--suite", "quick", "--filter", "add,softmax", "--samples", "3", "--warmup", "0"];
+    let args = ["--browser", "chrome,firefox", "--platform", "webgpu,webnn", "--suite", "quick", "--filter", "add,softmax", "--sampling", "isolated", "--samples", "3", "--warmup", "0"];
     let (code, results, stderr) = run_checked("webnn-unavailable", &args);
     assert_eq!(code, Some(0), "webgpu passed and an unavailable webnn is no failure:\n{stderr}");
     let runs = results["runs"].as_array().unwrap();
