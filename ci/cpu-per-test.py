@@ -11,8 +11,8 @@ say what a change to a test saves. Use it as cargo's runner, then sort the log:
         cargo nextest run --workspace --exclude page
     sort -rn target/cpu-per-test.log | head -30
 
-The log goes to $CPU_PER_TEST_LOG (default target/cpu-per-test.log in this checkout); nextest's listing runs
-are not logged.
+The log goes to $CPU_PER_TEST_LOG (default target/cpu-per-test.log in this checkout); nextest's
+listing runs are not logged.
 """
 import ctypes
 import os
@@ -21,6 +21,8 @@ import sys
 import time
 
 PR_SET_CHILD_SUBREAPER = 36
+# The tests run in their package's folder: the default log is named from this checkout's root.
+LOG = os.environ.get("CPU_PER_TEST_LOG") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "target", "cpu-per-test.log")
 # How long to wait for descendants that outlive the test itself before reporting without them.
 GRACE_S = 20
 
@@ -43,8 +45,8 @@ def main() -> int:
     if "--list" not in args:
         used = resource.getrusage(resource.RUSAGE_CHILDREN)
         name = " ".join(a for a in args if not a.startswith("-"))
-        log = os.environ.get("CPU_PER_TEST_LOG") or os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "target", "cpu-per-test.log")
-        with open(log, "a") as f:
+        os.makedirs(os.path.dirname(LOG), exist_ok=True)
+        with open(LOG, "a") as f:
             f.write(f"{used.ru_utime + used.ru_stime:.1f}\t{time.time() - start:.1f}\t{os.path.basename(sys.argv[1])}\t{name}\n")
     return os.waitstatus_to_exitcode(status)
 
