@@ -273,15 +273,18 @@ pub fn emulated(wgsl: &str) -> String {
     s = replace_word(&s, "f16", "f32");
     s = s.replace("subgroupMatrixMultiplyAccumulate(", "sg_mma(");
     let invocations: u32 = s.split("@workgroup_size(").nth(1).and_then(|r| r.split(')').next()).and_then(|n| n.trim().parse().ok()).expect("a literal workgroup size");
-    // Each invocation's lane and its subgroup's scratch, set first thing in `main`.
+    // Each invocation's lane, its subgroup's scratch and a product's depth, set first thing in `main`.
     let index = s.split("@builtin(local_invocation_index) ").nth(1).and_then(|r| r.split(':').next()).expect("main takes local_invocation_index").to_string();
     let main = s.find("fn main(").expect("an entry point `main`");
     let body = main + s[main..].find(") {").expect("main's body") + 3;
-    s.insert_str(body, &format!("\n  sg_lane = {index} % {LANES}u;\n  sg_base = {index} / {LANES}u * 512u;"));
+    s.insert_str(body, &format!("\n  sg_lane = {index} % {LANES}u;\n  sg_base = {index} / {LANES}u * 512u;\n  sg_depth = 16u + {index} / 65536u;"));
     let arrays: Vec<String> = s.lines().filter_map(|l| l.trim().strip_prefix("var<workgroup> ")).filter_map(|l| l.split_once(':')).map(|(name, _)| name.trim().to_string()).collect();
     let mut helpers = format!(
         "var<private> sg_lane: u32;
 var<private> sg_base: u32;
+// 16, as a trip count llvmpipe cannot see: it unrolls a loop of constant count, and with a product's
+// 8 sums of 16 unrolled, a 64x64 block's shader took it about 30 s to compile, not 10.
+var<private> sg_depth: u32;
 // Each subgroup's two operands of a product, 256 values each.
 var<workgroup> sg_x: array<f32, {scratch}>;
 // Element lane + 32 t of a 16x16 matrix, row-major.
@@ -301,7 +304,7 @@ fn sg_mma(l: SgMat, r: SgMat, acc: SgMat) -> SgMat {{
   for (var t = 0u; t < 8u; t++) {{
     let e = sg_lane + t * {LANES}u;
     var sum = c.v[t];
-    for (var k = 0u; k < 16u; k++) {{ sum += sg_x[sg_base + (e / 16u) * 16u + k] * sg_x[sg_base + 256u + k * 16u + e % 16u]; }}
+    for (var k = 0u; k < sg_depth; k++) {{ sum += sg_x[sg_base + (e / 16u) * 16u + k] * sg_x[sg_base + 256u + k * 16u + e % 16u]; }}
     c.v[t] = sum;
   }}
   workgroupBarrier();
