@@ -56,8 +56,10 @@ if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   rustup target add wasm32-unknown-unknown
 fi
 if ! command -v geckodriver >/dev/null 2>&1 && [ ! -x "${CARGO_HOME:-$HOME/.cargo}/bin/geckodriver" ]; then
-  echo "ci/setup.sh: building geckodriver (about two minutes)"
-  cargo install geckodriver --locked --quiet
+  echo "ci/setup.sh: building geckodriver (about a minute)"
+  # Unoptimised and without debug info: it only relays WebDriver commands to Firefox, and this
+  # builds in half the time of a release build (50 s against 115 on 2 cores).
+  CARGO_PROFILE_DEV_DEBUG=false cargo install geckodriver --locked --quiet --debug
 fi
 minilm=models/all-MiniLM-L6-v2
 if [ ! -f "$minilm/model.safetensors" ]; then
