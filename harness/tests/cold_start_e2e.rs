@@ -16,12 +16,16 @@ const SLACK_MS: f64 = 250.0;
 /// Runs `model` cold, `pages` fresh pages a case, in `browser` on harness's WebGPU and ORT's
 /// execution provider `ort`, and checks every case: passed, one sample a page, the phases of its
 /// engine adding up to the wall time harness saw. `suffixes`: the cold cases each pass becomes.
+/// With no profile seed yet, Firefox is started once first to keep one, so that every fresh page's
+/// profile starts alike; Chromium's profiles carry nothing.
 fn cold_start(browser: &str, model: &str, ort: &str, pages: usize, suffixes: &[&str]) {
     let n = pages.to_string();
     let platforms = format!("webgpu,{ort}");
-    let (code, results, stderr) = run_checked(
+    let seeds = out_dir(&format!("cold-{browser}-seeds"));
+    let (code, results, stderr) = run_checked_with(
         &format!("cold-{browser}"),
         &["--model", model, "--batch", "1", "--seq", "8", "--layers", "1", "--cold-start", &n, "--browser", browser, "--platform", &platforms],
+        &[("HARNESS_PROFILE_SEEDS", seeds.to_str().unwrap())],
     );
     assert_eq!(code, Some(0), "stderr:\n{stderr}");
     let runs = results["runs"].as_array().unwrap();
@@ -41,6 +45,11 @@ fn cold_start(browser: &str, model: &str, ort: &str, pages: usize, suffixes: &[&
         }
     }
     assert!(stderr.contains("first result") && stderr.contains("fresh pages"), "the terminal shows each cold start:\n{stderr}");
+    let firefox = browser == "firefox";
+    assert_eq!(stderr.contains("starting Firefox once to keep its startup cache"), firefox, "{stderr}");
+    for run in runs {
+        assert_eq!(run["browserInfo"]["profileSeed"].is_string(), firefox, "{:#}", run["browserInfo"]);
+    }
 }
 
 /// A passed cold-start case: `pages` samples, each the sum of its page's phases (named as its

@@ -8,6 +8,7 @@ mod common;
 
 use common::*;
 use serde_json::Value;
+use std::path::PathBuf;
 
 #[test]
 fn wrong_answers_hangs_and_exceptions_are_reported_and_the_run_goes_on() {
@@ -394,6 +395,34 @@ fn a_users_browser_pref_reaches_firefox_and_is_recorded() {
     assert_eq!(results["settings"]["browserPrefs"], serde_json::json!(["firefox=general.useragent.override=harness-e2e-firefox/1.0"]));
     assert!(results["settings"].get("browserArgs").is_none(), "no --browser-arg, no field: {}", results["settings"]);
     assert_eq!(run["browserInfo"]["userFlags"], serde_json::json!([r#"general.useragent.override="harness-e2e-firefox/1.0""#]));
+    assert_eq!(count_processes("geckodriver"), 0, "geckodriver left running");
+}
+
+/// Each Firefox session gets a fresh profile folder that starts with Firefox's startup cache (its
+/// own compiled JavaScript) from an earlier session, kept after the first clean quit: results.json
+/// says so, and nothing of a page is kept.
+#[test]
+fn firefox_profiles_start_with_the_startup_cache_an_earlier_session_kept() {
+    let seeds = out_dir("profile-seeds");
+    let env = [("HARNESS_PROFILE_SEEDS", seeds.to_str().unwrap())];
+    let run = |name: &str| {
+        let args = ["--browser", "firefox", "--suite", "quick", "--filter", "add", "--sampling", "isolated", "--samples", "2", "--warmup", "0"];
+        let (code, results, stderr) = run_checked_with(name, &args, &env);
+        assert_eq!(code, Some(0), "stderr:\n{stderr}");
+        assert_eq!(case_statuses(&results["runs"][0]), ["passed", "passed"]);
+        results["runs"][0]["browserInfo"].clone()
+    };
+    let first = run("seed-first");
+    assert!(first.get("profileSeed").is_none(), "no seed yet: {first:#}");
+    let kept: Vec<PathBuf> = std::fs::read_dir(&seeds).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let mut parts: Vec<String> = std::fs::read_dir(&kept[0]).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    parts.sort();
+    assert_eq!(parts, ["compatibility.ini", "startupCache"], "nothing of a page is kept");
+    assert!(std::fs::read_dir(kept[0].join("startupCache")).unwrap().count() > 0, "Firefox wrote its startup cache");
+    let second = run("seed-second");
+    let seeded = second["profileSeed"].as_str().unwrap_or_default();
+    assert!(seeded.starts_with("startupCache and compatibility.ini from ") && seeded.ends_with(&*kept[0].to_string_lossy()), "{second:#}");
     assert_eq!(count_processes("geckodriver"), 0, "geckodriver left running");
 }
 

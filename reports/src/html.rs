@@ -623,6 +623,11 @@ mod tests {
         assert_eq!(user_flags(&section(0)).as_deref(), Some("--enable-features=Vulkan"));
         assert_eq!(user_flags(&section(1)).as_deref(), Some("a.b=true"));
         assert!(section(0).contains("<dt>User flags</dt>") && section(0).contains("(yours, from --browser-arg and --browser-pref"));
+        // A Firefox profile started from a seed says so, and from where.
+        assert!(!html.contains("Profile seed"));
+        report.runs[1].browser_info.as_mut().unwrap().profile_seed = Some("startupCache and compatibility.ini from /seeds/firefox-1".into());
+        let html = render(&report).unwrap().replace("&#x2F;", "/");
+        assert!(html.contains("<dt>Profile seed</dt><dd>startupCache and compatibility.ini from /seeds/firefox-1 (the browser's own compiled code"), "{html}");
     }
 
     #[test]

@@ -637,6 +637,7 @@ mod schema {
             user_flags: vec!["--user-agent=a/1".into(), "--x".into()],
             gpu_flags: vec!["--use-vulkan=native".into()],
             environment: vec!["VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json (why)".into()],
+            profile_seed: Some("startupCache and compatibility.ini from /root/.cache/harness/profile-seeds/firefox-1".into()),
         });
         report.host.gpus = vec!["NVIDIA H100 80GB HBM3 (nvidia 580.159.04)".into()];
         let dir = tempfile::tempdir().unwrap();

@@ -5,7 +5,7 @@
 //! crashed or timed-out case again (`--retries`), and always ends the browser and driver.
 //! Whatever happens, it returns a [`PlatformRun`] holding every case settled so far.
 
-use crate::measure::browser::{BrowserFlags, BrowserKind, GpuFlags, LaunchOptions};
+use crate::measure::browser::{seed::ProfileSeed, BrowserFlags, BrowserKind, GpuFlags, LaunchOptions};
 use crate::measure::gpu_stack;
 use crate::measure::driver::Driver;
 use crate::measure::memory;
@@ -143,6 +143,11 @@ async fn run_cold(browsing: &mut Browsing<'_>) -> Result<()> {
         return Ok(());
     }
     reporter.event(RunEvent::Planned { browser: &run.browser, cases: cold.len(), sampling: &req.plan.sampling });
+    // Every fresh page's browser starts alike: from the profile seed, made first where there is none.
+    if profile_seed(req).is_some_and(|seed| !seed.exists()) {
+        reporter.event(RunEvent::Step(&format!("starting {} once to keep its startup cache for the fresh profiles", req.browser.spec().display)));
+        start_session(req, server, run, reporter).await?.end().await;
+    }
     for spec in cold {
         let samples = spec.cold.map_or(1, |c| c.samples);
         let mut pages = Vec::new();
@@ -267,6 +272,8 @@ struct Session<'a> {
     driver: Option<Driver>,
     driver_name: String,
     scratch: Option<tempfile::TempDir>,
+    /// The profile's seed and the profile, kept as the seed after a clean quit where there is none.
+    seed: Option<(ProfileSeed, PathBuf)>,
 }
 
 impl Restart for Session<'_> {
@@ -302,12 +309,15 @@ impl Session<'_> {
         format!("{said}; {} {state}; its log ends:\n{tail}", self.driver_name)
     }
 
-    /// Closes the WebDriver session and stops the driver (and with it the browser), then removes
-    /// the scratch folder.
+    /// Closes the WebDriver session and stops the driver (and with it the browser), keeps the
+    /// profile's seed where the browser quit cleanly, then removes the scratch folder.
     async fn end(self) {
-        let _ = tokio::time::timeout(Duration::from_secs(10), self.client.close()).await;
+        let closed = matches!(tokio::time::timeout(Duration::from_secs(10), self.client.close()).await, Ok(Ok(())));
         if let Some(d) = self.driver {
             let _ = tokio::task::spawn_blocking(move || d.stop()).await;
+        }
+        if let Some((seed, profile)) = self.seed.filter(|_| closed) {
+            let _ = tokio::task::spawn_blocking(move || seed.keep(&profile)).await;
         }
         drop(self.scratch);
     }
@@ -414,6 +424,9 @@ async fn start_session<'a>(req: &BrowserRunRequest, server: &'a Server, run: &mu
         true => None,
         false => Some(tempfile::Builder::new().prefix("harness-").tempdir()?),
     };
+    if let Some(profile) = scratch.as_ref().map(|s| s.path().join("profile")) {
+        std::fs::create_dir_all(profile)?;
+    }
     let options = LaunchOptions {
         binary: binary.clone(),
         headless: req.headless,
@@ -422,6 +435,9 @@ async fn start_session<'a>(req: &BrowserRunRequest, server: &'a Server, run: &mu
         gpu: req.gpu_flags.resolve(cfg!(target_os = "linux"), gpu_stack::this_machine().has_gpu(), remote),
         nvidia: gpu_stack::this_machine().has_nvidia(),
     };
+    // The fresh profile starts with what the browser compiled of itself in an earlier session.
+    let seed = profile_seed(req).zip(options.profile_dir.clone());
+    let seeded = seed.as_ref().is_some_and(|(seed, profile)| seed.plant(profile));
     let mut flags = (spec.flags)(&options);
     // What the GPU flags added: the flags against the same launch without them.
     let gpu_share = match options.gpu {
@@ -478,9 +494,17 @@ async fn start_session<'a>(req: &BrowserRunRequest, server: &'a Server, run: &mu
         user_flags: req.user_flags.describe(),
         gpu_flags: gpu_share,
         environment: if remote { Vec::new() } else { gpu_stack::applied_environment() },
+        profile_seed: seed.as_ref().filter(|_| seeded).map(|(seed, _)| format!("{} from {}", spec.profile_seed.join(" and "), seed.dir().display())),
     });
     let driver_name = spec.driver_names[0].to_string();
-    Ok(Session { server, url: server.page_url(), client, driver, driver_name, scratch })
+    Ok(Session { server, url: server.page_url(), client, driver, driver_name, scratch, seed })
+}
+
+/// The seed of the fresh profiles of `req`'s browser, where it is started here and has one.
+fn profile_seed(req: &BrowserRunRequest) -> Option<ProfileSeed> {
+    let spec = req.browser.spec();
+    let binary = spec.find_browser(req.browser_path.as_deref()).ok().filter(|_| req.webdriver_url.is_none())?;
+    ProfileSeed::of(spec.key, &binary, spec.profile_seed)
 }
 
 /// Settles every case of `plan` from the platform's `events` (a page's, or the native worker's),

@@ -458,6 +458,11 @@ pub struct BrowserInfo {
     /// `NAME=value (why)`: a Vulkan driver file or library the loader could not see.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub environment: Vec<String>,
+    /// What the fresh profile started with from an earlier session of the same browser, and from
+    /// where: Firefox's startup cache (the browser's own compiled JavaScript), never anything of a
+    /// page; `None` when it started empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile_seed: Option<String>,
 }
 
 /// The WebDriver of a run.

@@ -25,6 +25,7 @@ pub static SPEC: BrowserSpec = BrowserSpec {
     diagnostics_url: "chrome://gpu",
     flags: chromium_flags,
     capabilities,
+    profile_seed: &[],
 };
 
 /// The Chromium feature that exposes WebNN's `navigator.ml`.

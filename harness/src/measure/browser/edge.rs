@@ -24,6 +24,7 @@ pub static SPEC: BrowserSpec = BrowserSpec {
     diagnostics_url: "edge://gpu",
     flags: chromium_flags,
     capabilities,
+    profile_seed: &[],
 };
 
 fn capabilities(o: &LaunchOptions, flags: &BrowserFlags) -> Map<String, Value> {

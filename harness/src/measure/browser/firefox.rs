@@ -1,5 +1,6 @@
-//! Firefox through geckodriver. geckodriver makes a fresh profile for every session, so only
-//! the prefs that turn WebGPU on are set here.
+//! Firefox through geckodriver, in a fresh profile folder harness makes for every session (the
+//! remote driver's own where the WebDriver is remote), with the prefs that turn WebGPU on; the
+//! folder starts with Firefox's startup cache from an earlier session ([`super::seed`]).
 
 use super::{BrowserFlags, BrowserSpec, LaunchOptions};
 use serde_json::{json, Map, Value};
@@ -22,10 +23,15 @@ pub static SPEC: BrowserSpec = BrowserSpec {
     diagnostics_url: "about:support",
     flags,
     capabilities,
+    profile_seed: &["startupCache", "compatibility.ini"],
 };
 
 fn flags(o: &LaunchOptions) -> BrowserFlags {
-    let args = if o.headless { vec!["-headless".to_string()] } else { Vec::new() };
+    let mut args = if o.headless { vec!["-headless".to_string()] } else { Vec::new() };
+    // geckodriver writes its prefs into a profile given this way, and leaves the folder to us.
+    if let Some(dir) = &o.profile_dir {
+        args.extend(["-profile".to_string(), dir.display().to_string()]);
+    }
     let prefs = vec![
         ("dom.webgpu.enabled".to_string(), json!(true)),
         // Headless and software adapters are on the blocklist; we want them, and say so in reports.

@@ -5,6 +5,7 @@
 mod chrome;
 mod edge;
 mod firefox;
+pub mod seed;
 pub mod user;
 
 use serde_json::{Map, Value};
@@ -103,6 +104,9 @@ pub struct BrowserSpec {
     pub flags: fn(&LaunchOptions) -> BrowserFlags,
     /// The WebDriver capabilities for those flags.
     pub capabilities: fn(&LaunchOptions, &BrowserFlags) -> Map<String, Value>,
+    /// The parts of a used profile that a fresh one starts with ([`seed::ProfileSeed`]), the
+    /// build's version file last; none where a fresh profile costs little.
+    pub profile_seed: &'static [&'static str],
 }
 
 /// Per-run choices that shape the browser's flags.
@@ -112,8 +116,8 @@ pub struct LaunchOptions {
     pub binary: Option<PathBuf>,
     /// Headless or windowed.
     pub headless: bool,
-    /// A fresh profile folder for this run, for browsers that take one on the command line;
-    /// `None` with a remote driver, which makes its own.
+    /// A fresh profile folder for this run, given to the browser on its command line; `None` with
+    /// a remote driver, which makes its own.
     pub profile_dir: Option<PathBuf>,
     /// The run uses WebNN: browsers that hide `navigator.ml` behind a flag get it.
     pub webnn: bool,
@@ -358,6 +362,8 @@ mod tests {
         let prefs = &caps["moz:firefoxOptions"]["prefs"];
         assert_eq!(prefs["dom.webgpu.enabled"], true);
         assert_eq!(prefs["gfx.webgpu.ignore-blocklist"], true);
+        // In the fresh folder harness made, which a seed may have started (see `seed`).
+        assert_eq!(caps["moz:firefoxOptions"]["args"], serde_json::json!(["-headless", "-profile", "/tmp/profile"]));
     }
 
     #[test]
@@ -366,7 +372,7 @@ mod tests {
         for kind in BrowserKind::ALL {
             let spec = kind.spec();
             let caps = Value::Object((spec.capabilities)(&remote, &(spec.flags)(&remote))).to_string();
-            assert!(!caps.contains("binary") && !caps.contains("user-data-dir"), "{}: {caps}", spec.key);
+            assert!(!caps.contains("binary") && !caps.contains("user-data-dir") && !caps.contains("-profile"), "{}: {caps}", spec.key);
         }
     }
 }

@@ -251,7 +251,7 @@ mod tests {
         assert_eq!(options["prefs"]["gfx.webgpu.ignore-blocklist"], false);
         assert_eq!(options["prefs"]["general.useragent.override"], "agent/1");
         assert_eq!(options["prefs"]["dom.webgpu.enabled"], true);
-        assert_eq!(options["args"], json!(["-headless", "-safe-mode"]));
+        assert_eq!(options["args"], json!(["-headless", "-profile", "/tmp/profile", "-safe-mode"]));
         assert!(flags.describe().contains(&"gfx.webgpu.ignore-blocklist=false".to_string()));
     }
 }
