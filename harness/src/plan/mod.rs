@@ -17,3 +17,20 @@ pub fn source_dir() -> Option<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).parent()?.to_path_buf();
     dir.join("page").join("Cargo.toml").is_file().then_some(dir)
 }
+
+/// A folder harness keeps between runs: the one in the environment `variable`, else `name` under
+/// `$XDG_CACHE_HOME/harness` or `~/.cache/harness`; `None` when that variable is `off` (or empty)
+/// or no folder is known.
+pub fn cache_dir(variable: &str, name: &str) -> Option<PathBuf> {
+    match std::env::var_os(variable) {
+        Some(v) if v == "off" || v.is_empty() => None,
+        Some(v) => Some(PathBuf::from(v)),
+        None => Some(
+            std::env::var_os("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?
+                .join("harness")
+                .join(name),
+        ),
+    }
+}

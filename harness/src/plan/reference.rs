@@ -60,14 +60,7 @@ impl DiskCache {
     /// The cache in `HARNESS_REFERENCE_CACHE`, else `$XDG_CACHE_HOME/harness/references` or
     /// `~/.cache/harness/references`; `None` when that variable is `off` or no folder is known.
     pub fn from_env() -> Option<DiskCache> {
-        let dir = match std::env::var_os("HARNESS_REFERENCE_CACHE") {
-            Some(v) if v == "off" || v.is_empty() => return None,
-            Some(v) => PathBuf::from(v),
-            None => std::env::var_os("XDG_CACHE_HOME")
-                .map(PathBuf::from)
-                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?
-                .join("harness/references"),
-        };
+        let dir = super::cache_dir("HARNESS_REFERENCE_CACHE", "references")?;
         let exe = std::env::current_exe().ok().and_then(|p| std::fs::metadata(p).ok());
         let modified = exe.as_ref().and_then(|m| m.modified().ok()).and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
         let binary = format!("{} {} {:?}", env!("CARGO_PKG_VERSION"), exe.map_or(0, |m| m.len()), modified);

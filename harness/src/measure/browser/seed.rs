@@ -22,14 +22,7 @@ impl ProfileSeed {
         if parts.is_empty() {
             return None;
         }
-        let root = match std::env::var_os("HARNESS_PROFILE_SEEDS") {
-            Some(v) if v == "off" || v.is_empty() => return None,
-            Some(v) => PathBuf::from(v),
-            None => std::env::var_os("XDG_CACHE_HOME")
-                .map(PathBuf::from)
-                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?
-                .join("harness/profile-seeds"),
-        };
+        let root = crate::plan::cache_dir("HARNESS_PROFILE_SEEDS", "profile-seeds")?;
         // One seed per installation; a new build at the same path replaces it (see `keep`).
         use std::hash::{Hash, Hasher};
         let mut h = std::collections::hash_map::DefaultHasher::new();
