@@ -424,13 +424,14 @@ async fn start_session<'a>(req: &BrowserRunRequest, server: &'a Server, run: &mu
         true => None,
         false => Some(tempfile::Builder::new().prefix("harness-").tempdir()?),
     };
-    if let Some(profile) = scratch.as_ref().map(|s| s.path().join("profile")) {
+    let profile_dir = scratch.as_ref().map(|s| s.path().join("profile"));
+    if let Some(profile) = &profile_dir {
         std::fs::create_dir_all(profile)?;
     }
     let options = LaunchOptions {
         binary: binary.clone(),
         headless: req.headless,
-        profile_dir: scratch.as_ref().map(|s| s.path().join("profile")),
+        profile_dir,
         webnn: req.platform == Platform::Webnn,
         gpu: req.gpu_flags.resolve(cfg!(target_os = "linux"), gpu_stack::this_machine().has_gpu(), remote),
         nvidia: gpu_stack::this_machine().has_nvidia(),
