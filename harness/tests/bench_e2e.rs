@@ -8,12 +8,7 @@ mod common;
 use common::*;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
 
 fn quickstart() -> String {
     workspace().join("examples/bench-quickstart/Cargo.toml").display().to_string()

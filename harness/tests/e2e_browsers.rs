@@ -242,6 +242,19 @@ fn quick_suite_passes_every_check_in_chromium_and_firefox_in_one_invocation_then
     assert!(html.contains("<svg") && html.contains("matmul_tiled") && html.contains("Across browsers"));
     assert!(!html.contains("<script src") && !html.contains("rel=\"stylesheet"), "report.html must not fetch anything");
     assert_eq!(count_processes("geckodriver") + count_processes("chromedriver"), 0, "a driver was left running");
+    // A run on a software adapter (SwiftShader, lavapipe: all there is here) is named as not
+    // ranked for speed, and no speed flag names it.
+    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    let note = |printed: &str| printed.lines().find(|l| l.starts_with("Speed not compared for")).unwrap_or_default().to_string();
+    for run in runs {
+        let label = format!("{}/webgpu", run["browser"].as_str().unwrap());
+        let adapter: kernels::wire::AdapterReport = serde_json::from_value(run["adapter"].clone()).unwrap();
+        let software = reports::adapter::software_sign(&adapter).is_some();
+        assert_eq!(note(&summary).contains(&format!("{label} (")), software, "{label}:\n{summary}");
+        if software {
+            assert!(!summary.lines().any(|l| l.contains(&format!("{label} ")) && l.contains("× slower than the fastest")), "{label} ranked:\n{summary}");
+        }
+    }
 
     // A CI matrix writes one folder per browser: split this report and merge it back.
     let mut parts = Vec::new();
@@ -583,6 +596,13 @@ fn wasm_and_native_platforms_pass_the_quick_suite_checks() {
     // The CPU baseline has no GPU timer; the native run reports wgpu's adapter.
     assert!(runs[0]["cases"][0]["gpu"].is_null());
     assert!(runs[1]["adapter"]["description"].as_str().unwrap().contains("Vulkan"), "{}", runs[1]["adapter"]);
+    // Natively on a software adapter (llvmpipe here), its times measure the CPU: the terminal's
+    // summary ranks the WASM CPU against nothing then, and says why.
+    let adapter: kernels::wire::AdapterReport = serde_json::from_value(runs[1]["adapter"].clone()).unwrap();
+    let printed = text(&out.stdout);
+    let note = printed.lines().find(|l| l.starts_with("Speed not compared for")).unwrap_or_default();
+    assert_eq!(note.contains("wgpu/native ("), reports::adapter::software_sign(&adapter).is_some(), "{printed}");
+    assert!(!note.contains("wasm"), "{printed}");
 }
 
 #[test]

@@ -73,6 +73,25 @@ fn compare_classes_a_synthetic_slowdown_as_regressed_and_fails_the_gate() {
     let doc = roxmltree::Document::parse(&junit).unwrap();
     let cases = written["runs"][0]["cases"].as_array().unwrap().len().to_string();
     assert_eq!(doc.root_element().attribute("failures"), Some(cases.as_str()), "every case regressed: {junit}");
+
+    // The same times, but the baseline measured on the H100 (its adapter as it reported itself,
+    // docs/hardware): nothing is compared across the change of hardware, and the gate fails
+    // saying so, rather than passing on what it never compared.
+    let h100 = read_json(&workspace().join("docs/hardware/h100-native/default-results.json"));
+    let mut on_gpu = read_json(&root.join("same/results.json"));
+    on_gpu["runs"][0]["adapter"] = h100["runs"][0]["adapter"].clone();
+    if on_gpu["runs"][0]["adapter"]["device"] == written["runs"][0]["adapter"]["device"] {
+        on_gpu["runs"][0]["adapter"]["device"] = "a GPU this machine does not have".into();
+    }
+    write(&root.join("gpu"), &on_gpu);
+    let out = harness(&["compare", &dir("gpu"), &dir("same"), "--fail-on-regression", "5", "--out", &dir("moved")]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("wgpu/native ran on other hardware than the baseline's (baseline: 0x10de DiscreteGpu") && stdout.contains("REGRESSION GATE FAILED: 0 case(s)"), "{stdout}");
+    let moved = read_json(&root.join("moved/results.json"));
+    assert!(schema_errors(&moved).is_empty(), "{:?}", schema_errors(&moved));
+    assert_eq!(moved["baseline"]["hardwareChanges"][0]["run"], "wgpu/native");
+    assert!(moved["baseline"]["cases"].as_array().unwrap().iter().all(|c| c["change"].is_null() && c["note"].as_str().unwrap().starts_with("other hardware")), "{}", moved["baseline"]);
 }
 
 #[test]

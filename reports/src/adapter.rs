@@ -38,18 +38,18 @@ pub fn software_names(text: &str) -> Vec<&'static str> {
         .collect()
 }
 
-/// Why `a` is a software adapter, in words: its fallback flag, a known software name or
-/// Mesa's software vendor id. `None` when it shows no such sign (or is unavailable).
+/// Why `a` is a software adapter, in words: a known software name (which says what it is), its
+/// fallback flag (Firefox hides the name) or Mesa's software vendor id. `None` when it shows no
+/// such sign (or is unavailable).
 pub fn software_sign(a: &AdapterReport) -> Option<String> {
     if !a.available {
         return None;
     }
+    if let Some(name) = software_names(&a.label()).first() {
+        return Some((*name).to_string());
+    }
     if a.is_fallback_adapter == Some(true) {
         return Some("isFallbackAdapter true".into());
-    }
-    let names = software_names(&a.label());
-    if let Some(name) = names.first() {
-        return Some((*name).to_string());
     }
     (a.vendor == MESA_VENDOR).then(|| "Mesa's software vendor id 0x10005".into())
 }

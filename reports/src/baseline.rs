@@ -1,13 +1,15 @@
 //! A run compared with a saved baseline (`--baseline NAME`, `harness compare OLD NEW`): per case
 //! the change of the median with its 95% bootstrap interval, classed improved, regressed or
 //! unchanged by [`stats::change`]. Cases are matched by run (`browser/platform`) and case id;
-//! cases present on one side only are listed, never dropped.
+//! cases present on one side only are listed, never dropped. A case timed on other hardware than
+//! the baseline's ([`crate::hardware`]) is not compared: the run is named as changed instead.
 
+use crate::hardware::timed_on;
 use crate::model::{labels, CaseReport, CaseStatus, RunReport, Timer};
 use stats::Change;
 
 // The stored comparison belongs to the results model; its users find it here too.
-pub use crate::model::{BaselineComparison, CaseChange, ChangeCounts, Presence};
+pub use crate::model::{BaselineComparison, CaseChange, ChangeCounts, HardwareChange, Presence, OTHER_HARDWARE};
 
 fn measured_times(case: &CaseReport, timer: Timer) -> Option<Vec<f64>> {
     (case.status == CaseStatus::Passed || case.status == CaseStatus::Failed)
@@ -20,10 +22,17 @@ impl BaselineComparison {
     pub fn new(name: &str, baseline: &RunReport, new: &RunReport, noise_pct: f64, fail_on_regression_pct: Option<f64>) -> Self {
         let (old_labels, new_labels) = (labels(baseline), labels(new));
         let mut cases = Vec::new();
+        let mut hardware_changes: Vec<HardwareChange> = Vec::new();
         for (run, label) in new.runs.iter().zip(&new_labels) {
             let old_run = old_labels.iter().position(|l| l == label).map(|i| &baseline.runs[i]);
             for case in &run.cases {
-                let old = old_run.and_then(|r| r.cases.iter().find(|c| c.id == case.id));
+                let old = old_run.and_then(|r| r.cases.iter().find(|c| c.id == case.id).map(|c| (r, c)));
+                let changed = old.and_then(|(r, c)| timed_on(r, c).changed_to(&timed_on(run, case)));
+                if let Some((was, now)) = &changed {
+                    if !hardware_changes.iter().any(|h| &h.run == label && &h.baseline == was && &h.new == now) {
+                        hardware_changes.push(HardwareChange { run: label.clone(), baseline: was.clone(), new: now.clone() });
+                    }
+                }
                 cases.push(match old {
                     None => CaseChange {
                         run: label.clone(),
@@ -33,7 +42,15 @@ impl BaselineComparison {
                         change: None,
                         note: Some("not in the baseline".into()),
                     },
-                    Some(old) => Self::pair(label, old, case, noise_pct),
+                    Some(_) if changed.is_some() => CaseChange {
+                        run: label.clone(),
+                        id: case.id.clone(),
+                        presence: Presence::Both,
+                        timer: None,
+                        change: None,
+                        note: changed.map(|(was, now)| format!("{OTHER_HARDWARE}: baseline {was}; now {now}")),
+                    },
+                    Some((_, old)) => Self::pair(label, old, case, noise_pct),
                 });
             }
         }
@@ -59,6 +76,7 @@ impl BaselineComparison {
             noise_pct,
             fail_on_regression_pct,
             cases,
+            hardware_changes,
         }
     }
 
@@ -102,6 +120,49 @@ mod tests {
         assert!(!lenient.gate_fails());
         let no_gate = BaselineComparison { fail_on_regression_pct: None, ..cmp };
         assert!(!no_gate.gate_fails());
+    }
+
+    #[test]
+    fn a_run_on_other_hardware_is_not_compared_and_fails_the_gate_while_a_driver_update_is_compared() {
+        use kernels::wire::AdapterReport;
+        let gpu = |description: &str| AdapterReport { available: true, vendor: "nvidia".into(), architecture: "hopper".into(), description: description.into(), is_fallback_adapter: Some(false), ..Default::default() };
+        let cases = |seed: u64| vec![case("a", &draw(seed, 30, 1.0), true, true)];
+        let (mut old, mut new) = (report_with(vec![("chrome", cases(1)), ("chrome", cases(2))]), report_with(vec![("chrome", cases(3)), ("chrome", cases(4))]));
+        for report in [&mut old, &mut new] {
+            report.runs[1].platform = "wasm".into();
+            for run in &mut report.runs {
+                run.host.cpu = "Xeon".into();
+            }
+        }
+        old.runs[0].adapter = Some(gpu("driver 580"));
+        new.runs[0].adapter = Some(crate::adapter::tests::swiftshader());
+        // The WASM run's page saw the same change of adapter; its times are the CPU's, which did not change.
+        old.runs[1].adapter = old.runs[0].adapter.clone();
+        new.runs[1].adapter = new.runs[0].adapter.clone();
+        let cmp = BaselineComparison::new("h100", &old, &new, 2.0, Some(5.0));
+        let webgpu = &cmp.cases[0];
+        assert_eq!((webgpu.change, webgpu.timer), (None, None), "{webgpu:?}");
+        assert!(webgpu.note.as_deref().unwrap().starts_with("other hardware: baseline nvidia hopper driver 580; now google swiftshader, software: SwiftShader"), "{webgpu:?}");
+        assert_eq!(cmp.cases[1].class(), Some(Class::Unchanged), "the CPU's times still compare");
+        assert_eq!(cmp.hardware_changes.len(), 1);
+        assert_eq!(cmp.hardware_changes[0].run, "chrome/webgpu");
+        assert!(cmp.gate_fails() && cmp.failing().next().is_none(), "no regression, yet the gate cannot vouch for chrome/webgpu");
+        let failures = cmp.gate_failures();
+        assert!(failures.len() == 1 && failures[0].contains("save a baseline on this hardware"), "{failures:?}");
+        assert!(!BaselineComparison::new("h100", &old, &new, 2.0, None).gate_fails(), "no gate, nothing fails");
+        // Another CPU is other hardware for the CPU's times.
+        new.runs[1].host.cpu = "EPYC".into();
+        let cmp = BaselineComparison::new("h100", &old, &new, 2.0, Some(5.0));
+        assert_eq!(cmp.hardware_changes.iter().map(|h| (h.run.as_str(), h.baseline.as_str(), h.new.as_str())).collect::<Vec<_>>()[1], ("chrome/wasm", "Xeon", "EPYC"));
+        // A driver update changes the description only: the same GPU, compared.
+        new.runs[1].host.cpu = "Xeon".into();
+        new.runs[0].adapter = Some(gpu("driver 590"));
+        let cmp = BaselineComparison::new("h100", &old, &new, 2.0, Some(5.0));
+        assert!(cmp.hardware_changes.is_empty() && cmp.cases[0].change.is_some(), "{cmp:?}");
+        // Firefox hides its adapter's name: nothing to tell apart, compared.
+        old.runs[0].adapter = Some(AdapterReport { available: true, is_fallback_adapter: Some(false), ..Default::default() });
+        new.runs[0].adapter = old.runs[0].adapter.clone();
+        assert!(BaselineComparison::new("h100", &old, &new, 2.0, Some(5.0)).hardware_changes.is_empty());
     }
 
     #[test]

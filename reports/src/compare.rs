@@ -1,8 +1,11 @@
 //! Cross-browser (and cross-platform) comparison of the runs in one report: for every case, each
 //! run's median and spread, its ratio to the fastest, and the correctness verdicts side by side.
 //! Cases where runs disagree on correctness, or where one run is more than [`SLOW_RATIO`]× slower
-//! than the fastest, are flagged.
+//! than the fastest, are flagged. A time taken on a software adapter (SwiftShader, lavapipe, WARP)
+//! measures the CPU through an emulator, so it is shown but never ranked: speed is compared only
+//! among times that say something of the hardware they name.
 
+use crate::hardware::timed_on;
 use crate::model::{labels, CaseStatus, RunReport, Timer};
 use stats::Summary;
 use serde::Serialize;
@@ -20,8 +23,12 @@ pub struct Entry {
     pub status: Option<CaseStatus>,
     /// Statistics of the compared timer.
     pub stats: Option<Summary>,
-    /// median / fastest median.
+    /// median / fastest median, among the entries compared for speed (none where fewer than two
+    /// are).
     pub ratio: Option<f64>,
+    /// Why this time is not compared for speed: the software adapter it ran on, in words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub software: Option<String>,
     /// The kernel variant that run used, where not the default (runs may have tuned apart).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub variant: Option<String>,
@@ -55,6 +62,10 @@ pub struct Comparison {
     pub runs: Vec<String>,
     /// Every case that any run planned, in first-seen order.
     pub cases: Vec<CaseComparison>,
+    /// The runs whose times were left out of the speed comparison, each with the sign of its
+    /// software adapter (`chrome/webgpu (SwiftShader, Chrome's CPU Vulkan implementation)`), in report
+    /// order.
+    pub not_compared: Vec<String>,
 }
 
 impl CaseComparison {
@@ -81,6 +92,16 @@ impl Comparison {
     /// Cases flagged for a disagreement or a slow run.
     pub fn flagged(&self) -> impl Iterator<Item = &CaseComparison> {
         self.cases.iter().filter(|c| c.correctness_disagrees || !c.slow_runs.is_empty())
+    }
+
+    /// What the reports say of the runs left out of the speed comparison; `None` when none was.
+    pub fn software_note(&self) -> Option<String> {
+        (!self.not_compared.is_empty()).then(|| {
+            format!(
+                "Speed not compared for {}: a software adapter's times measure the CPU, not a GPU (`harness verify` gives the evidence). Their medians are shown and their outputs checked; compare speed on a hardware GPU.",
+                self.not_compared.join(", ")
+            )
+        })
     }
 }
 
@@ -109,16 +130,21 @@ pub fn compare_runs(report: &RunReport) -> Option<Comparison> {
                 .iter()
                 .map(|c| c.and_then(|c| if all_gpu { c.gpu } else { c.wall }))
                 .collect();
-            let fastest = stats.iter().flatten().map(|s| s.median).filter(|m| *m > 0.0).fold(f64::INFINITY, f64::min);
+            let software: Vec<Option<String>> = report.runs.iter().zip(&found).map(|(r, c)| c.and_then(|c| timed_on(r, c).software())).collect();
+            let compared: Vec<f64> = stats.iter().zip(&software).filter(|(_, sw)| sw.is_none()).filter_map(|(s, _)| s.map(|s| s.median)).collect();
+            let fastest = compared.iter().copied().filter(|m| *m > 0.0).fold(f64::INFINITY, f64::min);
+            let ranked = compared.len() >= 2 && fastest.is_finite();
             let entries: Vec<Entry> = found
                 .iter()
                 .zip(&stats)
+                .zip(software)
                 .zip(&runs)
-                .map(|((c, s), run)| Entry {
+                .map(|(((c, s), software), run)| Entry {
                     run: run.clone(),
                     status: c.map(|c| c.status),
                     stats: *s,
-                    ratio: s.filter(|_| fastest.is_finite()).map(|s| s.median / fastest),
+                    ratio: s.filter(|_| ranked && software.is_none()).map(|s| s.median / fastest),
+                    software,
                     variant: c.and_then(|c| c.variant.clone()),
                     roofline: c.and_then(|c| c.roofline.clone()),
                 })
@@ -136,8 +162,14 @@ pub fn compare_runs(report: &RunReport) -> Option<Comparison> {
                 .collect();
             CaseComparison { id: id.to_string(), timer, entries, correctness_disagrees, slow_runs }
         })
-        .collect();
-    Some(Comparison { runs, cases })
+        .collect::<Vec<_>>();
+    let mut not_compared = Vec::new();
+    for (i, run) in runs.iter().enumerate() {
+        if let Some(sign) = cases.iter().find_map(|c: &CaseComparison| c.entries[i].software.as_ref()) {
+            not_compared.push(format!("{run} ({sign})"));
+        }
+    }
+    Some(Comparison { runs, cases, not_compared })
 }
 
 #[cfg(test)]
@@ -189,6 +221,57 @@ mod tests {
         let cmp = compare_runs(&report).unwrap();
         assert_eq!(cmp.cases.len(), 2);
         assert_eq!(cmp.cases[1].entries[1].status, None);
+    }
+
+    #[test]
+    fn a_software_adapters_times_are_shown_but_never_ranked_and_cpu_times_still_are() {
+        use crate::adapter::tests::swiftshader;
+        let lavapipe = kernels::wire::AdapterReport { available: true, vendor: crate::adapter::MESA_VENDOR.into(), ..Default::default() };
+        let cases = |ms: f64| vec![case("a", &[ms; 3], true, false), case("b", &[ms; 3], false, false)];
+        let mut report = report_with(vec![("chrome", cases(50.0)), ("firefox", cases(1.0)), ("chrome", cases(3.0)), ("firefox", cases(1.0))]);
+        report.runs[0].adapter = Some(swiftshader());
+        report.runs[1].adapter = Some(lavapipe.clone());
+        // The WASM runs' pages see the same software adapters, but their times are the CPU's by design.
+        for (run, adapter) in report.runs[2..].iter_mut().zip([swiftshader(), lavapipe]) {
+            run.platform = "wasm".into();
+            run.adapter = Some(adapter);
+        }
+        report.runs[1].cases[1].correctness.as_mut().unwrap().passed = true;
+        let cmp = compare_runs(&report).unwrap();
+        let a = &cmp.cases[0];
+        assert_eq!(a.entries.iter().map(|e| e.ratio).collect::<Vec<_>>(), [None, None, Some(3.0), Some(1.0)]);
+        assert!(a.entries[0].software.as_deref().unwrap().contains("SwiftShader") && a.entries[1].software.as_deref().unwrap().contains("0x10005"), "{a:?}");
+        assert_eq!(a.entries[0].stats.map(|s| s.median), Some(50.0), "the time is still shown");
+        // 50× slower than Firefox's lavapipe flags nothing; chrome/wasm 3× slower than firefox/wasm does.
+        assert_eq!(a.slow_runs, ["chrome/wasm"]);
+        // Correctness is compared on every adapter.
+        assert!(cmp.cases[1].correctness_disagrees);
+        assert_eq!(cmp.not_compared.len(), 2, "{:?}", cmp.not_compared);
+        let note = cmp.software_note().unwrap();
+        assert!(note.starts_with("Speed not compared for chrome/webgpu (SwiftShader") && note.contains("firefox/webgpu (Mesa's software vendor id") && !note.contains("wasm"), "{note}");
+    }
+
+    #[test]
+    fn a_hardware_adapter_is_ranked_against_the_cpu_but_not_against_a_software_one() {
+        use crate::adapter::tests::swiftshader;
+        let hardware = kernels::wire::AdapterReport { available: true, vendor: "nvidia".into(), is_fallback_adapter: Some(false), ..Default::default() };
+        let mut report = report_with(vec![("chrome", vec![case("a", &[9.0], true, false)]), ("firefox", vec![case("a", &[1.0], true, false)]), ("wgpu", vec![case("a", &[4.0], true, false)])]);
+        report.runs[0].adapter = Some(swiftshader());
+        report.runs[1].adapter = Some(hardware);
+        report.runs[2].platform = "wasm".into();
+        let a = &compare_runs(&report).unwrap().cases[0];
+        assert_eq!(a.entries.iter().map(|e| e.ratio).collect::<Vec<_>>(), [None, Some(1.0), Some(4.0)]);
+        assert_eq!(a.slow_runs, ["wgpu/wasm"]);
+        // A CPU bench on a software adapter's run (`harness bench --platform native`) is timed on the CPU.
+        report.runs[0].cases[0].timer_resolution_ms = Some(1e-6);
+        let a = &compare_runs(&report).unwrap().cases[0];
+        assert_eq!(a.entries[0].ratio, Some(9.0));
+        assert!(compare_runs(&report).unwrap().software_note().is_none());
+        // With one time left to compare, there is no ratio at all.
+        report.runs[0].cases[0].timer_resolution_ms = None;
+        report.runs.truncate(2);
+        let a = &compare_runs(&report).unwrap().cases[0];
+        assert!(a.entries.iter().all(|e| e.ratio.is_none()) && a.slow_runs.is_empty(), "{a:?}");
     }
 
     #[test]

@@ -58,6 +58,8 @@ struct ReportView<'a> {
 struct ComparisonView {
     runs: Vec<String>,
     flags: Vec<FlagView>,
+    /// Which runs' times were left out of the ranking, and why.
+    software_note: Option<String>,
     rows: Vec<ComparisonRow>,
 }
 
@@ -96,6 +98,8 @@ struct Bar {
     ci_from: f64,
     ci_to: f64,
     value: String,
+    /// A software adapter's time: drawn grey, as it is not ranked.
+    software: bool,
 }
 
 #[derive(Serialize)]
@@ -106,6 +110,8 @@ struct BaselineView {
     noise_pct: f64,
     gate: Option<String>,
     gate_failed: bool,
+    /// The runs measured on other hardware than the baseline's, in words.
+    hardware_changes: Vec<String>,
     counts: crate::baseline::ChangeCounts,
     rows: Vec<BaselineRow>,
     axis_pct: f64,
@@ -325,6 +331,7 @@ fn comparison(report: &RunReport, clock_flags: &[crate::probe::ClockFlag]) -> Op
                     ci_from: scale(s.median_ci.map_or(s.median, |ci| ci.low)),
                     ci_to: scale(s.median_ci.map_or(s.median, |ci| ci.high)),
                     value: format_ms(s.median),
+                    software: e.software.is_some(),
                 })
                 .collect::<Vec<_>>();
             ComparisonRow {
@@ -343,7 +350,11 @@ fn comparison(report: &RunReport, clock_flags: &[crate::probe::ClockFlag]) -> Op
                             .stats
                             .map(|s| format!("{} CI, cv {:.1}%, p95 {}", pct(s.ci_half_width_pct), s.cv * 100.0, ms(Some(s.p95))))
                             .unwrap_or_default(),
-                        ratio: e.ratio.map(|r| format!("×{r:.2}")).unwrap_or_default(),
+                        ratio: match (e.ratio, &e.software) {
+                            (Some(r), _) => format!("×{r:.2}"),
+                            (None, Some(_)) => "software".into(),
+                            (None, None) => String::new(),
+                        },
                         status: e.status.map(|s| s.as_str()).unwrap_or("absent"),
                         slow: c.slow_runs.contains(&e.run),
                     })
@@ -358,6 +369,7 @@ fn comparison(report: &RunReport, clock_flags: &[crate::probe::ClockFlag]) -> Op
             .map(|c| FlagView { id: c.id.clone(), why: c.reasons().join("; ") })
             .chain(clock_flags.iter().map(|f| FlagView { id: f.id.clone(), why: format!("{}: {}", f.run, f.why) }))
             .collect(),
+        software_note: cmp.software_note(),
         rows,
     })
 }
@@ -400,6 +412,7 @@ fn baseline(b: &BaselineComparison) -> BaselineView {
         noise_pct: b.noise_pct,
         gate: b.fail_on_regression_pct.map(|p| format!("{p}%")),
         gate_failed: b.gate_fails(),
+        hardware_changes: b.hardware_changes.iter().map(crate::baseline::HardwareChange::describe).collect(),
         counts: b.counts(),
         rows,
         axis_pct,
@@ -596,6 +609,18 @@ mod tests {
     }
 
     #[test]
+    fn a_software_adapters_time_is_drawn_grey_unranked_and_the_reason_given() {
+        let mut report = report_with(vec![("chrome", vec![case("a", &[9.0], true, true)]), ("firefox", vec![case("a", &[1.0], true, true)])]);
+        report.runs[0].adapter = Some(crate::adapter::tests::swiftshader());
+        let html = render(&report).unwrap();
+        let section = &html[html.find(r#"<section id="across">"#).unwrap()..];
+        let section = &section[..section.find("</section>").unwrap()];
+        assert!(section.contains("<b>Not ranked:</b> Speed not compared for chrome&#x2F;webgpu (SwiftShader") && section.contains("harness verify gives"), "{section}");
+        assert!(section.contains(r#"<span class="muted">software</span>"#) && section.contains(r##"fill="#bbb""##) && section.contains(r##"fill="#4c78a8""##), "{section}");
+        assert!(section.contains("Nothing flagged"), "{section}");
+    }
+
+    #[test]
     fn the_users_browser_flags_are_shown_and_marked_as_theirs() {
         let mut report = report_with(vec![("chrome", vec![case("a", &[1.0], true, true)]), ("firefox", vec![case("a", &[1.0], true, true)])]);
         let html = render(&report).unwrap();
@@ -637,6 +662,14 @@ mod tests {
         new.baseline = Some(BaselineComparison::new("main", &old, &new, 2.0, Some(5.0)));
         let html = render(&new).unwrap();
         assert!(html.contains(r#"<svg class="forest""#));
+        assert!(html.contains("Regression gate (--fail-on-regression 5%): failed"), "{html}");
+        assert!(!html.contains("Not compared:"));
+        let mut old = old;
+        old.runs[0].adapter = Some(kernels::wire::AdapterReport { available: true, vendor: "nvidia".into(), is_fallback_adapter: Some(false), ..Default::default() });
+        new.runs[0].adapter = Some(crate::adapter::tests::swiftshader());
+        new.baseline = Some(BaselineComparison::new("main", &old, &new, 2.0, Some(5.0)));
+        let html = render(&new).unwrap().replace("&#x2F;", "/");
+        assert!(html.contains("<b>Not compared:</b> chrome/webgpu ran on other hardware than the baseline&#x27;s (baseline: nvidia; now: google swiftshader, software: SwiftShader"), "{html}");
         assert!(html.contains("Regression gate (--fail-on-regression 5%): failed"), "{html}");
     }
 }

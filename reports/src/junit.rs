@@ -41,6 +41,15 @@ pub fn render(report: &RunReport) -> String {
                 (c.run.as_str(), c.id.as_str(), format!("regressed {} against baseline {} ({} → {} ms)", ch.describe(), b.name, format_ms(ch.old_median), format_ms(ch.new_median)))
             })
         })
+        .chain(report.baseline.iter().filter(|b| b.fail_on_regression_pct.is_some()).flat_map(|b| {
+            // A gate fails on a run it could not compare: so does each of its cases.
+            b.hardware_changes.iter().flat_map(move |h| {
+                b.cases
+                    .iter()
+                    .filter(move |c| c.run == h.run && c.note.as_deref().is_some_and(|n| n.starts_with(crate::baseline::OTHER_HARDWARE)))
+                    .map(move |c| (c.run.as_str(), c.id.as_str(), format!("not compared with baseline {}: {}", b.name, h.describe())))
+            })
+        }))
         .collect();
     let mut suites = String::new();
     let (mut total, mut total_failures, mut total_errors, mut total_skipped) = (0, 0, 0, 0);
@@ -153,5 +162,26 @@ mod tests {
         let failure = doc.descendants().find(|n| n.has_tag_name("failure")).unwrap();
         assert_eq!(failure.attribute("type"), Some("regression"));
         assert!(failure.attribute("message").unwrap().contains("against baseline main"), "{text}");
+    }
+
+    #[test]
+    fn a_gate_fails_each_case_of_a_run_on_other_hardware_and_without_a_gate_none() {
+        let old = report_with(vec![("chrome", vec![case("a", &[1.0, 1.0], true, true), case("b", &[1.0, 1.0], true, true)])]);
+        let mut new = old.clone();
+        new.runs[0].adapter = Some(crate::adapter::tests::swiftshader());
+        new.baseline = Some(BaselineComparison::new("gpu", &old, &new, 2.0, Some(5.0)));
+        let doc_text = render(&new);
+        let doc = parse(&doc_text);
+        assert_eq!(doc.root_element().attribute("failures"), Some("0"), "no adapter on the baseline's side: nothing to tell apart\n{doc_text}");
+        let mut old = old;
+        old.runs[0].adapter = Some(kernels::wire::AdapterReport { available: true, vendor: "nvidia".into(), is_fallback_adapter: Some(false), ..Default::default() });
+        new.baseline = Some(BaselineComparison::new("gpu", &old, &new, 2.0, Some(5.0)));
+        let text = render(&new);
+        let doc = parse(&text);
+        assert_eq!(doc.root_element().attribute("failures"), Some("2"), "{text}");
+        let failure = doc.descendants().find(|n| n.has_tag_name("failure")).unwrap();
+        assert!(failure.attribute("message").unwrap().starts_with("not compared with baseline gpu: chrome/webgpu ran on other hardware"), "{text}");
+        new.baseline = Some(BaselineComparison::new("gpu", &old, &new, 2.0, None));
+        assert_eq!(parse(&render(&new)).root_element().attribute("failures"), Some("0"));
     }
 }

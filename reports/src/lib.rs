@@ -5,6 +5,7 @@
 pub mod adapter;
 pub mod baseline;
 pub mod compare;
+pub mod hardware;
 pub mod html;
 pub mod index;
 pub mod junit;

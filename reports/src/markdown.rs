@@ -108,14 +108,19 @@ pub fn baseline_section(b: &BaselineComparison) -> String {
         "Baseline from {}. **{} regressed**, {} improved, {} unchanged (within noise: 95% CI includes 0 or |change| ≤ {}%), {} not compared, {} only in the baseline, {} only in this run.\n",
         b.baseline_created_at, n.regressed, n.improved, n.unchanged, b.noise_pct, n.not_compared, n.only_baseline, n.only_new
     );
+    for change in &b.hardware_changes {
+        let _ = writeln!(s, "**Not compared:** {}.\n", change.describe());
+    }
     if let Some(limit) = b.fail_on_regression_pct {
         let failing = b.failing().count();
+        let changed = b.hardware_changes.len();
         let _ = writeln!(
             s,
             "{}\n",
-            match failing {
-                0 => format!("Regression gate (> {limit}%): **passed**."),
-                k => format!("Regression gate (> {limit}%): **failed** by {k} case(s)."),
+            match (failing, changed) {
+                (0, 0) => format!("Regression gate (> {limit}%): **passed**."),
+                (k, 0) => format!("Regression gate (> {limit}%): **failed** by {k} case(s)."),
+                (k, c) => format!("Regression gate (> {limit}%): **failed** by {k} case(s) and {c} run(s) on other hardware."),
             }
         );
     }
@@ -216,10 +221,13 @@ fn comparison(s: &mut String, cmp: &Comparison, clocks: &ClockFlags) {
     let flagged: Vec<_> = cmp.flagged().collect();
     let _ = writeln!(s, "\n## Flagged\n");
     if flagged.is_empty() {
-        let _ = writeln!(s, "Nothing: among the runs that measured each case, none disagrees on correctness or is more than 2× slower than the fastest.");
+        let _ = writeln!(s, "Nothing: among the runs that measured each case, none disagrees on correctness, and none ranked for speed is more than 2× slower than the fastest.");
     }
     for c in flagged {
         let _ = writeln!(s, "- `{}`: {}", c.id, c.reasons().join("; "));
+    }
+    if let Some(note) = cmp.software_note() {
+        let _ = writeln!(s, "\n{note}");
     }
     write_clock_flags(s, clocks);
     let _ = writeln!(s, "\n## Median ms (× fastest)\n");
@@ -229,13 +237,18 @@ fn comparison(s: &mut String, cmp: &Comparison, clocks: &ClockFlags) {
         let cells: Vec<String> = c
             .entries
             .iter()
-            .map(|e| match (e.stats, e.ratio, e.status) {
-                (Some(st), Some(r), Some(status)) => {
+            .map(|e| match (e.stats, e.status) {
+                (Some(st), Some(status)) => {
                     let mark = if status.as_str() == "passed" { String::new() } else { format!(" **{}**", status.as_str()) };
                     let peak = e.roofline.as_ref().map(|f| format!(", {}", f.label())).unwrap_or_default();
-                    format!("{} (×{r:.2}, cv {:.0}%{peak}){mark}", ms(st.median), st.cv * 100.0)
+                    let rank = match (e.ratio, &e.software) {
+                        (Some(r), _) => format!("×{r:.2}, "),
+                        (None, Some(_)) => "software, ".into(),
+                        (None, None) => String::new(),
+                    };
+                    format!("{} ({rank}cv {:.0}%{peak}){mark}", ms(st.median), st.cv * 100.0)
                 }
-                (_, _, Some(status)) => status.as_str().to_string(),
+                (_, Some(status)) => status.as_str().to_string(),
                 _ => "–".into(),
             })
             .zip(&c.entries)
@@ -292,6 +305,26 @@ mod tests {
         assert!(md.contains("- `a`: firefox/webgpu 3.0× slower than the fastest"), "{md}");
         assert!(md.contains("- `b`: correctness disagrees (chrome/webgpu passed, firefox/webgpu failed)"), "{md}");
         assert!(md.find("## Flagged").unwrap() < md.find("## Median ms").unwrap());
+    }
+
+    #[test]
+    fn a_software_adapters_times_are_shown_unranked_with_the_reason() {
+        let mut report = report_with(vec![("chrome", vec![case("a", &[9.0], true, true)]), ("firefox", vec![case("a", &[1.0], true, true)])]);
+        report.runs[0].adapter = Some(crate::adapter::tests::swiftshader());
+        let md = render(&report);
+        assert!(!md.contains("chrome/webgpu 9.0×") && md.contains("| `a` | gpu | 9.000 (software, cv 0%) | 1.000 (cv 0%) |"), "{md}");
+        assert!(md.contains("\nSpeed not compared for chrome/webgpu (SwiftShader"), "{md}");
+    }
+
+    #[test]
+    fn a_run_on_other_hardware_than_the_baselines_is_named_and_fails_the_gate() {
+        let mut old = report_with(vec![("chrome", vec![case("a", &[1.0, 1.0], true, true)])]);
+        let mut new = old.clone();
+        old.runs[0].adapter = Some(kernels::wire::AdapterReport { available: true, vendor: "nvidia".into(), is_fallback_adapter: Some(false), ..Default::default() });
+        new.runs[0].adapter = Some(crate::adapter::tests::swiftshader());
+        let md = baseline_section(&crate::baseline::BaselineComparison::new("main", &old, &new, 2.0, Some(5.0)));
+        assert!(md.contains("**Not compared:** chrome/webgpu ran on other hardware than the baseline's (baseline: nvidia; now: google swiftshader, software: SwiftShader"), "{md}");
+        assert!(md.contains("**failed** by 0 case(s) and 1 run(s) on other hardware.") && md.contains("1 not compared"), "{md}");
     }
 
     #[test]

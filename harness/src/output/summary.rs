@@ -171,12 +171,17 @@ pub fn baseline_table(cmp: &reports::baseline::BaselineComparison) -> String {
         "compared with baseline `{}` ({}), noise threshold {}%\n{t}\n{} improved, {} regressed, {} unchanged, {} not compared, {} only in the baseline, {} only in the new run\n",
         cmp.name, cmp.baseline_created_at, cmp.noise_pct, n.improved, n.regressed, n.unchanged, n.not_compared, n.only_baseline, n.only_new
     );
+    for change in &cmp.hardware_changes {
+        let _ = writeln!(s, "{}", change.describe());
+    }
     if let Some(limit) = cmp.fail_on_regression_pct {
-        let failing: Vec<String> = cmp.failing().map(|(c, ch)| format!("{} {} {}", c.run, c.id, ch.describe())).collect();
+        let failing = cmp.gate_failures();
         if failing.is_empty() {
             let _ = writeln!(s, "regression gate passed: no case regressed by more than {limit}%");
         } else {
-            let _ = writeln!(s, "REGRESSION GATE FAILED: {} case(s) regressed by more than {limit}%:", failing.len());
+            let regressed = cmp.failing().count();
+            let changed = cmp.hardware_changes.len();
+            let _ = writeln!(s, "REGRESSION GATE FAILED: {regressed} case(s) regressed by more than {limit}%, {changed} run(s) on other hardware than the baseline's:");
             for f in failing {
                 let _ = writeln!(s, "  {f}");
             }
@@ -196,7 +201,10 @@ pub fn flags(report: &RunReport) -> String {
         let _ = writeln!(s, "flagged {}: {}", c.id, c.reasons().join("; "));
     }
     if s.is_empty() {
-        s = format!("across {}: nothing flagged (no correctness disagreement, no run more than 2× slower, among runs that measured each case)\n", cmp.runs.join(", "));
+        s = format!("across {}: nothing flagged (no correctness disagreement among runs that measured each case, no run ranked for speed more than 2× slower)\n", cmp.runs.join(", "));
+    }
+    if let Some(note) = cmp.software_note() {
+        let _ = writeln!(s, "{note}");
     }
     s
 }

@@ -41,6 +41,11 @@ pub fn harness(args: &[&str]) -> Output {
         .expect("the harness binary runs")
 }
 
+/// The workspace's root folder.
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
 /// A fresh, empty folder for one test's outputs.
 pub fn out_dir(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);

@@ -76,6 +76,33 @@ pub struct BaselineComparison {
     pub fail_on_regression_pct: Option<f64>,
     /// Every case of either run.
     pub cases: Vec<CaseChange>,
+    /// The runs measured on other hardware than the baseline's: their cases are not compared,
+    /// and a gate fails on them, since it cannot vouch for what it did not compare.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hardware_changes: Vec<HardwareChange>,
+}
+
+/// How the note of a case not compared for a [`HardwareChange`] begins.
+pub const OTHER_HARDWARE: &str = "other hardware";
+
+/// A run whose times measure other hardware than the baseline's run of the same name: another
+/// adapter (a software one in place of a GPU, say) or, for CPU times, another CPU.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HardwareChange {
+    /// `browser/platform` of the run.
+    pub run: String,
+    /// What the baseline was measured on.
+    pub baseline: String,
+    /// What the new run was measured on.
+    pub new: String,
+}
+
+impl HardwareChange {
+    /// The change in words, with what to do about it.
+    pub fn describe(&self) -> String {
+        format!("{} ran on other hardware than the baseline's (baseline: {}; now: {}): its cases are not compared; save a baseline on this hardware", self.run, self.baseline, self.new)
+    }
 }
 
 impl BaselineComparison {
@@ -105,8 +132,19 @@ impl BaselineComparison {
             .filter(move |(_, ch)| ch.class == Class::Regressed && ch.pct > threshold)
     }
 
-    /// Whether `--fail-on-regression` was given and a regression exceeds it.
+    /// Whether `--fail-on-regression` was given and a regression exceeds it, or a run could not
+    /// be compared because its hardware changed.
     pub fn gate_fails(&self) -> bool {
-        self.fail_on_regression_pct.is_some() && self.failing().next().is_some()
+        self.fail_on_regression_pct.is_some() && (self.failing().next().is_some() || !self.hardware_changes.is_empty())
+    }
+
+    /// Why the gate fails, one line each: the regressions beyond it, then the runs whose
+    /// hardware changed. Empty when it passes or there is no gate.
+    pub fn gate_failures(&self) -> Vec<String> {
+        if self.fail_on_regression_pct.is_none() {
+            return Vec::new();
+        }
+        let regressed = self.failing().map(|(c, ch)| format!("{} {} {}", c.run, c.id, ch.describe()));
+        regressed.chain(self.hardware_changes.iter().map(HardwareChange::describe)).collect()
     }
 }

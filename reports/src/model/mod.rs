@@ -6,7 +6,7 @@ mod change;
 mod clock;
 pub mod roofline;
 
-pub use change::{BaselineComparison, CaseChange, ChangeCounts, Presence};
+pub use change::{BaselineComparison, CaseChange, ChangeCounts, HardwareChange, Presence, OTHER_HARDWARE};
 pub use clock::{ClockStats, ProbeInfo, ProbeStatus};
 pub use roofline::{Bound, CaseRoofline, Peak, Peaks};
 
