@@ -14,7 +14,9 @@ pub struct GateArgs {
     /// Changes smaller than this many percent are unchanged, even when the interval excludes zero.
     #[arg(long, value_name = "PCT", default_value_t = stats::change::DEFAULT_NOISE_PCT, value_parser = non_negative_pct)]
     pub noise_threshold: f64,
-    /// Fail (exit status 1) when a case regressed by more than PCT percent.
+    /// Fail (exit status 1) when a case regressed by more than PCT percent, or when a run was
+    /// measured on other hardware than the baseline's (another adapter or CPU: nothing of it is
+    /// compared, so the gate cannot pass it).
     #[arg(long, value_name = "PCT", value_parser = non_negative_pct)]
     pub fail_on_regression: Option<f64>,
 }

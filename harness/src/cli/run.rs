@@ -8,6 +8,11 @@ use crate::plan::workload::WorkloadArgs;
 use clap::Args;
 use std::path::PathBuf;
 
+/// The help heading of what a run measures beyond each case's times.
+const MEASURING: &str = "Measuring";
+/// The help heading of where the page and the engines beside harness's come from.
+const ENGINES: &str = "Page and engines";
+
 /// Options of `harness run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -32,14 +37,21 @@ pub struct RunArgs {
     /// first run, first result.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000), help_heading = CASES, conflicts_with_all = ["resume", "tune", "repeat", "roofline", "from_text"])]
     pub cold_start: Option<u32>,
+    /// Where cases run, browsers, sampling, baselines, output and server.
+    #[command(flatten)]
+    pub pipeline: PipelineArgs,
+    /// Models and user kernels to run (clap's help heading carries over to later options: each
+    /// below names its own).
+    #[command(flatten)]
+    pub workloads: WorkloadArgs,
     /// The device a WebNN context is asked for (`--platform webnn`).
-    #[arg(long, value_enum, default_value = "gpu")]
+    #[arg(long, value_enum, default_value = "gpu", help_heading = MEASURING)]
     pub webnn_device: WebnnDeviceArg,
     /// Keep models' GEMMs off the tensor cores: where Chromium offers them
     /// (`chromium-experimental-subgroup-matrix`), harness runs its GEMMs on them by default, each
     /// f32 split into two f16 parts for f32's accuracy; this runs the f32 register-blocked kernels
     /// instead, to measure one against the other. Each case's `features` in results.json say which ran.
-    #[arg(long)]
+    #[arg(long, help_heading = MEASURING)]
     pub no_tensor_cores: bool,
     /// After a case of several dispatches (a model's pass, a kernel file's program) is sampled,
     /// time each dispatch alone: in a compute pass of its own between GPU timestamps, the median
@@ -48,19 +60,19 @@ pub struct RunArgs {
     /// kernel, as onnxruntime-web's JSEP profile (always taken) does for its own. Needs
     /// `timestamp-query`. Off by default: on a software adapter even one more run of a model's
     /// pass takes a while.
-    #[arg(long)]
+    #[arg(long, help_heading = MEASURING)]
     pub profile: bool,
     /// Tune: run every variant of the tunable kernels selected (`matmul`'s tile sizes, workgroup
     /// shapes and vector widths; `matvec`'s workgroup sizes, rows per workgroup and vector
     /// widths) instead of their default, check each, rank the correct ones per
     /// browser and shape, and keep the fastest in --tune-cache for later runs. A wrong variant
     /// is reported and never picked. Other kernels are left out.
-    #[arg(long, conflicts_with = "resume")]
+    #[arg(long, conflicts_with = "resume", help_heading = MEASURING)]
     pub tune: bool,
     /// The winners of --tune: later runs take each tunable kernel's variant from here (the one
     /// tuned in the same browser, or natively, at the nearest shape). A cache that cannot be
     /// read is ignored with a warning.
-    #[arg(long, value_name = "FILE", default_value = "runs/tune.json")]
+    #[arg(long, value_name = "FILE", default_value = "runs/tune.json", help_heading = MEASURING)]
     pub tune_cache: PathBuf,
     /// Measure each browser's (and native's) roofline first: run the probes `stream_copy` (a vec4
     /// copy: memory bandwidth) and `fma_chain` (chains of f32 FMAs: compute throughput) at the
@@ -68,37 +80,31 @@ pub struct RunArgs {
     /// of the same browser and platform then shows its fraction of the peak that binds it
     /// (`62% mem`, `41% FMA`: bytes / peak GB/s against FLOPs / peak GFLOP/s, whichever takes
     /// longer). Selecting the probes with --filter counts too.
-    #[arg(long, conflicts_with = "resume")]
+    #[arg(long, conflicts_with = "resume", help_heading = MEASURING)]
     pub roofline: bool,
     /// Run the plan (cases, seeds, browsers, platforms, sampling settings) recorded in a
     /// results.json (or its folder) again.
-    #[arg(long, value_name = "RESULTS", conflicts_with_all = REPLAYED)]
+    #[arg(long, value_name = "RESULTS", conflicts_with_all = REPLAYED, help_heading = CASES)]
     pub replay: Option<PathBuf>,
     /// Use this prebuilt page bundle instead of building one from the source tree.
-    #[arg(long, env = "HARNESS_BUNDLE")]
+    #[arg(long, env = "HARNESS_BUNDLE", help_heading = ENGINES)]
     pub bundle: Option<PathBuf>,
     /// With --platform tfjs: the folder npm installed `@tensorflow/tfjs-core` and
     /// `@tensorflow/tfjs-backend-webgpu` 4.22.0 into (it holds node_modules/@tensorflow/)
     /// [default: target/tfjs of the source tree, where `bash ci/setup.sh` installs them].
-    #[arg(long, env = "HARNESS_TFJS_DIR", value_name = "DIR")]
+    #[arg(long, env = "HARNESS_TFJS_DIR", value_name = "DIR", help_heading = ENGINES)]
     pub tfjs_dir: Option<PathBuf>,
     /// With --platform ort-webgpu, ort-jsep or ort: the folder npm installed `onnxruntime-web`
     /// 1.30.0 into (it holds node_modules/onnxruntime-web/) [default: target/ort of the source
     /// tree, where `bash ci/setup.sh` installs it].
-    #[arg(long, env = "HARNESS_ORT_DIR", value_name = "DIR")]
+    #[arg(long, env = "HARNESS_ORT_DIR", value_name = "DIR", help_heading = ENGINES)]
     pub ort_dir: Option<PathBuf>,
     /// With --platform transformers: the folder npm installed `@huggingface/transformers` 4.3.1
     /// into, with the onnxruntime-web build it pins (node_modules/@huggingface/transformers/ and
     /// node_modules/onnxruntime-web/) [default: target/transformers of the source tree, where
     /// `bash ci/setup.sh` installs them].
-    #[arg(long, env = "HARNESS_TRANSFORMERS_DIR", value_name = "DIR")]
+    #[arg(long, env = "HARNESS_TRANSFORMERS_DIR", value_name = "DIR", help_heading = ENGINES)]
     pub transformers_dir: Option<PathBuf>,
-    /// Where cases run, browsers, sampling, baselines, output and server.
-    #[command(flatten)]
-    pub pipeline: PipelineArgs,
-    /// Models and user kernels to run (last: clap's help heading carries over to later options).
-    #[command(flatten)]
-    pub workloads: WorkloadArgs,
 }
 
 /// The options `--replay` takes from the results file, so it conflicts with them (as `--resume`
@@ -174,5 +180,6 @@ unless --out is given; `harness open` serves them with an index of runs.
 Exit status: 0 every case passed its check (an unavailable WebNN, an unsupported case or an unchecked
 user kernel, one with no `expected` output, is no failure); 1 a case was wrong,
 timed out, crashed its browser (even if a retry then passed), lost its GPU device or raised an error,
-or regressed beyond --fail-on-regression; 2 the run could not happen (browser or driver missing, no
+or regressed beyond --fail-on-regression (or, under that gate, ran on other hardware than its
+baseline); 2 the run could not happen (browser or driver missing, no
 WebGPU adapter, nothing available to run, bad arguments).";
