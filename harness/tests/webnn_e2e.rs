@@ -37,6 +37,7 @@ fn webnn_beside_webgpu_in_real_chromium_and_firefox_is_unavailable_with_each_bro
     assert!(!run("chrome", "webgpu")["browserInfo"]["flags"].as_array().unwrap().iter().any(|f| f.as_str().unwrap().contains("WebMachineLearning")), "only for webnn");
     assert!(run("firefox", "webnn")["unavailable"].as_str().unwrap().contains("navigator.ml is missing"));
     assert!(stderr.contains("webnn is unavailable in chrome: navigator.ml.createContext"), "the terminal says so:\n{stderr}");
+    assert!(!stderr.contains("no WebGPU adapter"), "WebNN's absence is not WebGPU's:\n{stderr}");
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("webnn-unavailable");
     let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
     assert!(html.contains("Unavailable") && html.contains("WebNN is not supported on this platform"), "the report says so");
