@@ -99,7 +99,7 @@ impl Reporter for TerminalReporter {
                         .progress_chars("=> "),
                 );
                 self.bar.set_prefix(browser.to_string());
-                self.line(format!("running {cases} cases on {browser}"));
+                self.line(format!("running {cases} case{} on {browser}", if cases == 1 { "" } else { "s" }));
             }
             RunEvent::Adapter(a) if a.available => self.line(format!(
                 "adapter: {} {} {} {} (fallback adapter: {})",
