@@ -139,6 +139,22 @@ fn every_matmul_and_matvec_variant_passes_in_chromium_and_natively_and_later_run
         let id = c["id"].as_str().unwrap();
         assert!(!id.contains("-bm") && !id.contains("/wg"), "a cached variant keeps the default's id: {id}");
     }
+    assert!(!stderr.contains("tuned on another adapter"), "each target ran its own adapter's winners:\n{stderr}");
+    // The same cache carried to another machine: its native winners were tuned on another GPU.
+    let mut elsewhere = cache_json.clone();
+    for w in elsewhere["winners"].as_array_mut().unwrap().iter_mut().filter(|w| w["target"] == "native") {
+        w["adapter"] = "a GPU of another machine".into();
+    }
+    let carried = out_dir("tune-carried").join("tune.json");
+    std::fs::create_dir_all(carried.parent().unwrap()).unwrap();
+    std::fs::write(&carried, elsewhere.to_string()).unwrap();
+    let mut args = vec!["--platform", "native"];
+    args.extend(quick("matmul,matvec"));
+    let (code, _, carried_stderr) = run("tuned-elsewhere", &carried, &args);
+    assert_eq!(code, Some(0), "a warning, not a failure: {carried_stderr}");
+    let warning = carried_stderr.lines().find(|l| l.contains("tuned on another adapter")).unwrap_or_else(|| panic!("no warning:\n{carried_stderr}"));
+    assert!(warning.starts_with("warning: wgpu/native ran matmul, matvec with variants tuned on another adapter or driver (a GPU of another machine)"), "{warning}");
+
     // The reports say which variant ran.
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("tuned");
     let html = std::fs::read_to_string(dir.join("report.html")).unwrap();

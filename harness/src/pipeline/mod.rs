@@ -233,6 +233,11 @@ impl Pipeline {
         if let (Some(old), Some(name)) = (&baseline, &s.baselines.compare_with) {
             report.baseline = Some(s.baselines.gate.compare(name, old, &report));
         }
+        if matches!(s.tuning, Tuning::Cached(_)) {
+            for warning in tuning::tuned_elsewhere(&report, &tune_cache) {
+                eprintln!("warning: {warning}");
+            }
+        }
         write_reports(&mut report, &out_dir, s.json)?;
         s.keep_winners(&report, &mut tune_cache)?;
         s.save_baseline(&report)?;

@@ -107,6 +107,34 @@ impl TuneCache {
     }
 }
 
+/// The runs of `report` that took cached winners tuned on another adapter than their own, one
+/// warning each: the variants are the page's choice before the browser has said which adapter
+/// it got, so a Chrome that fell back to SwiftShader, or a cache carried to another machine,
+/// runs another adapter's fastest, which may well not be its own.
+pub fn tuned_elsewhere(report: &RunReport, cache: &TuneCache) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for (run, label) in report.runs.iter().zip(reports::labels(report)) {
+        let target = if run.platform == "native" { "native" } else { run.browser.as_str() };
+        let Some(adapter) = run.adapter.as_ref().filter(|a| a.available).map(|a| a.label()) else { continue };
+        let mut elsewhere: Vec<(&str, Vec<&str>)> = Vec::new();
+        for case in run.cases.iter().filter(|c| c.variant.is_some()) {
+            let Some(w) = cache.pick(target, &case.kernel, &case.shape).filter(|w| Some(&w.variant) == case.variant.as_ref() && w.adapter != adapter) else { continue };
+            match elsewhere.iter_mut().find(|(a, _)| *a == w.adapter) {
+                Some((_, kernels)) if kernels.contains(&w.kernel.as_str()) => {}
+                Some((_, kernels)) => kernels.push(&w.kernel),
+                None => elsewhere.push((&w.adapter, vec![&w.kernel])),
+            }
+        }
+        for (tuned_on, kernels) in elsewhere {
+            warnings.push(format!(
+                "{label} ran {} with variants tuned on another adapter or driver ({tuned_on}), not on its own ({adapter}): they may not be its fastest; run --tune on it to tune for it",
+                kernels.join(", ")
+            ));
+        }
+    }
+    warnings
+}
+
 /// Every variant of each tunable kernel among `cases`, in place of its default; other cases
 /// are left out. Errors when none of `cases` is tunable.
 pub fn expand(cases: &[CaseSpec]) -> Result<Vec<CaseSpec>, String> {
@@ -258,6 +286,30 @@ mod tests {
             let picked: Vec<Option<String>> = cache.apply("chrome", &cases).into_iter().map(|c| c.variant).collect();
             assert_eq!(picked, [Some("wg64-r2-v4".to_string()), Some("wg256-r2-v4".to_string())], "order {order:?}");
         }
+    }
+
+    #[test]
+    fn a_run_on_another_adapter_than_its_winners_is_warned_about() {
+        let case = |kernel: &str, variant: Option<&str>| {
+            let spec = CaseSpec::new(kernel, Shape(vec![64, 64, 64]), 1);
+            let mut c = reports::CaseReport::unmeasured(&spec, &spec.info().unwrap(), CaseStatus::Passed, None);
+            c.variant = variant.map(String::from);
+            c
+        };
+        let mut report: RunReport = serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/hardware/h100-native/default-results.json")).unwrap()).unwrap();
+        report.runs.truncate(1);
+        let adapter = report.runs[0].adapter.as_ref().unwrap().label();
+        report.runs[0].cases = vec![case("matmul", Some("v1")), case("matmul_tiled", None)];
+        let mut cache = TuneCache::default();
+        cache.record(&[Winner { adapter: adapter.clone(), ..winner("native", &[64, 64, 64], "v1") }]);
+        assert!(tuned_elsewhere(&report, &cache).is_empty(), "tuned on this very adapter");
+        cache.record(&[Winner { adapter: "llvmpipe (LLVM 15.0.6, 256 bits)".into(), ..winner("native", &[64, 64, 64], "v1") }]);
+        let warnings = tuned_elsewhere(&report, &cache);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].starts_with("wgpu/native ran matmul with variants tuned on another adapter or driver (llvmpipe") && warnings[0].contains("NVIDIA H100"), "{warnings:?}");
+        // A variant the run asked for itself (not the cache's) is no cached winner.
+        report.runs[0].cases = vec![case("matmul", Some("v2"))];
+        assert!(tuned_elsewhere(&report, &cache).is_empty());
     }
 
     #[test]
