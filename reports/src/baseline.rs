@@ -81,6 +81,19 @@ impl BaselineComparison {
     }
 
     fn pair(label: &str, old: &CaseReport, new: &CaseReport, noise_pct: f64) -> CaseChange {
+        // A steady batch's time per dispatch and an isolated dispatch's (idle clocks and
+        // completion latency included) are different quantities, not a change.
+        match (old.sampling, new.sampling) {
+            (Some(was), Some(now)) if was != now => {
+                let note = format!("sampled {} in the baseline, {} now: not the same measurement", was.as_str(), now.as_str());
+                CaseChange { run: label.to_string(), id: new.id.clone(), presence: Presence::Both, timer: None, change: None, note: Some(note) }
+            }
+            _ => Self::timed(label, old, new, noise_pct),
+        }
+    }
+
+    /// The change between two cases measured alike.
+    fn timed(label: &str, old: &CaseReport, new: &CaseReport, noise_pct: f64) -> CaseChange {
         let timer = if old.gpu.is_some() && new.gpu.is_some() { Timer::GpuTimestamp } else { Timer::WallClock };
         let (a, b) = (measured_times(old, timer), measured_times(new, timer));
         let change = a.as_deref().zip(b.as_deref()).and_then(|(a, b)| Change::between(a, b, noise_pct));
@@ -163,6 +176,18 @@ mod tests {
         old.runs[0].adapter = Some(AdapterReport { available: true, is_fallback_adapter: Some(false), ..Default::default() });
         new.runs[0].adapter = old.runs[0].adapter.clone();
         assert!(BaselineComparison::new("h100", &old, &new, 2.0, Some(5.0)).hardware_changes.is_empty());
+    }
+
+    #[test]
+    fn steady_and_isolated_times_are_not_compared() {
+        let old = report_with(vec![("chrome", vec![case("a", &draw(1, 30, 1.0), true, true)])]);
+        let mut new = report_with(vec![("chrome", vec![case("a", &draw(2, 30, 3.0), true, true)])]);
+        assert_eq!(old.runs[0].cases[0].sampling, Some(kernels::SamplingMode::Steady));
+        new.runs[0].cases[0].sampling = Some(kernels::SamplingMode::Isolated);
+        let cmp = BaselineComparison::new("base", &old, &new, 2.0, Some(5.0));
+        assert_eq!(cmp.cases[0].change, None);
+        assert_eq!(cmp.cases[0].note.as_deref(), Some("sampled steady in the baseline, isolated now: not the same measurement"));
+        assert_eq!(cmp.counts().not_compared, 1);
     }
 
     #[test]
