@@ -58,7 +58,7 @@ pub enum ReportError {
         found: u32,
     },
     /// Reports to merge measured different things.
-    #[error("{path}: {found}, but the first report has {expected}; merge only runs of the same suite and seed")]
+    #[error("{path}: {found}, but the first report has {expected}; merge only runs of the same suite, seed and sampling")]
     Mismatch {
         /// The file.
         path: PathBuf,
@@ -118,7 +118,8 @@ pub fn read_results(path: &Path) -> Result<RunReport, ReportError> {
 
 /// Reads `results.json` from each folder and merges their runs into one report (as a CI matrix
 /// produces one folder per browser and OS). Settings come from the first; the others' settings
-/// must match in suite and seed, since otherwise their cases are not comparable.
+/// must match in suite, seed and sampling mode (a steady batch's time per dispatch is not an
+/// isolated dispatch's), since otherwise their cases are not comparable.
 pub fn merge(dirs: &[PathBuf]) -> Result<RunReport, ReportError> {
     let mut merged: Option<RunReport> = None;
     for dir in dirs {
@@ -127,12 +128,9 @@ pub fn merge(dirs: &[PathBuf]) -> Result<RunReport, ReportError> {
         match &mut merged {
             None => merged = Some(report),
             Some(m) => {
-                if (m.settings.suite.as_str(), m.settings.seed) != (report.settings.suite.as_str(), report.settings.seed) {
-                    return Err(ReportError::Mismatch {
-                        path,
-                        found: format!("suite {} seed {}", report.settings.suite, report.settings.seed),
-                        expected: format!("suite {} seed {}", m.settings.suite, m.settings.seed),
-                    });
+                let measured = |s: &Settings| format!("suite {} seed {} sampling {}", s.suite, s.seed, s.sampling.as_str());
+                if measured(&m.settings) != measured(&report.settings) {
+                    return Err(ReportError::Mismatch { path, found: measured(&report.settings), expected: measured(&m.settings) });
                 }
                 m.runs.extend(report.runs);
             }
@@ -155,6 +153,25 @@ mod committed_evidence {
             assert_eq!(run.adapter.as_ref().unwrap().is_fallback_adapter, Some(false));
             assert!(run.counts().all_passed(), "{f}");
         }
+    }
+
+    /// Parts of a CI matrix merge when they measured alike, and are refused, naming both, when
+    /// they did not.
+    #[test]
+    fn only_runs_of_the_same_suite_seed_and_sampling_merge() {
+        let dir = tempfile::tempdir().unwrap();
+        let part = |name: &str, sampling: kernels::SamplingMode| {
+            let mut r = read_results(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/hardware/h100-native/default-results.json")).unwrap();
+            r.settings.sampling = sampling;
+            let folder = dir.path().join(name);
+            std::fs::create_dir_all(&folder).unwrap();
+            std::fs::write(folder.join(RESULTS_JSON), serde_json::to_string(&r).unwrap()).unwrap();
+            folder
+        };
+        let (a, b, c) = (part("a", kernels::SamplingMode::Steady), part("b", kernels::SamplingMode::Steady), part("c", kernels::SamplingMode::Isolated));
+        assert_eq!(merge(&[a.clone(), b]).unwrap().runs.len(), 2);
+        let e = merge(&[a, c]).unwrap_err().to_string();
+        assert!(e.contains("sampling isolated, but the first report has suite default seed 1 sampling steady"), "{e}");
     }
 }
 
