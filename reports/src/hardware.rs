@@ -62,10 +62,15 @@ impl TimedOn<'_> {
     }
 }
 
-/// An adapter in words: its label, and whether it is a software one.
+/// An adapter in words: its description (the fullest of its names; its label where it gives
+/// none), and whether it is a software one.
 fn describe(a: &AdapterReport) -> String {
+    let name = match a.description.trim() {
+        "" => a.label(),
+        description => description.to_string(),
+    };
     match software_sign(a) {
-        Some(sign) => format!("{}, software: {sign}", a.label()),
-        None => a.label(),
+        Some(sign) => format!("{name}, software: {sign}"),
+        None => name,
     }
 }

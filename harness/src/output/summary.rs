@@ -171,7 +171,8 @@ pub fn baseline_table(cmp: &reports::baseline::BaselineComparison) -> String {
         "compared with baseline `{}` ({}), noise threshold {}%\n{t}\n{} improved, {} regressed, {} unchanged, {} not compared, {} only in the baseline, {} only in the new run\n",
         cmp.name, cmp.baseline_created_at, cmp.noise_pct, n.improved, n.regressed, n.unchanged, n.not_compared, n.only_baseline, n.only_new
     );
-    for change in &cmp.hardware_changes {
+    // Under a gate, its failures list them.
+    for change in cmp.hardware_changes.iter().filter(|_| cmp.fail_on_regression_pct.is_none()) {
         let _ = writeln!(s, "{}", change.describe());
     }
     if let Some(limit) = cmp.fail_on_regression_pct {
