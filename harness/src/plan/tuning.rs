@@ -113,7 +113,8 @@ impl TuneCache {
 /// runs another adapter's fastest, which may well not be its own.
 pub fn tuned_elsewhere(report: &RunReport, cache: &TuneCache) -> Vec<String> {
     let mut warnings = Vec::new();
-    for (run, label) in report.runs.iter().zip(reports::labels(report)) {
+    // The WASM CPU runs the same code whichever variant it is given.
+    for (run, label) in report.runs.iter().zip(reports::labels(report)).filter(|(r, _)| r.platform != "wasm") {
         let target = if run.platform == "native" { "native" } else { run.browser.as_str() };
         let Some(adapter) = run.adapter.as_ref().filter(|a| a.available).map(|a| a.label()) else { continue };
         let mut elsewhere: Vec<(&str, Vec<&str>)> = Vec::new();
@@ -307,6 +308,14 @@ mod tests {
         let warnings = tuned_elsewhere(&report, &cache);
         assert_eq!(warnings.len(), 1, "{warnings:?}");
         assert!(warnings[0].starts_with("wgpu/native ran matmul with variants tuned on another adapter or driver (llvmpipe") && warnings[0].contains("NVIDIA H100"), "{warnings:?}");
+        // In a browser the same, except on the WASM CPU, which runs the same code whatever the variant.
+        let mut in_chrome = report.clone();
+        in_chrome.runs[0].browser = "chrome".into();
+        cache.record(&[Winner { adapter: "google swiftshader".into(), ..winner("chrome", &[64, 64, 64], "v1") }]);
+        for (platform, warned) in [("webgpu", 1), ("wasm", 0)] {
+            in_chrome.runs[0].platform = platform.into();
+            assert_eq!(tuned_elsewhere(&in_chrome, &cache).len(), warned, "{platform}");
+        }
         // A variant the run asked for itself (not the cache's) is no cached winner.
         report.runs[0].cases = vec![case("matmul", Some("v2"))];
         assert!(tuned_elsewhere(&report, &cache).is_empty());
