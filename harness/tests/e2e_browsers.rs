@@ -245,12 +245,11 @@ fn quick_suite_passes_every_check_in_chromium_and_firefox_in_one_invocation_then
     // A run on a software adapter (SwiftShader, lavapipe: all there is here) is named as not
     // ranked for speed, and no speed flag names it.
     let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
-    let note = |printed: &str| printed.lines().find(|l| l.starts_with("Speed not compared for")).unwrap_or_default().to_string();
     for run in runs {
         let label = format!("{}/webgpu", run["browser"].as_str().unwrap());
         let adapter: kernels::wire::AdapterReport = serde_json::from_value(run["adapter"].clone()).unwrap();
         let software = reports::adapter::software_sign(&adapter).is_some();
-        assert_eq!(note(&summary).contains(&format!("{label} (")), software, "{label}:\n{summary}");
+        assert_eq!(not_ranked(&summary).contains(&format!("{label} (")), software, "{label}:\n{summary}");
         if software {
             assert!(!summary.lines().any(|l| l.contains(&format!("{label} ")) && l.contains("× slower than the fastest")), "{label} ranked:\n{summary}");
         }
@@ -600,7 +599,7 @@ fn wasm_and_native_platforms_pass_the_quick_suite_checks() {
     // summary ranks the WASM CPU against nothing then, and says why.
     let adapter: kernels::wire::AdapterReport = serde_json::from_value(runs[1]["adapter"].clone()).unwrap();
     let printed = text(&out.stdout);
-    let note = printed.lines().find(|l| l.starts_with("Speed not compared for")).unwrap_or_default();
+    let note = not_ranked(&printed);
     assert_eq!(note.contains("wgpu/native ("), reports::adapter::software_sign(&adapter).is_some(), "{printed}");
     assert!(!note.contains("wasm"), "{printed}");
 }

@@ -11,6 +11,11 @@ use stats::Change;
 // The stored comparison belongs to the results model; its users find it here too.
 pub use crate::model::{BaselineComparison, CaseChange, ChangeCounts, HardwareChange, Presence, OTHER_HARDWARE};
 
+/// A case of run `label` with no change to show, and `note` saying why.
+fn uncompared(label: &str, id: &str, presence: Presence, note: String) -> CaseChange {
+    CaseChange { run: label.to_string(), id: id.to_string(), presence, timer: None, change: None, note: Some(note) }
+}
+
 fn measured_times(case: &CaseReport, timer: Timer) -> Option<Vec<f64>> {
     (case.status == CaseStatus::Passed || case.status == CaseStatus::Failed)
         .then(|| case.times(timer))
@@ -34,22 +39,8 @@ impl BaselineComparison {
                     }
                 }
                 cases.push(match old {
-                    None => CaseChange {
-                        run: label.clone(),
-                        id: case.id.clone(),
-                        presence: Presence::OnlyNew,
-                        timer: None,
-                        change: None,
-                        note: Some("not in the baseline".into()),
-                    },
-                    Some(_) if changed.is_some() => CaseChange {
-                        run: label.clone(),
-                        id: case.id.clone(),
-                        presence: Presence::Both,
-                        timer: None,
-                        change: None,
-                        note: Some(format!("{OTHER_HARDWARE} than the baseline's: not compared")),
-                    },
+                    None => uncompared(label, &case.id, Presence::OnlyNew, "not in the baseline".into()),
+                    Some(_) if changed.is_some() => uncompared(label, &case.id, Presence::Both, format!("{OTHER_HARDWARE} than the baseline's: not compared")),
                     Some((_, old)) => Self::pair(label, old, case, noise_pct),
                 });
             }
@@ -58,14 +49,7 @@ impl BaselineComparison {
             let new_run = new_labels.iter().position(|l| l == label).map(|i| &new.runs[i]);
             for case in &run.cases {
                 if !new_run.is_some_and(|r| r.cases.iter().any(|c| c.id == case.id)) {
-                    cases.push(CaseChange {
-                        run: label.clone(),
-                        id: case.id.clone(),
-                        presence: Presence::OnlyBaseline,
-                        timer: None,
-                        change: None,
-                        note: Some("not in the new run".into()),
-                    });
+                    cases.push(uncompared(label, &case.id, Presence::OnlyBaseline, "not in the new run".into()));
                 }
             }
         }
@@ -85,8 +69,7 @@ impl BaselineComparison {
         // completion latency included) are different quantities, not a change.
         match (old.sampling, new.sampling) {
             (Some(was), Some(now)) if was != now => {
-                let note = format!("sampled {} in the baseline, {} now: not the same measurement", was.as_str(), now.as_str());
-                CaseChange { run: label.to_string(), id: new.id.clone(), presence: Presence::Both, timer: None, change: None, note: Some(note) }
+                uncompared(label, &new.id, Presence::Both, format!("sampled {} in the baseline, {} now: not the same measurement", was.as_str(), now.as_str()))
             }
             _ => Self::timed(label, old, new, noise_pct),
         }

@@ -68,6 +68,18 @@ pub struct Comparison {
     pub not_compared: Vec<String>,
 }
 
+impl Entry {
+    /// Its place in the ranking as the reports print it: `×1.50`, `software` where its time is
+    /// not ranked, `None` where there is nothing to rank it against.
+    pub fn rank(&self) -> Option<String> {
+        match (self.ratio, &self.software) {
+            (Some(r), _) => Some(format!("×{r:.2}")),
+            (None, Some(_)) => Some("software".into()),
+            (None, None) => None,
+        }
+    }
+}
+
 impl CaseComparison {
     /// Why this case is flagged, one phrase per reason; empty when it is not.
     pub fn reasons(&self) -> Vec<String> {

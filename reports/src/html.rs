@@ -350,11 +350,7 @@ fn comparison(report: &RunReport, clock_flags: &[crate::probe::ClockFlag]) -> Op
                             .stats
                             .map(|s| format!("{} CI, cv {:.1}%, p95 {}", pct(s.ci_half_width_pct), s.cv * 100.0, ms(Some(s.p95))))
                             .unwrap_or_default(),
-                        ratio: match (e.ratio, &e.software) {
-                            (Some(r), _) => format!("×{r:.2}"),
-                            (None, Some(_)) => "software".into(),
-                            (None, None) => String::new(),
-                        },
+                        ratio: e.rank().unwrap_or_default(),
                         status: e.status.map(|s| s.as_str()).unwrap_or("absent"),
                         slow: c.slow_runs.contains(&e.run),
                     })

@@ -241,11 +241,7 @@ fn comparison(s: &mut String, cmp: &Comparison, clocks: &ClockFlags) {
                 (Some(st), Some(status)) => {
                     let mark = if status.as_str() == "passed" { String::new() } else { format!(" **{}**", status.as_str()) };
                     let peak = e.roofline.as_ref().map(|f| format!(", {}", f.label())).unwrap_or_default();
-                    let rank = match (e.ratio, &e.software) {
-                        (Some(r), _) => format!("×{r:.2}, "),
-                        (None, Some(_)) => "software, ".into(),
-                        (None, None) => String::new(),
-                    };
+                    let rank = e.rank().map(|r| format!("{r}, ")).unwrap_or_default();
                     format!("{} ({rank}cv {:.0}%{peak}){mark}", ms(st.median), st.cv * 100.0)
                 }
                 (_, Some(status)) => status.as_str().to_string(),

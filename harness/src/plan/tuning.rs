@@ -115,7 +115,7 @@ pub fn tuned_elsewhere(report: &RunReport, cache: &TuneCache) -> Vec<String> {
     let mut warnings = Vec::new();
     // The WASM CPU runs the same code whichever variant it is given.
     for (run, label) in report.runs.iter().zip(reports::labels(report)).filter(|(r, _)| r.platform != "wasm") {
-        let target = if run.platform == "native" { "native" } else { run.browser.as_str() };
+        let target = target_of(run);
         let Some(adapter) = run.adapter.as_ref().filter(|a| a.available).map(|a| a.label()) else { continue };
         let mut elsewhere: Vec<(&str, Vec<&str>)> = Vec::new();
         for case in run.cases.iter().filter(|c| c.variant.is_some()) {
@@ -153,6 +153,11 @@ pub fn expand(cases: &[CaseSpec]) -> Result<Vec<CaseSpec>, String> {
     }
 }
 
+/// What `run` tunes for and takes winners of: its browser key, or `native`.
+fn target_of(run: &reports::PlatformRun) -> &str {
+    if run.platform == "native" { "native" } else { &run.browser }
+}
+
 /// One tuned group: a kernel at a shape on one target, its variants ranked.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Ranking {
@@ -173,7 +178,7 @@ pub fn rank(report: &RunReport) -> Vec<Ranking> {
     let mut out = Vec::new();
     // The WASM CPU baseline runs the same code for every variant: nothing to rank there.
     for run in report.runs.iter().filter(|r| r.platform != "wasm") {
-        let target = if run.platform == "native" { "native".to_string() } else { run.browser.clone() };
+        let target = target_of(run).to_string();
         let adapter = run.adapter.as_ref().map(|a| a.label()).unwrap_or_default();
         let mut groups: Vec<((&str, &Shape), Vec<&reports::CaseReport>)> = Vec::new();
         for case in run.cases.iter().filter(|c| c.variant.is_some()) {

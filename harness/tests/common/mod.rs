@@ -46,6 +46,12 @@ pub fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
 }
 
+/// The line of a report or summary that names the runs not ranked for speed (software
+/// adapters); empty where there is none.
+pub fn not_ranked(printed: &str) -> &str {
+    printed.lines().find(|l| l.starts_with("Speed not compared for")).unwrap_or_default()
+}
+
 /// A fresh, empty folder for one test's outputs.
 pub fn out_dir(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
