@@ -19,6 +19,10 @@ pub trait Machine {
     fn list(&self, dir: &str) -> Vec<String>;
     /// The libraries the dynamic linker's cache knows (`ldconfig -p`), as full paths.
     fn ld_cache(&self) -> Vec<String>;
+    /// Loads the shared library `library` (a name the linker searches for, or a path) as the
+    /// Vulkan loader loads a driver (every symbol bound at once), then unloads it: what the
+    /// linker said, where it failed (a library it needs that is missing, say).
+    fn load(&self, library: &str) -> Result<(), String>;
 }
 
 /// This machine.
@@ -49,6 +53,29 @@ impl Machine for ThisMachine {
             String::from_utf8_lossy(&o.stdout).lines().filter_map(|l| l.split(" => ").nth(1)).map(|p| p.trim().to_string()).collect()
         })
         .unwrap_or_default()
+    }
+    #[cfg(unix)]
+    fn load(&self, library: &str) -> Result<(), String> {
+        let name = std::ffi::CString::new(library).map_err(|_| format!("{library}: not a library name"))?;
+        // SAFETY: dlopen with a valid C string, the handle closed at once; dlerror's text is
+        // copied before any other dl call. RTLD_NOW | RTLD_LOCAL is how the Vulkan loader opens
+        // an ICD, so a library the ICD needs that is missing fails here as it fails there.
+        unsafe {
+            let handle = libc::dlopen(name.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL);
+            if handle.is_null() {
+                let error = libc::dlerror();
+                return Err(match error.is_null() {
+                    true => format!("{library} could not be loaded"),
+                    false => std::ffi::CStr::from_ptr(error).to_string_lossy().into_owned(),
+                });
+            }
+            libc::dlclose(handle);
+        }
+        Ok(())
+    }
+    #[cfg(not(unix))]
+    fn load(&self, _library: &str) -> Result<(), String> {
+        Ok(())
     }
 }
 
@@ -116,6 +143,11 @@ pub struct Icd {
     pub library_found: bool,
     /// A copy of its library in a driver's folder on no library path, where it is not found.
     pub library_copy: Option<String>,
+    /// What the dynamic linker said when the library, found on the library path, was loaded
+    /// as the Vulkan loader loads it, where that failed: a driver that is there but cannot load
+    /// (NVIDIA's needs libglvnd's libGLX.so.0) offers no GPU. Tried for the GPUs' drivers only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load_error: Option<String>,
 }
 
 impl Icd {
@@ -210,7 +242,9 @@ impl GpuStack {
                 false => !library.is_empty() && on_path(&library).is_some(),
             };
             let library_copy = (!library_found && !library.is_empty() && !library.contains('/')).then(|| driver_copy(m, &library)).flatten();
-            icds.push(Icd { path, library, visible, library_found, library_copy });
+            let of_gpu = Vendor::of_library(&library).is_some_and(|v| gpus.iter().any(|g| g.vendor == v));
+            let load_error = (of_gpu && library_found).then(|| m.load(&library).err()).flatten();
+            icds.push(Icd { path, library, visible, library_found, library_copy, load_error });
         }
         let nvidia = gpus.iter().any(|g| g.vendor == Vendor::Nvidia);
         let gldispatch = nvidia.then(|| {
@@ -347,6 +381,9 @@ impl GpuStack {
                 "install the driver's user-space libraries, or add their folder to LD_LIBRARY_PATH",
             );
         }
+        if let Some(error) = &icd.load_error {
+            return Link::broken(&name, format!("{} names {}, which does not load: {error}", icd.path, icd.library), load_fix(vendor, error));
+        }
         match icd.visible {
             true => Link::ok(&name, format!("{} ({})", icd.path, icd.library)),
             false if fixes.iter().any(|f| f.name == "VK_DRIVER_FILES") => Link::fixed(
@@ -402,6 +439,34 @@ impl Link {
     /// A finding only.
     pub fn info(name: &str, finding: impl Into<String>) -> Link {
         Link { name: name.into(), state: LinkState::Info, finding: finding.into(), fix: None }
+    }
+}
+
+/// The Debian packages of the libraries a GPU's Vulkan driver links, by file name: NVIDIA's ICD
+/// is its OpenGL library (libGLX_nvidia), which needs libglvnd's dispatch libraries.
+const DRIVER_NEEDS: [(&str, &str); 8] = [
+    ("libGLX.so.0", "libglx0"),
+    ("libGLdispatch.so.0", "libglvnd0"),
+    ("libEGL.so.1", "libegl1"),
+    ("libGL.so.1", "libgl1"),
+    ("libOpenGL.so.0", "libopengl0"),
+    ("libGLESv2.so.2", "libgles2"),
+    ("libX11.so.6", "libx11-6"),
+    ("libXext.so.6", "libxext6"),
+];
+
+/// How to mend a driver library that failed to load with the linker's `error`: the package of
+/// the library it names as missing, where it is one of [`DRIVER_NEEDS`]; for NVIDIA's, libglvnd's
+/// whole set, which its ICD needs together.
+fn load_fix(vendor: Vendor, error: &str) -> String {
+    let missing = error.split(':').next().unwrap_or("").trim();
+    let package = DRIVER_NEEDS.iter().find(|(file, _)| missing.ends_with(file)).map(|(file, package)| format!("`apt-get install {package}` ({file})"));
+    let glvnd = (vendor == Vendor::Nvidia).then_some("NVIDIA's ICD needs libglvnd's libraries together: `apt-get install libglvnd0 libglx0 libegl1 libgl1 libopengl0 libgles2`");
+    match (package, glvnd) {
+        (Some(p), Some(g)) => format!("{p}; {g}"),
+        (Some(p), None) => p,
+        (None, Some(g)) => format!("install what the linker names as missing; {g}"),
+        (None, None) => "install what the linker names as missing, or add its folder to LD_LIBRARY_PATH".into(),
     }
 }
 

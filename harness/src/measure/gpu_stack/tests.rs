@@ -8,6 +8,8 @@ pub struct FakeMachine {
     files: BTreeMap<String, String>,
     env: BTreeMap<String, String>,
     cache: Vec<String>,
+    /// What the linker says when a library of this name is loaded.
+    load_errors: BTreeMap<String, String>,
 }
 
 impl FakeMachine {
@@ -21,6 +23,10 @@ impl FakeMachine {
     }
     fn env(mut self, name: &str, value: &str) -> Self {
         self.env.insert(name.into(), value.into());
+        self
+    }
+    pub fn failing_load(mut self, library: &str, error: &str) -> Self {
+        self.load_errors.insert(library.into(), error.into());
         self
     }
 }
@@ -47,6 +53,9 @@ impl Machine for FakeMachine {
     }
     fn ld_cache(&self) -> Vec<String> {
         self.cache.clone()
+    }
+    fn load(&self, library: &str) -> Result<(), String> {
+        self.load_errors.get(library).map_or(Ok(()), |e| Err(e.clone()))
     }
 }
 
@@ -164,6 +173,40 @@ fn an_icd_whose_library_is_missing_is_broken_and_not_papered_over() {
     let (s, text) = state(&stack.links(&stack.env_fixes(&m)), "Vulkan driver");
     assert_eq!(s, LinkState::Broken);
     assert!(text.contains("libGLX_nvidia.so.0, which is on no library path"), "{text}");
+}
+
+/// The H200 of docs/hardware with only libvulkan1 and libglvnd0 installed: every file is where
+/// the loader looks, but NVIDIA's ICD needs libGLX.so.0, so the loader cannot open it and wgpu
+/// finds no adapter. The ICD's link says so, with the linker's words and the package.
+#[test]
+fn an_icd_that_is_found_but_does_not_load_names_the_missing_library_and_its_package() {
+    let missing = "libGLX.so.0: cannot open shared object file: No such file or directory";
+    let m = h100()
+        .without("/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json")
+        .file("/usr/share/vulkan/icd.d/nvidia_icd.json", NVIDIA_ICD)
+        .file("/usr/lib/x86_64-linux-gnu/libGLdispatch.so.0", "")
+        .failing_load("libGLX_nvidia.so.0", missing);
+    let stack = GpuStack::detect(&m);
+    assert_eq!(stack.icds[0].load_error.as_deref(), Some(missing));
+    let links = stack.links(&stack.env_fixes(&m));
+    let (s, text) = state(&links, "Vulkan driver");
+    assert_eq!(s, LinkState::Broken, "{text}");
+    assert!(text.contains("libGLX_nvidia.so.0, which does not load: libGLX.so.0: cannot open shared object file"), "{text}");
+    assert!(text.contains("`apt-get install libglx0` (libGLX.so.0)") && text.contains("libglvnd0 libglx0 libegl1 libgl1 libopengl0 libgles2"), "{text}");
+    assert_eq!(state(&links, "libGLdispatch").0, LinkState::Ok, "libGLdispatch itself is there");
+    // Software drivers are not loaded: only the GPU's is asked about.
+    let m = software_only().failing_load("/usr/lib/x86_64-linux-gnu/libvulkan_lvp.so", "not asked");
+    assert!(GpuStack::detect(&m).icds.iter().all(|i| i.load_error.is_none()));
+}
+
+/// This machine's linker, asked as the Vulkan loader asks: a library that is there loads, one
+/// that is not is named in the linker's own words.
+#[cfg(target_os = "linux")]
+#[test]
+fn this_machines_linker_loads_what_is_there_and_names_what_is_not() {
+    assert_eq!(ThisMachine.load("libc.so.6"), Ok(()));
+    let err = ThisMachine.load("libharness-not-a-library.so.0").unwrap_err();
+    assert!(err.contains("libharness-not-a-library.so.0"), "{err}");
 }
 
 #[test]
