@@ -24,7 +24,7 @@ pub(crate) async fn run_case(
         // A kernel of harness's catalogue (the roofline's probes, `harness bench --roofline`): its
         // own program, timed as `harness run` times it.
         return match (gpu, case.kernel()) {
-            (Some(gpu), Some(_)) => gpu.run_case(plan, case, None, clock, on_sample).await.map_err(|e| e.for_case(&case.id)),
+            (Some(gpu), Some(_)) => gpu.run_case(plan, case, None, clock, &mut kernels::sampling::CaseClock::start(), on_sample).await.map_err(|e| e.for_case(&case.id)),
             _ => Err(fail(format!("{}: neither a bench of this target nor a GPU kernel of harness's", case.kernel))),
         };
     };

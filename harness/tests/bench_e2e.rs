@@ -105,6 +105,9 @@ fn a_panic_is_an_error_a_wrong_output_fails_no_reference_is_unchecked_and_the_re
     for run in results["runs"].as_array().unwrap() {
         let panicked = run["cases"].as_array().unwrap().iter().find(|c| c["id"] == "panics").unwrap();
         assert!(panicked["message"].as_str().unwrap().contains("deliberate panic in a bench"), "{}: {}", run["browser"], panicked["message"]);
+        // A bench has no manifest: its message names the bench's own way to a reference.
+        let unchecked = run["cases"].as_array().unwrap().iter().find(|c| c["id"] == "unchecked").unwrap()["message"].as_str().unwrap_or_default().to_string();
+        assert!(unchecked.contains("the bench gives no `.reference(...)`") && !unchecked.contains("manifest"), "{}: {unchecked}", run["browser"]);
     }
     assert_eq!(code, Some(1), "{stderr}");
     // A shader that does not compile fails its case with the compiler's words, natively too (where

@@ -5,7 +5,7 @@ use crate::model::weights::Weights;
 use crate::catalog::matmul::subgroup_matrix;
 use crate::program::{Caps, Init, Program};
 pub use crate::sampling::now_ms;
-use crate::sampling::{sample, ClockGate, Sample, Sampled, Sampling, Timed, MAX_IN_FLIGHT};
+use crate::sampling::{sample, CaseClock, ClockGate, Sample, Sampled, Sampling, Timed, MAX_IN_FLIGHT};
 use crate::wire::CompletionLatency;
 use futures_channel::oneshot;
 use std::collections::VecDeque;
@@ -169,6 +169,12 @@ pub struct Gpu {
     pub nudge: bool,
     /// Nudges submitted so far.
     nudged: AtomicU64,
+    /// The last program's constant buffers of seeded contents, by their contents, for the next
+    /// program that has them ([`Gpu::create_buffers`]).
+    kept: Mutex<Vec<(Init, wgpu::Buffer)>>,
+    /// Whether models choose their kernels for a CPU: on a software adapter, unless the plan asks
+    /// for a GPU's ([`Gpu::adapt`]); a GPU's until then.
+    cpu_kernels: bool,
     device: wgpu::Device,
     queue: wgpu::Queue,
     watch: Arc<Mutex<Watch>>,
@@ -225,12 +231,14 @@ impl Gpu {
         #[cfg(not(target_arch = "wasm32"))]
         let subgroup_matrix = false;
         Ok(Gpu {
+            cpu_kernels: false,
             info: adapter.get_info(),
             timestamps,
             subgroup_matrix,
             latency_ms: 0.0,
             nudge: false,
             nudged: AtomicU64::new(0),
+            kept: Mutex::new(Vec::new()),
             device,
             queue,
             watch,
@@ -283,9 +291,9 @@ impl Gpu {
     async fn replace_lost(&mut self, why: String) -> Result<String, String> {
         match Gpu::new().await {
             Ok(fresh) => {
-                let (latency_ms, nudge, subgroup_matrix) = (self.latency_ms, self.nudge, self.subgroup_matrix);
+                let (latency_ms, nudge, subgroup_matrix, cpu_kernels) = (self.latency_ms, self.nudge, self.subgroup_matrix, self.cpu_kernels);
                 *self = fresh;
-                (self.latency_ms, self.nudge) = (latency_ms, nudge);
+                (self.latency_ms, self.nudge, self.cpu_kernels) = (latency_ms, nudge, cpu_kernels);
                 self.subgroup_matrix &= subgroup_matrix;
                 Ok(why)
             }
@@ -302,15 +310,38 @@ impl Gpu {
         FEATURES.iter().any(|(n, f)| *n == name && self.device.features().contains(*f))
     }
 
-    /// Keeps models' GEMMs off the tensor cores from now on (`--no-tensor-cores`), also on a device
-    /// that replaces a lost one.
-    pub fn forgo_tensor_cores(&mut self) {
-        self.subgroup_matrix = false;
+    /// Adapts this device and `plan` to each other before the cases run: models' GEMMs kept off
+    /// the tensor cores where the plan says so (`--no-tensor-cores`), also on a device that
+    /// replaces a lost one; on a CPU adapter, the plan's [`RunPlan::cpu_sampling`] where it has
+    /// one, and kernels chosen for a GPU only where it asks ([`RunPlan::gpu_kernels`]). Whether
+    /// the adapter is a CPU is read from `adapter` as the reports read it
+    /// ([`crate::software::software_sign`]): in a browser, what the page reported of it, which
+    /// says more than wgpu passes on.
+    ///
+    /// [`RunPlan::cpu_sampling`]: crate::RunPlan::cpu_sampling
+    /// [`RunPlan::gpu_kernels`]: crate::RunPlan::gpu_kernels
+    pub fn adapt(&mut self, plan: &mut crate::RunPlan, adapter: &crate::wire::AdapterReport) {
+        if plan.no_tensor_cores {
+            self.subgroup_matrix = false;
+        }
+        let cpu = crate::software::software_sign(adapter).is_some();
+        self.cpu_kernels = cpu && !plan.gpu_kernels;
+        if let Some(sampling) = plan.cpu_sampling.filter(|_| cpu) {
+            plan.sampling = sampling;
+        }
+    }
+
+    /// How many buffers this device keeps from the last program for the next ([`Buffer::constant`]
+    /// ones of seeded contents: a model's weights).
+    ///
+    /// [`Buffer::constant`]: crate::program::Buffer::constant
+    pub fn kept(&self) -> usize {
+        self.kept.lock().unwrap_or_else(|e| e.into_inner()).len()
     }
 
     /// What a model's lowering may use on this device.
     pub fn caps(&self) -> Caps {
-        Caps { subgroups: self.has("subgroups"), subgroup_matrix: self.subgroup_matrix }
+        Caps { subgroups: self.has("subgroups"), subgroup_matrix: self.subgroup_matrix, cpu: self.cpu_kernels }
     }
 
     /// The adapter as a report: what wgpu says of it, its features, and a fallback flag that is
@@ -408,12 +439,12 @@ impl Gpu {
         let failed = |message: String| GpuError::Pipeline { kernel: label.to_string(), message };
         self.check_features(label, program)?;
         let compiling = precompile.then(|| self.precompile(program));
-        let buffers = self.create_buffers(program).await.map_err(failed)?;
+        let (buffers, owned) = self.create_buffers(program).await.map_err(failed)?;
         let uploaded = now_ms();
         if let Some(compiling) = compiling {
             compiling.await.map_err(failed)?;
         }
-        Ok((self.create_pipelines(label, program, buffers, uploaded).await?, uploaded))
+        Ok((self.create_pipelines(label, program, buffers, owned, uploaded).await?, uploaded))
     }
 
     /// Refuses a program that needs a feature the device lacks, saying what offers it.
@@ -432,8 +463,21 @@ impl Gpu {
     }
 
     /// The program's buffers, each with its initial contents uploaded (a view, the buffer it is
-    /// a range of); the validation error where one is refused.
-    async fn create_buffers(&self, program: &Program) -> Result<Vec<wgpu::Buffer>, String> {
+    /// a range of), and whether the program's [`Prepared`] owns each (not a view, nor one this
+    /// device keeps); the validation error where one is refused. A constant buffer of seeded
+    /// contents that the last program had too is that program's, kept on the device: a model's
+    /// prefill, decode step and ops share weights that take seconds to generate and upload. Kept
+    /// buffers this program does not have are freed before its own are made.
+    async fn create_buffers(&self, program: &Program) -> Result<(Vec<wgpu::Buffer>, Vec<bool>), String> {
+        let keeps = |b: &crate::program::Buffer| b.constant && !b.uniform && generated(&b.init);
+        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        kept.retain(|(init, buffer)| {
+            let used = program.buffers.iter().any(|b| keeps(b) && b.init == *init);
+            if !used {
+                buffer.destroy();
+            }
+            used
+        });
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let created: Vec<Option<wgpu::Buffer>> = program
             .buffers
@@ -442,12 +486,15 @@ impl Gpu {
                 if let Init::View { .. } = b.init {
                     return None;
                 }
+                if let Some((_, buffer)) = kept.iter().find(|(init, _)| keeps(b) && *init == b.init) {
+                    return Some(buffer.clone());
+                }
                 let usage = wgpu::BufferUsages::COPY_DST
                     | match b.uniform {
                         true => wgpu::BufferUsages::UNIFORM,
                         false => wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
                     };
-                match b.init.bytes() {
+                let buffer = match b.init.bytes() {
                     Some(bytes) => self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                         label: Some(&b.label),
                         contents: &bytes,
@@ -459,24 +506,33 @@ impl Gpu {
                         usage,
                         mapped_at_creation: false,
                     }),
+                };
+                if keeps(b) {
+                    kept.push((b.init.clone(), buffer.clone()));
                 }
-                .into()
+                Some(buffer)
             })
             .collect();
+        drop(kept);
         let buffers = (0..created.len()).map(|i| {
             let of = program.buffers[i].init.binding(i).0;
             created.get(of).cloned().flatten().ok_or_else(|| format!("buffer `{}` is a view of no buffer of its own", program.buffers[i].label))
         });
         let buffers = buffers.collect::<Result<Vec<_>, String>>();
+        let owned = program.buffers.iter().map(|b| !matches!(b.init, Init::View { .. }) && !keeps(b)).collect();
         match scope.pop().await {
-            Some(err) => Err(err.to_string()),
-            None => buffers,
+            Some(err) => {
+                // A refused buffer must not be handed to the next program.
+                self.kept.lock().unwrap_or_else(|e| e.into_inner()).clear();
+                Err(err.to_string())
+            }
+            None => buffers.map(|b| (b, owned)),
         }
     }
 
-    /// Creates the program's pipelines and bind groups over `buffers`; its pipeline time runs
-    /// from `since_ms` (when a precompilation began, or now).
-    async fn create_pipelines(&self, label: &str, program: &Program, buffers: Vec<wgpu::Buffer>, since_ms: f64) -> Result<Prepared, GpuError> {
+    /// Creates the program's pipelines and bind groups over `buffers` (those `owned` freed with
+    /// it); its pipeline time runs from `since_ms` (when a precompilation began, or now).
+    async fn create_pipelines(&self, label: &str, program: &Program, buffers: Vec<wgpu::Buffer>, owned: Vec<bool>, since_ms: f64) -> Result<Prepared, GpuError> {
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let pipelines: Vec<wgpu::ComputePipeline> = program
             .shaders
@@ -533,8 +589,7 @@ impl Gpu {
             return Err(GpuError::Pipeline { kernel: label.to_string(), message: err.to_string() });
         }
         let outputs = program.outputs.iter().map(|&i| { let (_, offset, len) = program.buffers[i].init.binding(i); (i, offset, len) }).collect();
-        let shared = program.buffers.iter().map(|b| matches!(b.init, Init::View { .. })).collect();
-        Ok(Prepared { buffers, shared, pipelines, steps, outputs, pipeline_ms, dispatched: AtomicU64::new(0) })
+        Ok(Prepared { buffers, owned, pipelines, steps, outputs, pipeline_ms, dispatched: AtomicU64::new(0) })
     }
 
     /// Runs `case` once as a fresh page would, after its weights were fetched: builds each part's
@@ -774,12 +829,15 @@ impl Gpu {
     /// pipelines, measurement by the sampling policy, and the output read back, ready to send.
     /// A device lost meanwhile fails the case with [`GpuError::DeviceLost`] and is replaced, so
     /// the next case runs on a fresh one; an uncaptured GPU error fails it too.
+    /// `phases` is the case's clock, started as it was announced: each phase of the case ends on
+    /// it as it passes (the measurement carries them).
     pub async fn run_case(
         &mut self,
         plan: &crate::RunPlan,
         case: &crate::CaseSpec,
         weights: Option<&Weights>,
         clock: &mut impl ClockGate,
+        phases: &mut CaseClock,
         on_sample: impl FnMut(u32),
     ) -> Result<crate::wire::CaseMeasurement, GpuError> {
         self.ready().await?;
@@ -789,14 +847,28 @@ impl Gpu {
         self.guarded(async |gpu: &Gpu| {
             let program = case.program(weights, gpu.caps()).map_err(|e| GpuError::Pipeline { kernel: case.kernel.clone(), message: e.to_string() })?;
             gpu.check_fits(&case.kernel, &program)?;
-            let prepared = gpu.prepare(&case.kernel, &program).await?;
+            phases.mark("build");
+            let (prepared, uploaded) = gpu.prepare_timed(&case.kernel, &program, false).await?;
+            phases.mark_at("upload", uploaded);
+            phases.mark("pipelines");
             let measured = gpu.measure(&prepared, &plan.sampling, clock, on_sample).await?;
+            // The batches still queued behind the last timed sample are drained with the samples.
+            phases.mark_at("warmup", measured.timed_span.0);
+            phases.mark("samples");
             let output = crate::wire::CaseMeasurement::encode_bytes(&gpu.read_output(&prepared, &program).await?);
+            phases.mark("readback");
             let profile = match plan.sampling.profile {
                 true => gpu.profile(&prepared, profile_runs(&measured.samples)).await?,
                 false => Vec::new(),
             };
-            let measurement = crate::wire::CaseMeasurement::of_sampled(case.id.clone(), prepared.pipeline_ms, measured, output);
+            if plan.sampling.profile {
+                phases.mark("profile");
+            }
+            let measurement = crate::wire::CaseMeasurement {
+                phases: phases.phases(),
+                dispatches: Some(program.steps.len() as u32),
+                ..crate::wire::CaseMeasurement::of_sampled(case.id.clone(), prepared.pipeline_ms, measured, output)
+            };
             let engine_profile = (!profile.is_empty()).then(|| {
                 let kernel = |(i, ms): (usize, f64)| crate::wire::EngineKernel { op: program.shaders[program.steps[i].shader].label.clone(), node: program.step_name(i), ms };
                 profile.into_iter().enumerate().map(kernel).collect()
@@ -974,6 +1046,16 @@ impl Gpu {
 }
 
 /// The watch, also after a callback panicked while holding it.
+/// Whether a buffer of `init` is generated from a seed (in parts, where joined), and so worth
+/// keeping for a later program rather than generating and uploading it again.
+fn generated(init: &Init) -> bool {
+    match init {
+        Init::Seeded { .. } => true,
+        Init::Concat(parts) => parts.iter().all(|p| generated(p) || matches!(p, Init::Zeroed(_))) && parts.iter().any(generated),
+        _ => false,
+    }
+}
+
 fn lock(watch: &Mutex<Watch>) -> MutexGuard<'_, Watch> {
     watch.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
@@ -1263,8 +1345,9 @@ struct Queries {
 pub struct Prepared {
     /// Each program buffer's, a view's being the buffer it is a range of.
     buffers: Vec<wgpu::Buffer>,
-    /// Whether each is a view (whose buffer is another's).
-    shared: Vec<bool>,
+    /// Whether each is its own, freed with it: not a view (whose buffer is another's), nor a
+    /// buffer the device keeps for later programs.
+    owned: Vec<bool>,
     pipelines: Vec<wgpu::ComputePipeline>,
     /// (pipeline index, bind group, workgroups) of each step.
     steps: Vec<(usize, wgpu::BindGroup, [u32; 3])>,
@@ -1294,7 +1377,7 @@ impl Prepared {
 // queries are freed the moment it is done with them.
 impl Drop for Prepared {
     fn drop(&mut self) {
-        self.buffers.iter().zip(&self.shared).filter(|(_, shared)| !**shared).for_each(|(b, _)| b.destroy());
+        self.buffers.iter().zip(&self.owned).filter(|(_, owned)| **owned).for_each(|(b, _)| b.destroy());
     }
 }
 

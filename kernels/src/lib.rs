@@ -20,6 +20,7 @@ pub mod real;
 pub mod rows;
 pub mod sampling;
 pub mod shape;
+pub mod software;
 pub mod suite;
 pub mod tfjs;
 pub mod webnn;

@@ -356,13 +356,22 @@ pub struct RunPlan {
     /// kernels even where the browser offers subgroup matrices, to measure against them.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub no_tensor_cores: bool,
+    /// How each case is sampled instead where the adapter turns out to be a CPU (a software
+    /// adapter, which only the page learns): [`Sampling::for_cpu`] of `sampling`. `None` where
+    /// the user chose the sampling, which then holds on every adapter.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_sampling: Option<Sampling>,
+    /// Choose kernels as for a GPU even on a CPU adapter (`--gpu-kernels`): what CI does to
+    /// check a GPU's kernels on the software adapters it has.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub gpu_kernels: bool,
 }
 
 impl RunPlan {
     /// A plan with no cases: what the server holds before the first run.
     pub fn empty(platform: Platform) -> Self {
         let sampling = Sampling { mode: crate::SamplingMode::Isolated, warmup: crate::WarmupPolicy::Fixed(0), samples: 1, max_time_ms: 0.0, target_ci_pct: None, nudge: crate::Nudge::Auto, profile: false };
-        RunPlan { platform, sampling, cases: Vec::new(), webnn: None, no_tensor_cores: false }
+        RunPlan { platform, sampling, cases: Vec::new(), webnn: None, no_tensor_cores: false, cpu_sampling: None, gpu_kernels: false }
     }
 }
 

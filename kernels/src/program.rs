@@ -109,27 +109,31 @@ pub struct Buffer {
     pub uniform: bool,
     /// Its contents before the first run.
     pub init: Init,
+    /// No step writes it, so a device may keep it, contents and all, for a later program with a
+    /// buffer of the same seeded contents: a model's prefill, decode step and ops share their
+    /// weights ([`crate::gpu::Gpu`] keeps the last program's).
+    pub constant: bool,
 }
 
 impl Buffer {
     /// A storage buffer of `values` stored as `dtype`.
     pub fn values(label: impl Into<String>, values: &[f32], dtype: Dtype) -> Self {
-        Buffer { label: label.into(), uniform: false, init: Init::Bytes(dtype.encode(values)) }
+        Buffer { label: label.into(), uniform: false, init: Init::Bytes(dtype.encode(values)), constant: false }
     }
 
     /// A storage buffer of `values`.
     pub fn u32s(label: impl Into<String>, values: &[u32]) -> Self {
-        Buffer { label: label.into(), uniform: false, init: Init::Bytes(words_to_bytes(values)) }
+        Buffer { label: label.into(), uniform: false, init: Init::Bytes(words_to_bytes(values)), constant: false }
     }
 
     /// A zeroed storage buffer of `elems` 4-byte values.
     pub fn zeroed(label: impl Into<String>, elems: usize) -> Self {
-        Buffer { label: label.into(), uniform: false, init: Init::Zeroed(4 * elems.max(1) as u64) }
+        Buffer { label: label.into(), uniform: false, init: Init::Zeroed(4 * elems.max(1) as u64), constant: false }
     }
 
     /// A uniform of `words`, padded to 16 bytes as uniform layout requires.
     pub fn uniform(label: impl Into<String>, words: Vec<u32>) -> Self {
-        Buffer { label: label.into(), uniform: true, init: Init::Bytes(words_to_bytes(&crate::kernel::pad_params(words))) }
+        Buffer { label: label.into(), uniform: true, init: Init::Bytes(words_to_bytes(&crate::kernel::pad_params(words))), constant: false }
     }
 }
 
@@ -165,13 +169,17 @@ pub struct Caps {
     /// [`subgroup_matrix::FEATURE`](crate::catalog::matmul::subgroup_matrix::FEATURE), with f16
     /// inputs and an f32 result at 16×16×16, and `shader-f16`: GEMMs on tensor cores.
     pub subgroup_matrix: bool,
+    /// The adapter is a CPU (a software adapter: SwiftShader, lavapipe, llvmpipe): a few large
+    /// workgroups keep its cores busy where a GPU needs thousands, so linear layers choose
+    /// kernels for it ([`crate::catalog::linear::Linear::choose`]).
+    pub cpu: bool,
 }
 
 impl Caps {
-    /// Core WebGPU only.
-    pub const NONE: Caps = Caps { subgroups: false, subgroup_matrix: false };
+    /// Core WebGPU only, on a GPU.
+    pub const NONE: Caps = Caps { subgroups: false, subgroup_matrix: false, cpu: false };
     /// Subgroups, no tensor cores: a GPU natively.
-    pub const SUBGROUPS: Caps = Caps { subgroups: true, subgroup_matrix: false };
+    pub const SUBGROUPS: Caps = Caps { subgroups: true, subgroup_matrix: false, cpu: false };
 }
 
 /// Buffers, shaders and dispatches; one timed sample runs every step, in order, in one compute
@@ -256,7 +264,7 @@ impl Program {
         for (i, x) in inputs.iter().enumerate() {
             let mut bytes = kernel.input_bytes(shape, i, x);
             bytes.resize(bytes.len().max(1).next_multiple_of(INPUT_ALIGN), 0);
-            bound.push(self.buffer(Buffer { label: "input".into(), uniform: false, init: Init::Bytes(bytes) }));
+            bound.push(self.buffer(Buffer { label: "input".into(), uniform: false, init: Init::Bytes(bytes), constant: false }));
         }
         let output = self.buffer(Buffer::zeroed("output", kernel.output_len(shape)));
         bound.push(output);

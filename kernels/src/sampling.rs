@@ -117,7 +117,26 @@ pub struct Sampling {
     pub profile: bool,
 }
 
+/// Time budget of a case's timed samples on a CPU adapter ([`Sampling::for_cpu`]), ms.
+pub const CPU_MAX_TIME_MS: f64 = 1000.0;
+
 impl Sampling {
+    /// This policy as it is used where the adapter turns out to be a CPU (a software adapter:
+    /// SwiftShader, lavapipe, llvmpipe) and the user left the sampling to harness: the default
+    /// policy is sized for a GPU, where a sample takes microseconds to milliseconds, and spends
+    /// tens of seconds a case on a CPU that takes a second a sample. On a CPU there is no clock to
+    /// ramp up and the first run already compiled everything: [`MIN_SAMPLES`] samples within
+    /// [`CPU_MAX_TIME_MS`], after one warm-up run. Mode, nudging and profiling stay.
+    pub fn for_cpu(&self) -> Sampling {
+        Sampling {
+            warmup: WarmupPolicy::Fixed(1),
+            samples: self.samples.min(MIN_SAMPLES),
+            max_time_ms: self.max_time_ms.min(CPU_MAX_TIME_MS),
+            target_ci_pct: None,
+            ..*self
+        }
+    }
+
     /// Whether this policy's waits are nudged in a browser that needs it (`browser`, from
     /// `kernels::gpu::nudges` and this policy's [`Nudge`]): steady batches only; an isolated
     /// sample waits as a one-off call does.
@@ -385,18 +404,66 @@ pub async fn sample<T: Timed>(
     Ok(Sampled { first_ms, warmup, warmup_stop, samples, stopped_by, mode: s.mode, batch, in_flight, timed_span, nudges: timed.nudges() })
 }
 
-/// A named span of wall time: a phase of a cold start, or of one run of a pipeline from text.
+/// A named span of wall time: a phase of a measured case, of a cold start, or of one run of a
+/// pipeline from text.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Phase {
-    /// `device` (page, WASM, adapter and device), `fetch` (weights fetched), `upload` (program
-    /// built, weights uploaded), `pipelines`, `dispatch` (first pass encoded and submitted),
-    /// `result` (first output read back); for onnxruntime-web `engine` (its script loaded),
-    /// `onnx` (the model written), `session` (`InferenceSession.create`) in place of device,
-    /// upload and pipelines. From text: `tokenize`, `run`, `pool`.
+    /// A measured case's ([`CaseClock`]): `weights`, `build`, `upload`, `pipelines`, `warmup`,
+    /// `samples`, `readback`, `profile`; harness's after them: `reference`, `check`, `clock`.
+    /// A cold start's: `device` (page, WASM, adapter and device), `fetch` (weights fetched),
+    /// `upload` (program built, weights uploaded), `pipelines`, `dispatch` (first pass encoded
+    /// and submitted), `result` (first output read back); for onnxruntime-web `engine` (its
+    /// script loaded), `onnx` (the model written), `session` (`InferenceSession.create`) in place
+    /// of device, upload and pipelines. From text: `tokenize`, `run`, `pool`.
     pub name: String,
     /// Wall ms from the end of the phase before.
     pub ms: f64,
+}
+
+/// The phases that end at the clock readings `marks` ([`now_ms`]'s), named in order, the first
+/// from `start`.
+pub fn phases_of_marks(start: f64, marks: &[(&str, f64)]) -> Vec<Phase> {
+    let mut before = start;
+    marks
+        .iter()
+        .map(|&(name, at)| {
+            let ms = (at - before).max(0.0);
+            before = at;
+            Phase { name: name.to_string(), ms }
+        })
+        .collect()
+}
+
+/// The phases of one measured case on a platform, as they pass: each [`mark`](CaseClock::mark)
+/// ends the phase it names at [`now_ms`]. What the report's "where a case's time went" reads.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaseClock {
+    start: f64,
+    marks: Vec<(&'static str, f64)>,
+}
+
+impl CaseClock {
+    /// A clock started now, as the case is announced.
+    pub fn start() -> Self {
+        CaseClock { start: now_ms(), marks: Vec::new() }
+    }
+
+    /// Ends phase `name` now.
+    pub fn mark(&mut self, name: &'static str) {
+        self.mark_at(name, now_ms());
+    }
+
+    /// Ends phase `name` at `at` ([`now_ms`]'s clock), where it ended earlier than now (the
+    /// warm-up at the first timed sample).
+    pub fn mark_at(&mut self, name: &'static str, at: f64) {
+        self.marks.push((name, at));
+    }
+
+    /// The phases so far.
+    pub fn phases(&self) -> Vec<Phase> {
+        phases_of_marks(self.start, &self.marks)
+    }
 }
 
 /// Work timed end to end in named phases, one call at a time (a pipeline from text: tokenize,

@@ -145,7 +145,7 @@ impl UserKernel {
             .buffers
             .iter()
             .enumerate()
-            .map(|(i, b)| Buffer { label: b.name.clone(), uniform: b.uniform, init: Init::Bytes(b.bytes(seed, i as u64)) })
+            .map(|(i, b)| Buffer { label: b.name.clone(), uniform: b.uniform, init: Init::Bytes(b.bytes(seed, i as u64)), constant: false })
             .collect();
         Program {
             buffers,

@@ -88,6 +88,18 @@ pub struct CaseMeasurement {
     /// order: each sample is their sum.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub split: Option<Vec<Vec<Phase>>>,
+    /// Where the case's time went on the platform, from its announcement to its output read back
+    /// ([`crate::sampling::CaseClock`]): `weights` (fetched and parsed, where this case fetched
+    /// them), `build` (its program made), `upload` (buffers created with their contents: seeded
+    /// weights are generated here), `pipelines`, `warmup` (the first run, calibration and
+    /// warm-up), `samples` (the timed samples), `readback`, `profile`. Empty where the platform
+    /// does not say.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<Phase>,
+    /// Dispatches one run of the case's program issued, where the platform ran harness's
+    /// program: the kernels it chose for its adapter (a CPU's differ from a GPU's) decide it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dispatches: Option<u32>,
     /// The optional WebGPU features the case's shaders used (`shader-f16`, `subgroups`,
     /// `chromium-experimental-subgroup-matrix`: its GEMMs ran on tensor cores), so the report says
     /// how the numbers were made.
@@ -116,16 +128,7 @@ impl ColdMeasurement {
     /// The phases that end at the page's clock readings `marks` (`performance.now()`, ms since
     /// navigation), named in order.
     pub fn of_marks(marks: &[(&str, f64)], time_origin_ms: f64) -> Self {
-        let mut before = 0.0;
-        let phases = marks
-            .iter()
-            .map(|&(name, at)| {
-                let ms = at - before;
-                before = at;
-                Phase { name: name.to_string(), ms }
-            })
-            .collect();
-        ColdMeasurement { phases, time_origin_ms, arrived_ms: 0.0 }
+        ColdMeasurement { phases: crate::sampling::phases_of_marks(0.0, marks), time_origin_ms, arrived_ms: 0.0 }
     }
 
     /// From navigation to the first result: the phases' sum.
@@ -206,6 +209,8 @@ impl CaseMeasurement {
             engine_profile: None,
             cold: None,
             split: None,
+            phases: Vec::new(),
+            dispatches: None,
             features: Vec::new(),
         }
     }
@@ -396,6 +401,8 @@ mod tests {
             engine_profile: None,
             cold: None,
             split: None,
+            phases: Vec::new(),
+            dispatches: None,
             features: Vec::new(),
         };
         let back = m.decode_output().unwrap();

@@ -106,7 +106,7 @@ impl Workload {
             Workload::Encoder(e) => {
                 CheckRule::Cosine { row: e.row_len(), min: crate::model::MIN_COSINE, tol: crate::model::tolerance(e.dtype) }
             }
-            Workload::Decoder(d) => CheckRule::Cosine { row: d.row_len(), min: crate::model::MIN_COSINE, tol: d.tolerance() },
+            Workload::Decoder(d) => CheckRule::Cosine { row: d.row_len(), min: crate::model::MIN_COSINE, tol: crate::model::tolerance(d.dtype) },
             Workload::Perception(p) => CheckRule::Cosine { row: p.row_len(), min: crate::model::MIN_COSINE, tol: crate::model::tolerance(p.dtype) },
             Workload::Clip(c) => CheckRule::Cosine { row: c.row_len(), min: crate::model::MIN_COSINE, tol: crate::model::tolerance(c.text.dtype) },
             Workload::User(u) => CheckRule::Elementwise(u.tolerance),

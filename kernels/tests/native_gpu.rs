@@ -310,7 +310,7 @@ fn linear_layers_of_one_input_run_as_one_gemm_and_match_f64_natively() {
         let sum = g.computed("k + v", (m * n) as usize);
         g.op("add", Op::Add { a: key, b: v, y: sum, n: m * n });
         g.outputs = vec![q, key, v, other, sum];
-        let plan = g.plan(false);
+        let plan = g.plan(kernels::program::Caps::NONE);
         assert!(plan.contains(&Dispatch::Gemms { ops: vec![0, 1, 2] }) && plan.contains(&Dispatch::Op(3)), "{plan:?}");
         assert_linear_outputs_match_f64(&gpu, &g, steps, &format!("{m}×{k}×{n}, {dtype}"), k);
     }
@@ -345,7 +345,7 @@ fn a_gemm_stores_the_gelu_of_its_outputs_and_matches_f64_natively() {
         let (_, fused) = gelu_of(&mut g, "fused");
         let (apart, act) = gelu_of(&mut g, "apart");
         g.outputs = vec![fused, apart, act];
-        assert_eq!(g.plan(false)[..3], [Dispatch::Activated { linear: 0, gelu: 1 }, Dispatch::Op(2), Dispatch::Op(3)], "{m}×{k}×{n}");
+        assert_eq!(g.plan(kernels::program::Caps::NONE)[..3], [Dispatch::Activated { linear: 0, gelu: 1 }, Dispatch::Op(2), Dispatch::Op(3)], "{m}×{k}×{n}");
         assert_linear_outputs_match_f64(&gpu, &g, steps, &format!("{m}×{k}×{n}, {dtype}"), k);
     }
 }
@@ -373,7 +373,7 @@ fn a_split_gemms_sum_normalizes_its_rows_and_matches_f64_natively() {
         g.op("layernorm", Op::Norm { x: y, g: gain, b: shift, y: h, rows: m, cols: n, eps: 1e-5 });
         g.outputs = vec![y, h];
         let expected = if fused { Dispatch::Normed { linear: 0, norm: 1 } } else { Dispatch::Op(0) };
-        assert_eq!(g.plan(false)[0], expected, "{m}×{k}×{n}");
+        assert_eq!(g.plan(kernels::program::Caps::NONE)[0], expected, "{m}×{k}×{n}");
         let failures = failing_outputs(&gpu, &g, |i| if i == 0 { kernels::Tolerance { abs: 2e-6 * (k + 2) as f64, rel: 1e-5 } } else { kernels::Tolerance { abs: 2e-4, rel: 1e-4 } });
         assert!(failures.is_empty(), "{m}×{k}×{n}: {failures:#?}");
     }
@@ -432,7 +432,7 @@ fn is_one_row_linear(op: &kernels::model::op::Op) -> bool {
     use kernels::catalog::linear::Linear;
     use kernels::model::op::Op;
     match *op {
-        Op::Linear { m, k, n, .. } | Op::SwiGlu { m, k, n, .. } => k % 4 == 0 && matches!(Linear::choose(m, k, n, true), Linear::Matvec(_)),
+        Op::Linear { m, k, n, .. } | Op::SwiGlu { m, k, n, .. } => k % 4 == 0 && matches!(Linear::choose(m, k, n, kernels::program::Caps::SUBGROUPS), Linear::Matvec(_)),
         _ => false,
     }
 }
@@ -749,14 +749,49 @@ fn a_decode_step_dispatches_what_its_report_says() {
     assert_eq!(prepared.dispatched(), u64::from(3 + kernels::gpu::PROFILE_RUNS) * u64::from(said), "the profile's runs count");
 }
 
+/// A decoder's prefill, decode step and ops one after the other on one device, as a run takes
+/// them: the seeded weights stay on the device from case to case (kept, not generated and
+/// uploaded again), the KV caches the decode step writes do not, and every output still matches
+/// the f64 reference; another dtype's weights replace them.
+#[test]
+fn a_models_weights_stay_on_the_device_from_case_to_case_and_every_output_still_checks() {
+    use kernels::model::decoder::{DecoderCase, LlamaConfig, Phase};
+    let Some(mut gpu) = gpu() else { return };
+    let sampling = Sampling { mode: SamplingMode::Isolated, warmup: WarmupPolicy::Fixed(0), samples: 1, max_time_ms: 1e9, target_ci_pct: None, nudge: kernels::Nudge::Auto, profile: false };
+    let plan = kernels::RunPlan { sampling, ..kernels::RunPlan::empty(kernels::Platform::Native) };
+    let config = LlamaConfig { hidden: 64, heads: 8, kv_heads: 2, ffn: 96, layers: 2 };
+    let decoder = |phase: Phase, dtype| DecoderCase { model: "test".into(), config, phase, ctx: 5, dtype, weights: None };
+    let phases = [Phase::Prefill, Phase::Decode, Phase::Op("kv_write".into()), Phase::Op("attention".into()), Phase::Decode];
+    let weights_of = |d: &DecoderCase| d.graph(1).tensors.iter().filter(|t| t.name.ends_with(".weight") && !t.name.contains("norm")).count();
+    let mut kept_before = Vec::new();
+    for (i, (phase, dtype)) in phases.into_iter().map(|p| (p, kernels::Dtype::F32)).chain([(Phase::Decode, kernels::Dtype::F16)]).enumerate() {
+        let d = decoder(phase, dtype);
+        let case = kernels::CaseSpec { workload: Some(kernels::Workload::Decoder(d.clone())), ..kernels::CaseSpec::new(&format!("case{i}"), kernels::Shape(vec![1]), 1) };
+        kept_before.push(gpu.kept());
+        let m = match pollster::block_on(gpu.run_case(&plan, &case, None, &mut NoClock, &mut kernels::sampling::CaseClock::start(), |_| {})) {
+            Ok(m) => m,
+            Err(kernels::gpu::GpuError::MissingFeature { .. }) => continue,
+            Err(e) => panic!("{:?}: {e}", d.phase),
+        };
+        let got: Vec<f64> = le_bytes_to_f32s(&m.output_bytes().unwrap()).into_iter().map(f64::from).collect();
+        let verdict = kernels::check::check(&got, &d.graph(1).evaluate(None).unwrap(), case.check_rule().unwrap());
+        assert!(verdict.passed, "{:?} {dtype} after {i} cases on this device: {verdict:?}", d.phase);
+        if i == 0 {
+            assert!(gpu.kept() >= weights_of(&d), "the prefill's weights are kept: {} of {}", gpu.kept(), weights_of(&d));
+        }
+    }
+    assert_eq!(kept_before[0], 0);
+    assert!(kept_before[1] > 0 && kept_before[4] > 0, "{kept_before:?}");
+}
+
 #[test]
 fn a_destroyed_device_fails_its_case_as_lost_and_the_next_case_gets_a_fresh_one() {
     let Some(mut gpu) = gpu() else { return };
     let sampling = Sampling { mode: SamplingMode::Isolated, warmup: WarmupPolicy::Fixed(0), samples: 2, max_time_ms: 1e9, target_ci_pct: None, nudge: kernels::Nudge::Auto, profile: false };
-    let plan = kernels::RunPlan { platform: kernels::Platform::Native, sampling, cases: Vec::new(), webnn: None, no_tensor_cores: false };
+    let plan = kernels::RunPlan { sampling, ..kernels::RunPlan::empty(kernels::Platform::Native) };
     let run = |gpu: &mut Gpu, kernel: &str| {
         let case = kernels::CaseSpec::new(kernel, kernels::Shape(vec![4096]), 1);
-        pollster::block_on(gpu.run_case(&plan, &case, None, &mut NoClock, |_| {}))
+        pollster::block_on(gpu.run_case(&plan, &case, None, &mut NoClock, &mut kernels::sampling::CaseClock::start(), |_| {}))
     };
     match run(&mut gpu, "selftest_lose_device") {
         Err(e @ kernels::gpu::GpuError::DeviceLost(_)) => {

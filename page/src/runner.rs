@@ -6,7 +6,7 @@ use crate::engine::Completion;
 use crate::ort::Ort;
 use crate::tfjs::Tfjs;
 use kernels::gpu::Gpu;
-use kernels::sampling::{now_ms, sample, Sample, Timed};
+use kernels::sampling::{now_ms, sample, CaseClock, Sample, Timed};
 use kernels::wire::{CaseMeasurement, ColdMeasurement, PageError, Progress};
 use kernels::{CaseSpec, Fault, Platform, RunPlan};
 use wasm_bindgen::prelude::*;
@@ -18,7 +18,7 @@ use wasm_bindgen_futures::JsFuture;
 #[wasm_bindgen]
 pub async fn run(token: String, progress: js_sys::Function) -> Result<(), JsValue> {
     let api = Api::new(token);
-    let plan: RunPlan = api.get("plan").await?;
+    let mut plan: RunPlan = api.get("plan").await?;
     let emit = |event: Progress| {
         if let Ok(json) = serde_json::to_string(&event) {
             let _ = progress.call1(&JsValue::NULL, &JsValue::from_str(&json));
@@ -36,7 +36,7 @@ pub async fn run(token: String, progress: js_sys::Function) -> Result<(), JsValu
     let js_error = |e: kernels::gpu::GpuError| JsValue::from(js_sys::Error::new(&e.to_string()));
     let gpu = match plan.platform {
         Platform::Webgpu | Platform::Tfjs | Platform::OrtWebgpu | Platform::OrtJsep | Platform::Transformers => {
-            let mut gpu = device(&plan).await.map_err(js_error)?;
+            let mut gpu = device(&mut plan).await.map_err(js_error)?;
             // Measured before the cases: it is a fact about the browser, and it sizes the batches.
             let latency = gpu.measure_latency(plan.sampling.nudge).await.map_err(js_error)?;
             api.post("latency", &latency).await?;
@@ -60,12 +60,12 @@ pub async fn run(token: String, progress: js_sys::Function) -> Result<(), JsValu
         let measured: Result<CaseMeasurement, CaseError> = if let Some(tfjs) = &tfjs {
             tfjs.run_case(&plan, case, &mut ServerClock(&api), on_sample).await.map_err(CaseError::Gpu)
         } else if let Some(ort) = &ort {
-            match weights.of(case, &api).await {
+            match weights.of(case, &api, &mut CaseClock::start()).await {
                 Ok(w) => ort.run_case(&plan, case, w, &mut ServerClock(&api), on_sample).await.map_err(CaseError::Gpu),
                 Err(e) => Err(e),
             }
         } else if plan.platform == Platform::Transformers {
-            match weights.of(case, &api).await {
+            match weights.of(case, &api, &mut CaseClock::start()).await {
                 Ok(w) => crate::text::run_transformers(&plan, case, w, &api, &mut ServerClock(&api), on_sample).await.map_err(CaseError::Gpu),
                 Err(e) => Err(e),
             }
@@ -93,12 +93,13 @@ async fn post_measured(api: &Api, measured: Result<CaseMeasurement, (&str, CaseE
     }
 }
 
-/// A WebGPU device as `plan` wants it: off the tensor cores with `--no-tensor-cores`.
-async fn device(plan: &RunPlan) -> Result<Gpu, kernels::gpu::GpuError> {
+/// A WebGPU device, it and `plan` adapted to each other ([`Gpu::adapt`]) by what the page
+/// reported of the adapter (`main.js` keeps it in `harnessAdapter`).
+async fn device(plan: &mut RunPlan) -> Result<Gpu, kernels::gpu::GpuError> {
     let mut gpu = Gpu::new().await?;
-    if plan.no_tensor_cores {
-        gpu.forgo_tensor_cores();
-    }
+    let reported = js_sys::Reflect::get(&js_sys::global(), &"harnessAdapter".into()).ok().and_then(|v| js_sys::JSON::stringify(&v).ok()).and_then(|s| s.as_string());
+    let adapter = reported.and_then(|json| serde_json::from_str(&json).ok()).unwrap_or_else(|| gpu.report());
+    gpu.adapt(plan, &adapter);
     Ok(gpu)
 }
 
@@ -113,16 +114,16 @@ async fn run_cold<'a>(plan: &RunPlan, case: &'a CaseSpec, api: &Api) -> Result<C
             // As an app starts: no latency measured first, nothing nudged.
             let ort = Ort::load(ep, Completion { latency_ms: 0.0, nudge: false }).await.map_err(|e| fail(CaseError::Js(e)))?;
             marks.push(("engine", now_ms()));
-            let w = weights.of(case, api).await.map_err(fail)?;
+            let w = weights.of(case, api, &mut CaseClock::start()).await.map_err(fail)?;
             marks.push(("fetch", now_ms()));
             let values = ort.run_cold(case, w, &mut marks).await.map_err(|e| fail(CaseError::Gpu(e)))?;
             kernels::wire::f32s_to_le_bytes(&values)
         }
         None => {
             let js_error = |e: kernels::gpu::GpuError| fail(CaseError::Adapter(e.for_case(&case.id)));
-            let mut gpu = device(plan).await.map_err(js_error)?;
+            let mut gpu = device(&mut plan.clone()).await.map_err(js_error)?;
             marks.push(("device", now_ms()));
-            let w = weights.of(case, api).await.map_err(fail)?;
+            let w = weights.of(case, api, &mut CaseClock::start()).await.map_err(fail)?;
             marks.push(("fetch", now_ms()));
             gpu.run_cold(case, w, &mut marks).await.map_err(js_error)?
         }
@@ -168,13 +169,14 @@ enum CaseError {
 struct Weights(HashMap<String, kernels::model::weights::Weights>);
 
 impl Weights {
-    /// The weights `case` needs, fetched on first use.
-    async fn of(&mut self, case: &CaseSpec, api: &Api) -> Result<Option<&kernels::model::weights::Weights>, CaseError> {
+    /// The weights `case` needs, fetched on first use: then the `weights` phase of `phases`.
+    async fn of(&mut self, case: &CaseSpec, api: &Api, phases: &mut CaseClock) -> Result<Option<&kernels::model::weights::Weights>, CaseError> {
         let Some(key) = case.workload.as_ref().and_then(|w| w.weights_key()) else { return Ok(None) };
         if !self.0.contains_key(key) {
             let bytes = api.get_bytes(&format!("weights?name={key}")).await.map_err(|e| CaseError::Gpu(format!("fetching the weights `{key}`: {e:?}")))?;
             let parsed = kernels::model::weights::Weights::parse(bytes).map_err(|e| CaseError::Gpu(e.to_string()))?;
             self.0.insert(key.to_string(), parsed);
+            phases.mark("weights");
         }
         Ok(self.0.get(key))
     }
@@ -189,12 +191,13 @@ async fn run_case(
     emit: &impl Fn(Progress),
 ) -> Result<CaseMeasurement, CaseError> {
     let on_sample = |done| emit(Progress::SampleDone { case_id: case.id.clone(), done });
+    let mut phases = CaseClock::start();
     if let (Some(gpu), Some(_)) = (gpu.as_deref_mut(), &case.workload) {
-        let weights = weights.of(case, api).await?;
+        let weights = weights.of(case, api, &mut phases).await?;
         if case.from_text {
             return crate::text::run_harness(gpu, plan, case, weights, api, &mut ServerClock(api), on_sample).await.map_err(|e| CaseError::Adapter(e.for_case(&case.id)));
         }
-        return gpu.run_case(plan, case, weights, &mut ServerClock(api), on_sample).await.map_err(|e| CaseError::Adapter(e.for_case(&case.id)));
+        return gpu.run_case(plan, case, weights, &mut ServerClock(api), &mut phases, on_sample).await.map_err(|e| CaseError::Adapter(e.for_case(&case.id)));
     }
     let kernel = case.kernel().ok_or_else(|| match case.workload {
         Some(_) => CaseError::Gpu(format!("{}: models and user kernels run on webgpu and native only", case.kernel)),
@@ -215,5 +218,5 @@ async fn run_case(
         let sampled = sample(&plan.sampling, &mut cpu, &mut kernels::sampling::NoClock, on_sample).await.map_err(|e| match e {})?;
         return Ok(CaseMeasurement::of_sampled(case.id.clone(), 0.0, sampled, CaseMeasurement::encode_output(&cpu.output)));
     };
-    gpu.run_case(plan, case, None, &mut ServerClock(api), on_sample).await.map_err(|e| CaseError::Adapter(e.for_case(&case.id)))
+    gpu.run_case(plan, case, None, &mut ServerClock(api), &mut phases, on_sample).await.map_err(|e| CaseError::Adapter(e.for_case(&case.id)))
 }

@@ -105,6 +105,8 @@ async function describePlatform() {
 async function main() {
   status.textContent = 'asking for a WebGPU adapter…';
   const { adapter, webnn } = await describePlatform();
+  // The WASM runner reads it to tell a software adapter (a CPU), as the reports do.
+  window.harnessAdapter = adapter;
   await post('adapter', adapter);
   // Without WebNN the harness settles the run as unavailable: there is nothing to run.
   if (webnn && !adapter.available) {

@@ -159,6 +159,66 @@ struct RunView<'a> {
     rows: Vec<RowView<'a>>,
     distributions: Vec<Distribution>,
     profiles: Vec<ProfileView>,
+    /// Where its cases' time went, phase by phase, where they say.
+    time: Option<TimeView>,
+    /// How it was sampled on a CPU adapter in place of the settings, in words, where it was.
+    cpu_policy: Option<String>,
+}
+
+/// Where a run's cases' time went ([`crate::model::CaseTime`]): a row a case and the total, a
+/// column a phase the run's cases had.
+#[derive(Serialize)]
+struct TimeView {
+    phases: Vec<String>,
+    rows: Vec<TimeRow>,
+    total: TimeRow,
+    /// What no phase accounts for, in words.
+    unattributed: String,
+}
+
+#[derive(Serialize)]
+struct TimeRow {
+    id: String,
+    wall: String,
+    /// Each phase's ms, in [`TimeView::phases`]' order, then the unattributed.
+    cells: Vec<String>,
+    /// The stacked bar: each phase's share of the wall time, %, with its name.
+    bars: Vec<(String, f64)>,
+}
+
+impl TimeRow {
+    fn new(id: String, wall_ms: f64, phases: &[String], ms_of: impl Fn(&str) -> f64) -> Self {
+        let names = phases.iter().map(String::as_str).chain(["unattributed"]);
+        let values: Vec<(String, f64)> = names.map(|n| (n.to_string(), ms_of(n))).collect();
+        let share = |ms: f64| if wall_ms > 0.0 { 100.0 * ms / wall_ms } else { 0.0 };
+        TimeRow {
+            id,
+            wall: format_ms(wall_ms),
+            cells: values.iter().map(|(_, ms)| if *ms > 0.0 { format_ms(*ms) } else { "–".into() }).collect(),
+            bars: values.iter().filter(|(_, ms)| *ms > 0.0).map(|(n, ms)| (n.clone(), share(*ms))).collect(),
+        }
+    }
+}
+
+fn time(run: &PlatformRun) -> Option<TimeView> {
+    let timed: Vec<(&str, &crate::model::CaseTime)> = run.cases.iter().filter_map(|c| c.case_time.as_ref().map(|t| (c.id.as_str(), t))).collect();
+    if timed.is_empty() {
+        return None;
+    }
+    let (totals, wall) = crate::model::case_time_totals(timed.iter().map(|(_, t)| *t));
+    let phases: Vec<String> = totals.iter().map(|p| p.name.clone()).filter(|n| n != "unattributed").collect();
+    let total_of = |name: &str| totals.iter().find(|p| p.name == name).map_or(0.0, |p| p.ms);
+    let unattributed = total_of("unattributed");
+    let rows = timed
+        .iter()
+        .map(|(id, t)| TimeRow::new(id.to_string(), t.wall_ms, &phases, |n| if n == "unattributed" { t.unattributed_ms } else { t.ms(n) }))
+        .collect();
+    Some(TimeView {
+        total: TimeRow::new(format!("all {} cases", timed.len()), wall, &phases, total_of),
+        phases,
+        rows,
+        unattributed: format!("{} ms of {} ms ({:.1}%)", format_ms(unattributed), format_ms(wall), if wall > 0.0 { 100.0 * unattributed / wall } else { 0.0 }),
+    })
 }
 
 /// Where one case's GPU time went, kernel by kernel ([`crate::model::EngineProfile`]).
@@ -266,7 +326,7 @@ impl<'a> ReportView<'a> {
             .iter()
             .zip(labels)
             .enumerate()
-            .map(|(i, (r, l))| RunView::new(r, l, i))
+            .map(|(i, (r, l))| RunView::new(r, l, i, r.cpu_policy(&report.settings)))
             .collect();
         let s = &report.settings;
         let target = s.target_ci_pct.map(|t| format!(", until the median's 95% CI is within ±{t}%")).unwrap_or_default();
@@ -416,7 +476,7 @@ fn baseline(b: &BaselineComparison) -> BaselineView {
 }
 
 impl<'a> RunView<'a> {
-    fn new(run: &'a PlatformRun, label: String, index: usize) -> Self {
+    fn new(run: &'a PlatformRun, label: String, index: usize, cpu_policy: Option<&crate::model::CpuAdapterPolicy>) -> Self {
         let rows = run.cases.iter().map(|c| row(c, run.completion_latency.as_ref())).collect();
         let title = match &run.browser_info {
             Some(b) => format!("{label} — {} {}", b.name, b.version),
@@ -434,6 +494,8 @@ impl<'a> RunView<'a> {
             rows,
             distributions: run.cases.iter().filter_map(distribution).collect(),
             profiles: run.cases.iter().filter_map(profile).collect(),
+            time: time(run),
+            cpu_policy: cpu_policy.map(|p| p.describe()),
         }
     }
 }

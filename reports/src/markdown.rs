@@ -72,6 +72,12 @@ pub fn render(report: &RunReport) -> String {
         if let Some(f) = run.features_used() {
             let _ = writeln!(s, "- {label} optional features its shaders used: {f}");
         }
+        if let Some(p) = run.cpu_policy(&report.settings) {
+            let _ = writeln!(s, "- {label} sampled for a CPU (a software adapter): {}", p.describe());
+        }
+        if let Some(t) = crate::model::describe_case_times(run.cases.iter().filter_map(|c| c.case_time.as_ref())) {
+            let _ = writeln!(s, "- {label} time: {t}");
+        }
     }
     for (run, label) in report.runs.iter().zip(&labels) {
         if let Some(f) = &run.failure {

@@ -123,6 +123,8 @@ pub fn measurement(spec: &CaseSpec, times: &[f64], gpu: bool) -> CaseMeasurement
         engine_profile: None,
         cold: None,
         split: None,
+        phases: Vec::new(),
+        dispatches: None,
         features: Vec::new(),
     }
 }
@@ -167,6 +169,8 @@ pub fn report_with(runs: Vec<(&str, Vec<CaseReport>)>) -> RunReport {
             seed: 1,
             max_time_s: 10.0,
             case_timeout_s: 60.0,
+            cpu_adapter: None,
+            gpu_kernels: false,
             retries: 1,
             webnn_device: None,
             no_tensor_cores: false,

@@ -120,7 +120,16 @@ mod tests {
         assert_eq!(p.browser.browser, [BrowserChoice::Chrome]);
         assert_eq!((p.platform.as_slice(), r.suite), ([].as_slice(), SuiteArg::Default), "no --platform: each subcommand's own default");
         assert!(!p.browser.headed);
-        assert_eq!((s.samples, s.warmup, s.timeout, s.target_ci), (30, stats::WarmupPolicy::Auto, 60.0, None));
+        assert_eq!((s.samples, s.warmup, s.timeout, s.target_ci), (None, None, None, None), "left to harness");
+        let policy = s.policy();
+        assert_eq!((policy.samples, policy.warmup, policy.max_time_ms, s.timeout().as_secs()), (30, stats::WarmupPolicy::Auto, 10_000.0, 60));
+        let cpu = s.cpu_policy().expect("nothing chosen: a CPU adapter gets its own");
+        assert_eq!((cpu.samples, cpu.warmup, cpu.max_time_ms, s.cpu_timeout().map(|t| t.as_secs())), (5, stats::WarmupPolicy::Fixed(1), 1000.0, Some(300)));
+        // One choice of the user's holds everywhere, and so do harness's defaults for the rest.
+        for chosen in [&["--samples", "30"][..], &["--timeout", "60"], &["--warmup", "auto"], &["--max-time", "10"], &["--target-ci", "2"]] {
+            let s = &run(chosen).pipeline.sampling;
+            assert!(s.cpu_policy().is_none() && s.cpu_timeout().is_none(), "{chosen:?}");
+        }
         assert_eq!((p.baseline.gate.noise_threshold, p.baseline.gate.fail_on_regression), (2.0, None));
     }
 
@@ -249,6 +258,6 @@ mod tests {
     fn warmup_and_target_ci_and_gate_parse() {
         let r = run(&["--warmup", "3", "--target-ci", "1.5%", "--fail-on-regression", "5"]);
         let p = &r.pipeline;
-        assert_eq!((p.sampling.warmup, p.sampling.target_ci, p.baseline.gate.fail_on_regression), (stats::WarmupPolicy::Fixed(3), Some(1.5), Some(5.0)));
+        assert_eq!((p.sampling.warmup, p.sampling.target_ci, p.baseline.gate.fail_on_regression), (Some(stats::WarmupPolicy::Fixed(3)), Some(1.5), Some(5.0)));
     }
 }

@@ -58,6 +58,7 @@ pub fn apply_report(args: &mut RunArgs, report: &RunReport, shown: &str) -> Resu
     let s = &report.settings;
     args.suite = SuiteArg::from_str(&s.suite, false).map_err(|_| unknown("suite", &s.suite))?;
     args.no_tensor_cores = s.no_tensor_cores;
+    args.gpu_kernels = s.gpu_kernels;
     args.profile = s.profile;
     if let Some(device) = s.webnn_device {
         args.webnn_device = WebnnDeviceArg::from_str(device.as_str(), false).map_err(|_| unknown("webnnDevice", device.as_str()))?;
@@ -83,11 +84,14 @@ pub fn apply_pipeline(args: &mut PipelineArgs, report: &RunReport, shown: &str) 
     args.filter = s.filters.clone();
     args.seed = s.seed;
     let sampling = &mut args.sampling;
-    sampling.samples = s.samples;
-    sampling.warmup = s.warmup;
+    // Where the run left the sampling (and timeout) to harness, so does the replay: it then
+    // adapts to a software adapter as the run did.
+    let chosen = s.cpu_adapter.is_none();
+    sampling.samples = chosen.then_some(s.samples);
+    sampling.warmup = chosen.then_some(s.warmup);
     sampling.sampling = s.sampling.into();
-    sampling.max_time = s.max_time_s;
-    sampling.timeout = s.case_timeout_s;
+    sampling.max_time = chosen.then_some(s.max_time_s);
+    sampling.timeout = chosen.then_some(s.case_timeout_s);
     sampling.retries = s.retries;
     sampling.target_ci = s.target_ci_pct;
     sampling.nudge = s.nudge.into();

@@ -53,6 +53,12 @@ pub struct RunArgs {
     /// instead, to measure one against the other. Each case's `features` in results.json say which ran.
     #[arg(long, help_heading = MEASURING)]
     pub no_tensor_cores: bool,
+    /// Choose models' kernels as for a GPU even on a software adapter (a CPU: SwiftShader,
+    /// lavapipe), where harness otherwise runs every linear layer of several rows as one matmul
+    /// of large blocks, never a matvec a row nor with K split, which a CPU runs many times
+    /// faster: to check a GPU's kernels in CI, which has only software adapters.
+    #[arg(long, help_heading = MEASURING)]
+    pub gpu_kernels: bool,
     /// After a case of several dispatches (a model's pass, a kernel file's program) is sampled,
     /// time each dispatch alone: in a compute pass of its own between GPU timestamps, the median
     /// of up to 5 runs (as many as 100 ms of GPU time holds). The case's `engineProfile` in

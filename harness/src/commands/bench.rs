@@ -8,6 +8,7 @@ use crate::cli::bench::BenchArgs;
 use crate::cli::replay;
 use crate::cli::values::PlatformArg;
 use crate::measure::bundle;
+use crate::measure::controller::CaseLimits;
 use crate::pipeline::{CaseFilter, NativeRunner, Pipeline, Planned, Serve, Settings};
 use crate::plan::bench::BenchTarget;
 use crate::plan::reference::References;
@@ -66,6 +67,10 @@ pub async fn exec(mut args: BenchArgs) -> Result<ExitCode> {
         serve: Serve { bundle, ..shared.serve.clone() },
         native: NativeRunner::BenchBinary(target.native.clone()),
         cases_for: BY_KIND,
+        // A bench's page keeps the sampling it is given on every adapter: its benches are the
+        // user's, and its CPU benches time the CPU by design.
+        cpu_sampling: None,
+        limits: CaseLimits { cpu_timeout: None, ..shared.limits },
         ..shared
     };
     let pipeline = Pipeline::prepare(settings)?;

@@ -37,7 +37,7 @@ pub async fn exec(args: DoctorArgs) -> Result<ExitCode> {
                 user_flags: browser.flags,
                 gpu_flags: browser.gpu_flags,
                 plan: adapter_plan(),
-                limits: CaseLimits { timeout: Duration::from_secs_f64(args.timeout), retries: 0 },
+                limits: CaseLimits { timeout: Duration::from_secs_f64(args.timeout), cpu_timeout: None, retries: 0 },
                 read_diagnostics: false,
                 references: references.clone(),
                 probe: probe::RunProbe::none("harness doctor reads no clocks"),
@@ -74,7 +74,6 @@ fn adapter_plan() -> kernels::RunPlan {
             profile: false,
         },
         cases: vec![kernels::CaseSpec::new("matmul_tiled", kernels::Shape(vec![64, 64, 64]), 1)],
-        webnn: None,
-        no_tensor_cores: false,
+        ..kernels::RunPlan::empty(kernels::Platform::Webgpu)
     }
 }

@@ -24,7 +24,6 @@ use crate::pipeline::{self, Baselines, Browser, CaseFilter, NativeRunner, Serve,
 use crate::plan::baseline;
 use anyhow::Result;
 use std::path::PathBuf;
-use std::time::Duration;
 
 /// The pipeline's settings from the options every measuring subcommand shares (with
 /// `default_platforms` where `--platform` is not given), for the run that `journaled`
@@ -57,16 +56,10 @@ pub fn pipeline_settings(args: &PipelineArgs, default_platforms: &[PlatformArg],
         suite: kernels::Suite::Default,
         filters: args.filter.clone(),
         seed: args.seed,
-        sampling: kernels::Sampling {
-            mode: s.sampling.into(),
-            warmup: s.warmup,
-            samples: s.samples,
-            max_time_ms: s.max_time * 1e3,
-            target_ci_pct: s.target_ci,
-            nudge: s.nudge.into(),
-            profile: false,
-        },
-        limits: CaseLimits { timeout: Duration::from_secs_f64(s.timeout), retries: s.retries },
+        sampling: s.policy(),
+        cpu_sampling: s.cpu_policy(),
+        gpu_kernels: false,
+        limits: CaseLimits { timeout: s.timeout(), cpu_timeout: s.cpu_timeout(), retries: s.retries },
         webnn_device: kernels::webnn::Device::Gpu,
         no_tensor_cores: false,
         tfjs_dir: None,

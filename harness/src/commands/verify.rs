@@ -52,7 +52,7 @@ pub async fn exec(args: VerifyArgs) -> Result<ExitCode> {
         },
         cases: vec![case.clone()],
         webnn: Some(kernels::webnn::Options::default()),
-        no_tensor_cores: false,
+        ..kernels::RunPlan::empty(kernels::Platform::Webgpu)
     };
     let timeout = Duration::from_secs_f64(args.timeout);
     let references = Arc::new(reference::References::default());
@@ -74,13 +74,13 @@ pub async fn exec(args: VerifyArgs) -> Result<ExitCode> {
             anyhow::bail!("verify checks --platform webgpu or native; with webgpu it also says whether the browser's WebNN is available")
         }
         PlatformArg::Native => {
-            let gpu = native::run_native(&plan, &native::Worker::InProcess, crate::measure::controller::CaseLimits { timeout, retries: 0 }, &references, &probe, &mut reporter, &mut interrupted).await;
+            let gpu = native::run_native(&plan, &native::Worker::InProcess, crate::measure::controller::CaseLimits { timeout, cpu_timeout: None, retries: 0 }, &references, &probe, &mut reporter, &mut interrupted).await;
             let cpu_case = case.clone();
             let cpu = tokio::task::spawn_blocking(move || native_cpu_ms(&cpu_case)).await?;
             Measured { checked: "wgpu/native".to_string(), gpu, cpu_where: "the native CPU (f32 Rust, one thread)", cpu_ms: Some(cpu), webnn: None }
         }
         PlatformArg::Webgpu => {
-            let limits = CaseLimits { timeout, retries: 0 };
+            let limits = CaseLimits { timeout, cpu_timeout: None, retries: 0 };
             let request = |platform| BrowserRunRequest {
                 browser: args.browser,
                 platform,

@@ -12,13 +12,13 @@ use crate::measure::memory;
 use crate::measure::events::{Reporter, RunEvent};
 use crate::measure::server::{PageEvent, Server};
 use anyhow::{anyhow, bail, Context, Result};
-use kernels::wire::{CaseMeasurement, Progress};
+use kernels::wire::{CaseMeasurement, Phase, Progress};
 use crate::measure::probe::{ClockProbe, PageClock, RunProbe};
 use crate::plan::reference::References;
 use kernels::check::check;
 use kernels::{CaseSpec, Platform, RunPlan};
 use kernels::wire::PageError;
-use reports::{Attempt, BrowserInfo, CaseReport, CaseStatus, DriverInfo, Phases, PlatformRun, RunStatus};
+use reports::{Attempt, BrowserInfo, CaseReport, CaseStatus, CaseTime, DriverInfo, Phases, PlatformRun, RunStatus};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -62,6 +62,9 @@ pub struct BrowserRunRequest {
 pub struct CaseLimits {
     /// Longest a case may take (`--timeout`).
     pub timeout: Duration,
+    /// Longest a case may take on a CPU adapter (a software one), where the user gave no
+    /// `--timeout`.
+    pub cpu_timeout: Option<Duration>,
     /// Further attempts at a case that crashed or timed out (`--retries`).
     pub retries: u32,
 }
@@ -525,7 +528,7 @@ pub async fn run_cases(
     references: &Arc<References>,
     probe: Option<&ClockProbe>,
 ) -> Result<()> {
-    let case_timeout = limits.timeout;
+    let mut case_timeout = limits.timeout;
     // The page needs time to load, find an adapter and compile the WASM before its first case.
     let idle_limit = case_timeout.max(Duration::from_secs(60));
     let mut liveness = tokio::time::interval(LIVENESS_EVERY);
@@ -574,6 +577,12 @@ pub async fn run_cases(
                         if let Some(reason) = missing.filter(|_| matches!(plan.platform, Platform::Webgpu | Platform::Tfjs)) {
                             bail!("no WebGPU adapter: {reason}. Browser flags used: {}", flags.join(" "));
                         }
+                        if let Some(sign) = run.adapter.as_ref().and_then(kernels::software::software_sign).filter(|_| plan.platform != Platform::Webnn) {
+                            case_timeout = limits.cpu_timeout.unwrap_or(case_timeout);
+                            if let Some(policy) = cpu_policy(plan, &limits) {
+                                reporter.event(RunEvent::Step(&format!("{} {} runs on a software adapter ({sign}): {}", run.browser, run.platform, policy.describe())));
+                            }
+                        }
                         idle_since = Instant::now();
                     }
                     PageEvent::Latency(latency) => {
@@ -602,7 +611,8 @@ pub async fn run_cases(
                                 let arrived = p.now_ms();
                                 page_clock.timed_span(&m, arrived).unwrap_or((started_ms, arrived))
                             });
-                            let mut case = analyze(spec, *m, references.clone(), label).await?;
+                            let (mut case, mut harness_phases) = analyze(spec, *m, references.clone(), label).await?;
+                            let waited = Instant::now();
                             case.clock = match (probe, span) {
                                 (Some(p), Some((from, to))) => match p.window(from, to) {
                                     Some(clock) => Some(clock),
@@ -610,11 +620,16 @@ pub async fn run_cases(
                                     // reading after it was taken: that reading stands in for it.
                                     None => {
                                         tokio::time::sleep(p.interval()).await;
+                                        harness_phases.push(Phase { name: "clock".into(), ms: waited.elapsed().as_secs_f64() * 1e3 });
                                         p.window(from, to)
                                     }
                                 },
                                 _ => None,
                             };
+                            if let Some((_, started)) = &current {
+                                let platform = case.case_time.take().map(|t| t.phases).unwrap_or_default();
+                                case.case_time = Some(CaseTime::new(started.elapsed().as_secs_f64() * 1e3, platform, harness_phases));
+                            }
                             book.settle(case, reporter);
                         }
                         current = None;
@@ -686,6 +701,21 @@ pub async fn run_cases(
     }
 }
 
+/// What `plan` and `limits` give a run on a CPU adapter in place of what was asked, where the
+/// user left either to harness.
+pub fn cpu_policy(plan: &RunPlan, limits: &CaseLimits) -> Option<reports::CpuAdapterPolicy> {
+    if plan.cpu_sampling.is_none() && limits.cpu_timeout.is_none() {
+        return None;
+    }
+    let sampling = plan.cpu_sampling.unwrap_or(plan.sampling);
+    Some(reports::CpuAdapterPolicy {
+        samples: sampling.samples,
+        max_time_s: sampling.max_time_ms / 1e3,
+        warmup: sampling.warmup,
+        case_timeout_s: limits.cpu_timeout.unwrap_or(limits.timeout).as_secs_f64(),
+    })
+}
+
 /// The GPU-related lines of a diagnostics page; empty when the browser will not show it.
 async fn read_diagnostics(client: &fantoccini::Client, url: &str) -> Vec<String> {
     const WORDS: [&str; 12] = [
@@ -742,23 +772,53 @@ async fn navigate(client: &fantoccini::Client, url: &str) -> Result<()> {
 }
 
 /// Checks a measurement against the case's reference, off the async threads (references can be
-/// heavy). `run` names where it ran, for a user kernel compared with the first platform.
-async fn analyze(spec: CaseSpec, m: CaseMeasurement, references: Arc<References>, run: String) -> Result<CaseReport> {
+/// heavy). `run` names where it ran, for a user kernel compared with the first platform. The
+/// report carries the platform's phases of the case ([`CaseReport::case_time`]); harness's own
+/// (`reference`, computed or waited for, and `check`) come beside it.
+async fn analyze(spec: CaseSpec, m: CaseMeasurement, references: Arc<References>, run: String) -> Result<(CaseReport, Vec<Phase>)> {
     Ok(tokio::task::spawn_blocking(move || {
+        let mut phases = Vec::new();
+        let mut lap = Lap::new();
+        let case = analyze_blocking(&spec, m, &references, &run, &mut |name| phases.push(lap.phase(name)));
+        (case, phases)
+    })
+    .await?)
+}
+
+/// Successive wall-time laps, each a [`Phase`] from the end of the one before.
+struct Lap(Instant);
+
+impl Lap {
+    fn new() -> Self {
+        Lap(Instant::now())
+    }
+
+    fn phase(&mut self, name: &str) -> Phase {
+        let now = Instant::now();
+        let ms = (now - std::mem::replace(&mut self.0, now)).as_secs_f64() * 1e3;
+        Phase { name: name.to_string(), ms }
+    }
+}
+
+/// [`analyze`]'s work: `mark` is told as the reference and the check end.
+fn analyze_blocking(spec: &CaseSpec, m: CaseMeasurement, references: &References, run: &str, mark: &mut dyn FnMut(&str)) -> CaseReport {
         let info = spec.info().expect("plans only hold known cases");
-        let unmeasured = |message: String| CaseReport::unmeasured(&spec, &info, CaseStatus::Error, Some(message));
+        let unmeasured = |message: String| CaseReport::unmeasured(spec, &info, CaseStatus::Error, Some(message));
         let Some(bytes) = m.output_bytes() else {
             return unmeasured("the platform sent an output that is not base64 of 4-byte values".into());
         };
-        let reference = match references.get(&spec, &m, &run) {
+        let reference = match references.get(&spec, &m, run) {
             Ok(r) => r,
             Err(e) => return unmeasured(format!("no reference to check against: {e}")),
         };
         let rule = spec.check_rule().expect("plans only hold known cases");
         let got = spec.decode_output(&bytes);
+        let twin = references.vs_f32(&spec, &got, &m, run);
+        mark("reference");
         let mut verdict = check(&got, &reference.values, rule);
         verdict.reference = reference.source.clone();
-        verdict.vs_f32 = references.vs_f32(&spec, &got, &m, &run);
+        verdict.vs_f32 = twin;
+        mark("check");
         let Some(by) = &reference.measured_by else {
             return CaseReport::measured(&spec, &info, m, verdict);
         };
@@ -766,7 +826,12 @@ async fn analyze(spec: CaseSpec, m: CaseMeasurement, references: Arc<References>
         let source = reference.source.clone().unwrap_or_default();
         let agreed = verdict.passed;
         let mut case = CaseReport::measured(&spec, &info, m, verdict);
-        let no_expected = "its manifest names no `expected` output file, so nothing independent checks it";
+        let no_expected = match &spec.workload {
+            Some(kernels::Workload::Bench(_)) => {
+                "the bench gives no `.reference(...)`, so nothing independent checks it (add `.reference(|| expected, tolerance)` with plain Rust that computes the output, as harness-bench's docs show)"
+            }
+            _ => "its manifest names no `expected` output file, so nothing independent checks it",
+        };
         case.message = Some(if *by == run {
             format!("unchecked: {no_expected}, and the output compared with on other platforms is this one's")
         } else if agreed {
@@ -778,8 +843,6 @@ async fn analyze(spec: CaseSpec, m: CaseMeasurement, references: Arc<References>
             case.status = CaseStatus::Unchecked;
         }
         case
-    })
-    .await?)
 }
 
 /// The plan's cases and what became of each, with the attempts that did not settle a case.

@@ -186,9 +186,12 @@ impl Restart for BenchProcess {
 }
 
 /// Plays the page: adapter, then each case, then done. Stops when the controller stops listening.
-async fn worker(plan: RunPlan, references: Arc<References>, probe: RunProbe, tx: mpsc::UnboundedSender<PageEvent>) {
+async fn worker(mut plan: RunPlan, references: Arc<References>, probe: RunProbe, tx: mpsc::UnboundedSender<PageEvent>) {
     let mut gpu = match Gpu::new().await {
-        Ok(g) => g,
+        Ok(mut g) => {
+            g.adapt(&mut plan, &g.report());
+            g
+        }
         Err(e) => {
             let _ = tx.send(PageEvent::Adapter(AdapterReport { available: false, reason: Some(e.to_string()), ..Default::default() }));
             return;
@@ -230,11 +233,15 @@ async fn measure(
     if case.kernel().and_then(|k| k.fault()).is_some_and(|f| f != kernels::Fault::LoseDevice) {
         return Err(PageError::case(&case.id, format!("{}: self-test faults are page-only", case.kernel)));
     }
+    let mut phases = kernels::sampling::CaseClock::start();
     let weights = match case.workload.as_ref().and_then(|w| w.weights_key()) {
         Some(key) => Some(references.weights(key).map_err(|e| PageError::case(&case.id, e))?),
         None => None,
     };
-    gpu.run_case(plan, case, weights.as_deref(), &mut &*probe, |done| {
+    if weights.is_some() {
+        phases.mark("weights");
+    }
+    gpu.run_case(plan, case, weights.as_deref(), &mut &*probe, &mut phases, |done| {
         let _ = tx.send(PageEvent::Progress(Progress::SampleDone { case_id: case.id.clone(), done }));
     })
     .await

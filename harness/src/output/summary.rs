@@ -226,29 +226,16 @@ pub fn totals(run: &PlatformRun) -> String {
     s
 }
 
-/// Where the time went, and the harness's overhead per case beyond the timed samples.
+/// Where the time went: the run's phases, then its cases' (the platform's phases and harness's
+/// own, what none accounts for, and the time a case took beyond its timed samples).
 pub fn phases(run: &PlatformRun) -> String {
     let p = &run.phases;
-    let measured: Vec<_> = run.cases.iter().filter(|c| !c.samples.is_empty()).collect();
-    // Everything the GPU was busy with: first dispatch, warm-ups and timed samples.
-    let dispatched_ms: f64 = measured
-        .iter()
-        .map(|c| {
-            c.first_dispatch_ms.unwrap_or(0.0)
-                + c.warmup_ms.unwrap_or(0.0)
-                + c.samples.iter().map(|s| s.wall_ms).sum::<f64>() * c.batch.unwrap_or(1) as f64
-        })
-        .sum();
     let mut s = format!(
         "phases: bundle {:.0} ms, server {:.0} ms, browser start {:.0} ms, cases {:.0} ms",
         p.bundle_ms, p.server_ms, p.browser_start_ms, p.cases_ms
     );
-    if !measured.is_empty() {
-        let _ = write!(
-            s,
-            "; harness overhead beyond dispatches {:.0} ms per case",
-            (p.cases_ms - dispatched_ms).max(0.0) / measured.len() as f64
-        );
+    if let Some(time) = reports::describe_case_times(run.cases.iter().filter_map(|c| c.case_time.as_ref())) {
+        let _ = write!(s, "\ncase time: {time}");
     }
     s
 }

@@ -128,6 +128,11 @@ pub struct Settings {
     pub seed: u64,
     /// How each case is sampled.
     pub sampling: kernels::Sampling,
+    /// How each case is sampled instead on a CPU adapter (a software one), where the user left
+    /// the sampling to harness.
+    pub cpu_sampling: Option<kernels::Sampling>,
+    /// Models choose their kernels as for a GPU even on a CPU adapter (`--gpu-kernels`).
+    pub gpu_kernels: bool,
     /// The case timeout and retries.
     pub limits: CaseLimits,
     /// The device a WebNN context is asked for.
@@ -199,6 +204,8 @@ impl Pipeline {
         let plan = s.plan(planned.cases);
         let created = chrono::Utc::now();
         let engines = s.check_platforms()?;
+        // While the bundle builds and the browser starts and works, not after each result.
+        planned.references.prefetch(&plan.cases);
         let probe = RunProbe::detect();
         let requests = s.requests(&plan, &tune_cache, &planned.references, &probe);
         let out_dir = s.out.clone().unwrap_or_else(|| s.default_out(created));
@@ -277,7 +284,7 @@ impl Settings {
     fn plan(&self, cases: Vec<CaseSpec>) -> RunPlan {
         let stand_in = std::env::var_os(webnn::STAND_IN_ENV).is_some();
         let webnn = Some(kernels::webnn::Options { device: self.webnn_device, stand_in });
-        RunPlan { platform: Platform::Webgpu, sampling: self.sampling, cases, webnn, no_tensor_cores: self.no_tensor_cores }
+        RunPlan { platform: Platform::Webgpu, sampling: self.sampling, cases, webnn, no_tensor_cores: self.no_tensor_cores, cpu_sampling: self.cpu_sampling, gpu_kernels: self.gpu_kernels }
     }
 
     /// Checks the platforms before any browser starts, and finds the JavaScript engines they run
@@ -383,6 +390,8 @@ impl Settings {
                 seed: self.seed,
                 max_time_s: sampling.max_time_ms / 1e3,
                 case_timeout_s: self.limits.timeout.as_secs_f64(),
+                cpu_adapter: crate::measure::controller::cpu_policy(plan, &self.limits),
+                gpu_kernels: self.gpu_kernels,
                 retries: self.limits.retries,
                 webnn_device: self.platforms.contains(&Platform::Webnn).then_some(self.webnn_device),
                 no_tensor_cores: self.no_tensor_cores,

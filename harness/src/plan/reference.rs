@@ -34,7 +34,8 @@ const NATIVE_RUN: &str = "wgpu native";
 pub struct References {
     weights_paths: HashMap<String, PathBuf>,
     weights: Mutex<HashMap<String, Arc<Weights>>>,
-    computed: Mutex<HashMap<String, Arc<Reference>>>,
+    /// By reference id, each computed once: a second asker waits for the first's result.
+    computed: Mutex<HashMap<String, Arc<OnceLock<Result<Arc<Reference>, String>>>>>,
     native: OnceLock<Option<Mutex<Gpu>>>,
     disk: Option<DiskCache>,
     /// References computed elsewhere, by reference id: a bench's, by its own CPU reference in
@@ -127,18 +128,41 @@ impl References {
         Ok(w)
     }
 
-    /// The reference of `spec`, computed on first use (blocking: run it off the async threads).
-    /// `m` and `run` are this measurement and where it ran: a user kernel with no native adapter
-    /// is compared with the first output reported.
+    /// The reference of `spec`, computed on first use, or waited for where another thread is
+    /// computing it ([`References::prefetch`]); blocking: run it off the async threads. `m` and
+    /// `run` are this measurement and where it ran: a user kernel with no native adapter is
+    /// compared with the first output reported.
     pub fn get(&self, spec: &CaseSpec, m: &CaseMeasurement, run: &str) -> Result<Arc<Reference>, String> {
         // Variants of a kernel share one reference: they compute the same thing.
-        let key = spec.reference_id();
-        if let Some(r) = self.computed.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-            return Ok(r.clone());
+        let cell = self.computed.lock().unwrap_or_else(|e| e.into_inner()).entry(spec.reference_id()).or_default().clone();
+        cell.get_or_init(|| self.compute(spec, m, run).map(Arc::new)).clone()
+    }
+
+    /// Starts computing, on a thread of its own and one after the other, the references of
+    /// `cases` that follow from the case alone (the catalogue's and the models', with the f32
+    /// twin a narrower dtype is measured against), so that they are ready, or under way, when the
+    /// browser's results come: a model's f64 reference takes seconds, which the browser's own
+    /// start, compilation and sampling then hide. A reference that fails here fails again, in
+    /// the same words, for its case.
+    pub fn prefetch(self: &Arc<Self>, cases: &[CaseSpec]) {
+        let independent = |c: &CaseSpec| !matches!(c.workload, Some(kernels::Workload::User(_) | kernels::Workload::Bench(_)));
+        let mut specs: Vec<CaseSpec> = Vec::new();
+        for case in cases.iter().filter(|c| independent(c)) {
+            for spec in std::iter::once(case.clone()).chain(crate::plan::workload::f32_twin(case).map(|(_, twin)| twin)) {
+                if !specs.iter().any(|s| s.reference_id() == spec.reference_id()) {
+                    specs.push(spec);
+                }
+            }
         }
-        let reference = Arc::new(self.compute(spec, m, run)?);
-        let mut cache = self.computed.lock().unwrap_or_else(|e| e.into_inner());
-        Ok(cache.entry(key).or_insert(reference).clone())
+        let references = self.clone();
+        let spawned = std::thread::Builder::new().name("references".into()).spawn(move || {
+            for spec in specs {
+                let _ = references.get(&spec, &nothing(), "");
+            }
+        });
+        if let Err(e) = spawned {
+            tracing::warn!("references are computed as results come: no thread for them ({e})");
+        }
     }
 
     /// For a model case run in another dtype than f32: how far its output `got` lands from the
@@ -208,8 +232,8 @@ impl References {
         let gpu = self.native.get_or_init(|| pollster::block_on(Gpu::new()).map_err(|e| tracing::warn!("native wgpu: {e}")).ok().map(Mutex::new));
         let mut gpu = gpu.as_ref().ok_or("no native wgpu adapter")?.lock().map_err(|_| "the native GPU failed earlier")?;
         let sampling = Sampling { mode: kernels::SamplingMode::Isolated, warmup: WarmupPolicy::Fixed(0), samples: 1, max_time_ms: 0.0, target_ci_pct: None, nudge: kernels::Nudge::Off, profile: false };
-        let plan = RunPlan { platform: Platform::Native, sampling, cases: Vec::new(), webnn: None, no_tensor_cores: false };
-        let m = pollster::block_on(gpu.run_case(&plan, spec, None, &mut kernels::sampling::NoClock, |_| {})).map_err(|e| e.to_string())?;
+        let plan = RunPlan { sampling, ..RunPlan::empty(Platform::Native) };
+        let m = pollster::block_on(gpu.run_case(&plan, spec, None, &mut kernels::sampling::NoClock, &mut kernels::sampling::CaseClock::start(), |_| {})).map_err(|e| e.to_string())?;
         let bytes = m.output_bytes().ok_or("native output is not 4-byte values")?;
         Ok((spec.decode_output(&bytes), gpu.info.name.clone()))
     }
@@ -222,27 +246,28 @@ fn first_output(spec: &CaseSpec, m: &CaseMeasurement, run: &str, why: &str) -> R
     Ok(Reference { values: spec.decode_output(&bytes), source: Some(format!("{run}'s output ({why})")), measured_by: Some(run.to_string()) })
 }
 
+/// A measurement with nothing in it: the references that follow from the case alone (the
+/// catalogue's, the models') do not look at it.
+fn nothing() -> CaseMeasurement {
+    let sampled = kernels::sampling::Sampled {
+        first_ms: 0.0,
+        warmup: Vec::new(),
+        warmup_stop: kernels::WarmupStop::Fixed,
+        samples: Vec::new(),
+        stopped_by: kernels::sampling::StopReason::SampleCount,
+        mode: kernels::SamplingMode::Isolated,
+        batch: 1,
+        in_flight: 1,
+        timed_span: (0.0, 0.0),
+        nudges: 0,
+    };
+    CaseMeasurement::of_sampled(String::new(), 0.0, sampled, String::new())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use kernels::Shape;
-
-    /// A measurement with nothing in it: catalogue references do not look at it.
-    fn nothing() -> CaseMeasurement {
-        let sampled = kernels::sampling::Sampled {
-            first_ms: 0.0,
-            warmup: Vec::new(),
-            warmup_stop: kernels::WarmupStop::Fixed,
-            samples: Vec::new(),
-            stopped_by: kernels::sampling::StopReason::SampleCount,
-            mode: kernels::SamplingMode::Isolated,
-            batch: 1,
-            in_flight: 1,
-            timed_span: (0.0, 0.0),
-            nudges: 0,
-        };
-        CaseMeasurement::of_sampled("add".into(), 0.0, sampled, String::new())
-    }
 
     fn cache(dir: &std::path::Path, binary: &str) -> DiskCache {
         DiskCache { dir: dir.to_path_buf(), binary: binary.into() }
@@ -269,6 +294,18 @@ mod tests {
         let values = fresh.get(&spec, &nothing(), "chrome webgpu").unwrap().values.clone();
         assert_eq!(values.len(), 4);
         assert!(cache(dir.path(), "harness 3").load(&spec).is_none(), "under {:?} to compute: not worth a file", DiskCache::WORTH_KEEPING);
+    }
+
+    #[test]
+    fn a_prefetched_reference_is_computed_once_and_shared_with_every_asker() {
+        let references = Arc::new(References::new(HashMap::new(), None));
+        let specs = [CaseSpec::new("add", Shape(vec![4]), 1), CaseSpec::new("softmax", Shape(vec![2, 8]), 1)];
+        references.prefetch(&specs);
+        for spec in &specs {
+            let (first, second) = (references.get(spec, &nothing(), "chrome webgpu").unwrap(), references.get(spec, &nothing(), "wgpu native").unwrap());
+            assert!(Arc::ptr_eq(&first, &second), "{}: one computation, its result shared", spec.id);
+            assert_eq!(first.values.len(), spec.shape.0.iter().product::<u32>() as usize);
+        }
     }
 
     #[test]

@@ -7,6 +7,7 @@ use super::epilogue::Epilogue;
 use super::matmul::{BLayout, MatmulOptions, MatmulParams};
 use super::matvec::MatvecParams;
 use crate::dtype::Dtype;
+use crate::program::Caps;
 
 /// Workgroups that fill a large GPU with `matmul` blocks: two per SM of an H100 (132 SMs), so a
 /// smaller block that reaches this count is worth its lower reuse.
@@ -80,13 +81,20 @@ impl Linear {
     ///   µs on the H100), and for at most [`BATCHED_MATVEC_ROWS`] rows: `matvec` once per row (its
     ///   workgroups along z), which gives every row N / ROWS workgroups and reads W from cache after
     ///   the first row.
-    pub fn choose(m: u32, k: u32, n: u32, subgroups: bool) -> Linear {
-        Linear::choose_for(m, k, n, subgroups, Dtype::F32)
+    /// - On a CPU ([`Caps::cpu`]: SwiftShader, lavapipe), `m > 1` is always `matmul` in 16×16
+    ///   blocks, with K never split: a CPU runs a workgroup's invocations a few SIMD lanes at a
+    ///   time and pays for every barrier across all of them, so small workgroups (32 invocations)
+    ///   win, and each matvec a row reads all of W again and a split adds a pass over the
+    ///   partial sums. MiniLM at 1×16 in SwiftShader: `qkv` 407 ms as matvecs a row, 100 ms in
+    ///   64×64 blocks, 46 ms in 16×16; `ffn_up` 407, 173 and 49 ms.
+    pub fn choose(m: u32, k: u32, n: u32, caps: Caps) -> Linear {
+        Linear::choose_for(m, k, n, caps, Dtype::F32)
     }
 
     /// [`choose`](Linear::choose) for a weight stored as `w`: a quantized matvec, which reads 4 or
     /// 8 weights a word and unpacks them, takes its own shape of workgroup.
-    pub fn choose_for(m: u32, k: u32, n: u32, subgroups: bool, w: Dtype) -> Linear {
+    pub fn choose_for(m: u32, k: u32, n: u32, caps: Caps, w: Dtype) -> Linear {
+        let subgroups = caps.subgroups;
         let vec = if k % 4 == 0 { 4 } else { 1 };
         let matvec = || {
             if w.quant().is_some() {
@@ -108,6 +116,9 @@ impl Linear {
             MatmulParams { bm: 32, bn: 32, bk: 16, tm: 4, tn: 4, vec },
             MatmulParams { bm: 16, bn: 16, bk: 16, tm: 2, tn: 4, vec },
         ];
+        if caps.cpu {
+            return Linear::Matmul(ladder[2]);
+        }
         let fills = |p: &MatmulParams| p.workgroups(m, n).iter().product::<u32>() >= MATMUL_FILL;
         match ladder.into_iter().find(fills) {
             // A deep K splits instead: the largest block, each workgroup on a chunk of K.
@@ -119,11 +130,12 @@ impl Linear {
         }
     }
 
-    /// Chunks K is split into (1: none), and the chunk, for an `m`×`k` by `[n,k]` layer: see
-    /// [`split_k`].
-    pub fn k_split(&self, m: u32, k: u32, n: u32) -> (u32, u32) {
+    /// Chunks K is split into (1: none), and the chunk, for an `m`×`k` by `[n,k]` layer on a
+    /// device offering `caps`: see [`split_k`]; never on a CPU.
+    pub fn k_split(&self, m: u32, k: u32, n: u32, caps: Caps) -> (u32, u32) {
         match self {
             Linear::Matvec(_) => (1, 0),
+            Linear::Matmul(_) if caps.cpu => (1, 0),
             Linear::Matmul(p) => match split_k(p, m, k, n) {
                 1 => (1, 0),
                 splits => (splits, k.div_ceil(splits).next_multiple_of(p.bk)),
@@ -188,7 +200,7 @@ mod tests {
     use super::*;
 
     fn matmul(m: u32, k: u32, n: u32) -> MatmulParams {
-        match Linear::choose(m, k, n, false) {
+        match Linear::choose(m, k, n, Caps::NONE) {
             Linear::Matmul(p) => p,
             other => panic!("{m}×{k}×{n}: {other:?}"),
         }
@@ -196,7 +208,7 @@ mod tests {
 
     #[test]
     fn one_row_is_a_matvec_sized_to_k_and_n() {
-        let mv = |k, n| match Linear::choose(1, k, n, false) {
+        let mv = |k, n| match Linear::choose(1, k, n, Caps::NONE) {
             Linear::Matvec(p) => p.to_string(),
             other => panic!("{k}×{n}: {other:?}"),
         };
@@ -212,7 +224,7 @@ mod tests {
 
     #[test]
     fn a_quantized_matvec_takes_the_h100s_winners() {
-        let mv = |k, n, w| match Linear::choose_for(1, k, n, false, w) {
+        let mv = |k, n, w| match Linear::choose_for(1, k, n, Caps::NONE, w) {
             Linear::Matvec(p) => p.to_string(),
             other => panic!("{k}×{n}: {other:?}"),
         };
@@ -229,7 +241,7 @@ mod tests {
         // Prefill of 128 tokens through TinyLlama's projections: 64×64 blocks with K split in
         // chunks; MiniLM at 8 × 128, whose K of 384 does not split.
         assert_eq!((matmul(128, 2048, 2048).bm, matmul(128, 2048, 5632).bm), (64, 64));
-        let split = |m, k, n| Linear::choose(m, k, n, false).k_split(m, k, n);
+        let split = |m, k, n| Linear::choose(m, k, n, Caps::NONE).k_split(m, k, n, Caps::NONE);
         assert_eq!(split(128, 2048, 2048), (8, 256));
         assert_eq!(split(128, 5632, 2048), (13, 448));
         assert_eq!(split(128, 2048, 5632), (5, 416));
@@ -258,25 +270,36 @@ mod tests {
     fn a_few_rows_too_few_for_matmuls_blocks_run_as_a_matvec_per_row() {
         // MiniLM at 1×16 and 8×16 tokens: no block fills the GPU.
         for (m, k, n) in [(16, 384, 384), (16, 1536, 384), (128, 384, 384), (2, 1, 1), (3, 7, 5)] {
-            let chosen = Linear::choose(m, k, n, false);
+            let chosen = Linear::choose(m, k, n, Caps::NONE);
             assert!(matches!(chosen, Linear::Matvec(_)), "{m}×{k}×{n}: {chosen:?}");
             assert_eq!(chosen.workgroups(m, n)[2], m, "one row per z");
         }
         // A prefill of 128 tokens through TinyLlama's projections fills 32×32 blocks: still matmul.
-        assert!(matches!(Linear::choose(128, 2048, 2048, false), Linear::Matmul(_)));
+        assert!(matches!(Linear::choose(128, 2048, 2048, Caps::NONE), Linear::Matmul(_)));
         // Past BATCHED_MATVEC_ROWS rows a thin product stays matmul.
-        assert!(matches!(Linear::choose(BATCHED_MATVEC_ROWS + 1, 64, 8, false), Linear::Matmul(_)));
+        assert!(matches!(Linear::choose(BATCHED_MATVEC_ROWS + 1, 64, 8, Caps::NONE), Linear::Matmul(_)));
+    }
+
+    #[test]
+    fn on_a_cpu_several_rows_are_a_matmul_of_small_blocks_and_k_never_splits() {
+        let cpu = Caps { cpu: true, ..Caps::NONE };
+        // MiniLM at 1×16, whose layers a GPU runs as a matvec a row, and a prefill a GPU splits.
+        for (m, k, n) in [(16, 384, 384), (16, 1536, 384), (16, 384, 1536), (128, 2048, 2048)] {
+            assert!(matches!(Linear::choose(m, k, n, cpu), Linear::Matmul(p) if (p.bm, p.bn) == (16, 16)), "{m}×{k}×{n}");
+        }
+        assert_eq!(Linear::choose(128, 2048, 2048, cpu).k_split(128, 2048, 2048, cpu), (1, 0), "a GPU splits this K in 8");
+        assert_eq!(Linear::choose(1, 384, 384, cpu), Linear::choose(1, 384, 384, Caps::NONE), "one row stays a matvec");
     }
 
     #[test]
     fn the_shader_binds_what_the_model_passes() {
         let (plain, bias, both) = (Epilogue::default(), Epilogue { bias: true, ..Epilogue::default() }, Epilogue { bias: true, add: true, gelu: false });
-        let mv = Linear::choose(1, 64, 64, false);
+        let mv = Linear::choose(1, 64, 64, Caps::NONE);
         assert!(mv.wgsl(bias, Dtype::F32).contains("@binding(4) var<storage, read_write> y"));
         let wgsl = mv.wgsl(both, Dtype::F32);
         assert!(wgsl.contains("@binding(5) var<storage, read_write> y") && wgsl.contains("+ bias[r0 + t] + addend[b * len + r0 + t]"), "{wgsl}");
         assert_eq!(mv.params(1, 64, 65), vec![64, 65, 0, 0, 65, 0, 0, 0]);
-        let mm = Linear::choose(600, 64, 64, false);
+        let mm = Linear::choose(600, 64, 64, Caps::NONE);
         let wgsl = mm.wgsl(bias, Dtype::F32);
         assert!(wgsl.contains("@binding(4) var<storage, read_write> c") && wgsl.contains("+ bias[col]"), "{wgsl}");
         let wgsl = mm.wgsl(both, Dtype::F32);

@@ -38,17 +38,17 @@ pub fn eval(op: &Op, v: &mut [Vec<f64>]) {
             v[y] = v[x][..n as usize].iter().map(|&e| 0.5 * e * (1.0 + libm::erf(e / std::f64::consts::SQRT_2))).collect()
         }
         Op::SiluMul { g, u, y, n } => v[y] = (0..n as usize).map(|i| silu(v[g][i]) * v[u][i]).collect(),
-        Op::Rope { x, y, tokens, heads, hd, pos0, base } => {
-            let (hd, half) = (hd as usize, hd as usize / 2);
+        Op::Rope { x, y, tokens, heads, hd, pos0, base, .. } => {
+            let (width, half) = (hd as usize, hd as usize / 2);
             let mut out = v[x].clone();
             for th in 0..(tokens * heads) as usize {
-                let pos = (pos0 as usize + th / heads as usize) as f64;
+                let pos = pos0 + (th / heads as usize) as u32;
                 for i in 0..half {
-                    let angle = pos * (base as f64).powf(-2.0 * i as f64 / hd as f64);
-                    let (s, c) = angle.sin_cos();
-                    let (x1, x2) = (v[x][th * hd + i], v[x][th * hd + i + half]);
-                    out[th * hd + i] = x1 * c - x2 * s;
-                    out[th * hd + i + half] = x2 * c + x1 * s;
+                    let (s, c) = super::rope::angle(pos, i, hd, base).sin_cos();
+                    let at = th * width + i;
+                    let (x1, x2) = (v[x][at], v[x][at + half]);
+                    out[at] = x1 * c - x2 * s;
+                    out[at + half] = x2 * c + x1 * s;
                 }
             }
             v[y] = out;

@@ -164,15 +164,6 @@ impl DecoderCase {
         }
     }
 
-    /// How far each element of the output may stray (see [`super::tolerance`]): RoPE's op alone
-    /// is a bare rotation by WGSL's loosely bounded `sin` and `cos`.
-    pub fn tolerance(&self) -> crate::check::Tolerance {
-        match &self.phase {
-            Phase::Op(op) | Phase::PrefillOp(op) if op == "rope" => super::ROTATION_TOLERANCE,
-            _ => super::tolerance(self.dtype),
-        }
-    }
-
     /// Values per output row: a hidden state.
     pub fn row_len(&self) -> usize {
         match &self.phase {
@@ -225,6 +216,7 @@ impl DecoderCase {
         let mut x = g.seeded("tokens", n as usize, -1.0, 1.0);
         g.inputs.push(x);
         let lens = g.tensor("lens", 1, Data::U32(vec![cache_len]));
+        let rope = g.tensor("rope_table", (t * hd) as usize, Data::F32(super::rope::table(t, hd, pos0, ROPE_BASE)));
         for l in 0..c.layers {
             let p = |s: &str| format!("blk.{l}.{s}");
             let norm = |g: &mut Graph, tag: &'static str, x: T, name: String| {
@@ -239,8 +231,8 @@ impl DecoderCase {
             let k = linear(&mut g, "qkv", hn, wk, None, h, kvdim, p("k"));
             let v = linear(&mut g, "qkv", hn, wv, None, h, kvdim, p("v"));
             let (qr, kr) = (g.computed(p("q_rope"), n as usize), g.computed(p("k_rope"), (t * kvdim) as usize));
-            g.op("rope", Op::Rope { x: q, y: qr, tokens: t, heads: c.heads, hd, pos0, base: ROPE_BASE });
-            g.op("rope", Op::Rope { x: k, y: kr, tokens: t, heads: c.kv_heads, hd, pos0, base: ROPE_BASE });
+            g.op("rope", Op::Rope { x: q, y: qr, table: rope, tokens: t, heads: c.heads, hd, pos0, base: ROPE_BASE });
+            g.op("rope", Op::Rope { x: k, y: kr, table: rope, tokens: t, heads: c.kv_heads, hd, pos0, base: ROPE_BASE });
             let cache = |g: &mut Graph, name: String| match self.phase {
                 Phase::Prefill | Phase::PrefillOp(_) => g.computed(name, (cache_len * kvdim) as usize),
                 _ => g.seeded(name, (cache_len * kvdim) as usize, -1.0, 1.0),
@@ -448,7 +440,7 @@ mod fusion_tests {
     fn a_decode_layer_plans_as_norm_qkv_attention_o_proj_norm_gate_up_down() {
         let config = LlamaConfig { hidden: 64, heads: 8, kv_heads: 2, ffn: 96, layers: 1 };
         let g = decode(config);
-        let plan = g.plan(false);
+        let plan = g.plan(crate::program::Caps::NONE);
         let kinds: Vec<&str> = plan
             .iter()
             .map(|d| match d {
@@ -475,14 +467,14 @@ mod fusion_tests {
             _ => None,
         });
         g.outputs.push(hn.unwrap());
-        assert!(matches!(g.plan(false)[0], Dispatch::Op(0)), "{:?}", g.plan(false));
-        assert!(matches!(g.plan(false)[1], Dispatch::Matvecs { norm: None, .. }));
+        assert!(matches!(g.plan(crate::program::Caps::NONE)[0], Dispatch::Op(0)), "{:?}", g.plan(crate::program::Caps::NONE));
+        assert!(matches!(g.plan(crate::program::Caps::NONE)[1], Dispatch::Matvecs { norm: None, .. }));
         // A head dimension of 6 is no whole number of vec4s: RoPE, writes and attention stay apart.
         let odd = decode(LlamaConfig { hidden: 48, heads: 8, kv_heads: 2, ffn: 96, layers: 1 });
-        assert!(!odd.plan(false).iter().any(|d| matches!(d, Dispatch::DecodeAttention { .. })));
+        assert!(!odd.plan(crate::program::Caps::NONE).iter().any(|d| matches!(d, Dispatch::DecodeAttention { .. })));
         // Every op is in exactly one dispatch, fused or not.
         for g in [&g, &odd] {
-            let mut seen: Vec<usize> = g.plan(false)
+            let mut seen: Vec<usize> = g.plan(crate::program::Caps::NONE)
                 .into_iter()
                 .flat_map(|d| d.ops())
                 .collect();

@@ -233,7 +233,7 @@ mod tests {
             let (ids, lens) = (vec![1; (batch * seq) as usize], vec![seq; batch as usize]);
             let case = EncoderCase { model: "minilm".into(), config: minilm, weights: String::new(), prefix: String::new(), batch, seq, ids, lens, dtype: Dtype::F32, op: None, texts: vec![] };
             let g = case.graph();
-            let plan = g.plan(false);
+            let plan = g.plan(crate::program::Caps::NONE);
             let fused: Vec<Vec<&str>> = plan.iter().filter(|d| matches!(d, super::super::fuse::Dispatch::Gemms { .. })).map(|d| d.ops().iter().map(|&i| g.ops[i].0).collect()).collect();
             assert!(fused.iter().all(|tags| tags == &["qkv"; 3]), "{fused:?}");
             (fused.len(), g.dispatches())

@@ -25,6 +25,7 @@ use super::op::{Op, T};
 use crate::dtype::Dtype;
 use crate::catalog::linear::Linear;
 use crate::catalog::matvec::MAX_SEGMENTS;
+use crate::program::Caps;
 
 /// One dispatch of the lowered graph, by the indices of the ops it carries out.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,9 +100,9 @@ pub struct Ops<'a> {
     pub scratch: &'a dyn Fn(T) -> bool,
 }
 
-/// The dispatches of `g`, in order, every op in exactly one. `subgroups`: whether the device has
-/// them, as the linear layers' choice of kernel depends on it.
-pub fn plan(g: &Ops, subgroups: bool) -> Vec<Dispatch> {
+/// The dispatches of `g`, in order, every op in exactly one. `caps`: what the device offers, as
+/// the linear layers' choice of kernel depends on it (subgroups, a CPU).
+pub fn plan(g: &Ops, caps: Caps) -> Vec<Dispatch> {
     let mut readers: std::collections::HashMap<T, u32> = std::collections::HashMap::new();
     for (_, op) in g.ops {
         for t in op.io().0 {
@@ -114,10 +115,10 @@ pub fn plan(g: &Ops, subgroups: bool) -> Vec<Dispatch> {
     let mut i = 0;
     while i < g.ops.len() {
         let fused = decode_attention(g, i, &internal)
-            .or_else(|| matvecs(g, i, subgroups, &internal))
-            .or_else(|| gemms(g, i, subgroups))
-            .or_else(|| activated(g, i, subgroups, &internal))
-            .or_else(|| normed(g, i, subgroups));
+            .or_else(|| matvecs(g, i, caps, &internal))
+            .or_else(|| gemms(g, i, caps))
+            .or_else(|| activated(g, i, caps, &internal))
+            .or_else(|| normed(g, i, caps));
         let taken = match &fused {
             Some(Dispatch::Matvecs { norm, ops }) => ops.len() + norm.is_some() as usize,
             Some(Dispatch::Gemms { ops }) => ops.len(),
@@ -133,7 +134,7 @@ pub fn plan(g: &Ops, subgroups: bool) -> Vec<Dispatch> {
 
 /// The matvec ops starting at op `i` (after an RMSNorm there, folded), if more than one op runs
 /// as one dispatch.
-fn matvecs(g: &Ops, i: usize, subgroups: bool, internal: &dyn Fn(T, u32) -> bool) -> Option<Dispatch> {
+fn matvecs(g: &Ops, i: usize, caps: Caps, internal: &dyn Fn(T, u32) -> bool) -> Option<Dispatch> {
     let (norm, first) = match g.ops[i].1 {
         Op::Norm { b: None, y, .. } => (Some((i, y)), i + 1),
         _ => (None, i),
@@ -142,7 +143,7 @@ fn matvecs(g: &Ops, i: usize, subgroups: bool, internal: &dyn Fn(T, u32) -> bool
         Op::SwiGlu { x, .. } => {
             // A SwiGLU already is one matvec; it gains only a folded norm.
             let (_, y) = norm?;
-            return (x == y && internal(y, 1) && is_matvec(g, &[first], subgroups)).then(|| Dispatch::Matvecs { norm: norm.map(|n| n.0), ops: vec![first] });
+            return (x == y && internal(y, 1) && is_matvec(g, &[first], caps)).then(|| Dispatch::Matvecs { norm: norm.map(|n| n.0), ops: vec![first] });
         }
         Op::Linear { x, b: None, .. } => x,
         _ => return None,
@@ -158,7 +159,7 @@ fn matvecs(g: &Ops, i: usize, subgroups: bool, internal: &dyn Fn(T, u32) -> bool
     if matches!(g.ops[first].1, Op::Linear { add: None, .. }) {
         ops.extend((first + 1..).take_while(same_input).take(MAX_SEGMENTS as usize - 1));
     }
-    if !is_matvec(g, &ops, subgroups) {
+    if !is_matvec(g, &ops, caps) {
         return None;
     }
     match norm {
@@ -172,7 +173,7 @@ fn matvecs(g: &Ops, i: usize, subgroups: bool, internal: &dyn Fn(T, u32) -> bool
 /// The linear layers from op `i` on that run as one `matmul` ([`Dispatch::Gemms`]): of the same x,
 /// shape and float weight type, none adding a residual, whose weights, biases and outputs join
 /// ([`joinable`](super::wgsl::joinable)); where together they run as one `matmul` (K split or not).
-fn gemms(g: &Ops, i: usize, subgroups: bool) -> Option<Dispatch> {
+fn gemms(g: &Ops, i: usize, caps: Caps) -> Option<Dispatch> {
     let Op::Linear { x, w, add: None, m, k, n, .. } = g.ops[i].1 else { return None };
     let dtype = (g.dtype_of)(w);
     if !super::wgsl::joinable(dtype, [m, k, n]) {
@@ -190,31 +191,31 @@ fn gemms(g: &Ops, i: usize, subgroups: bool) -> Option<Dispatch> {
         return None;
     }
     let n_all = n * ops.len() as u32;
-    let kernel = Linear::choose_for(m, k, n_all, subgroups, dtype);
+    let kernel = Linear::choose_for(m, k, n_all, caps, dtype);
     (ops.len() > 1 && matches!(kernel, Linear::Matmul(_))).then_some(Dispatch::Gemms { ops })
 }
 
 /// The linear layer at op `i` and the GELU right after it ([`Dispatch::Activated`]), where the
 /// layer runs as `matmul` and nothing but the GELU reads its output.
-fn activated(g: &Ops, i: usize, subgroups: bool, internal: &dyn Fn(T, u32) -> bool) -> Option<Dispatch> {
+fn activated(g: &Ops, i: usize, caps: Caps, internal: &dyn Fn(T, u32) -> bool) -> Option<Dispatch> {
     let Op::Linear { y, .. } = g.ops[i].1 else { return None };
     let Op::Gelu { x, .. } = g.ops.get(i + 1)?.1 else { return None };
-    (x == y && internal(y, 1) && !is_matvec(g, &[i], subgroups)).then_some(Dispatch::Activated { linear: i, gelu: i + 1 })
+    (x == y && internal(y, 1) && !is_matvec(g, &[i], caps)).then_some(Dispatch::Activated { linear: i, gelu: i + 1 })
 }
 
 /// The linear layer at op `i` and the norm of its output right after it ([`Dispatch::Normed`]),
 /// where the layer runs as `matmul` with K split.
-fn normed(g: &Ops, i: usize, subgroups: bool) -> Option<Dispatch> {
+fn normed(g: &Ops, i: usize, caps: Caps) -> Option<Dispatch> {
     let Op::Linear { y, m, k, n, .. } = g.ops[i].1 else { return None };
     let Op::Norm { x, rows, cols, .. } = g.ops.get(i + 1)?.1 else { return None };
-    let splits = super::wgsl::matmul_kernel(m, k, n).k_split(m, k, n).0;
-    (x == y && (rows, cols) == (m, n) && splits > 1 && !is_matvec(g, &[i], subgroups)).then_some(Dispatch::Normed { linear: i, norm: i + 1 })
+    let splits = super::wgsl::matmul_kernel(m, k, n, caps).k_split(m, k, n, caps).0;
+    (x == y && (rows, cols) == (m, n) && splits > 1 && !is_matvec(g, &[i], caps)).then_some(Dispatch::Normed { linear: i, norm: i + 1 })
 }
 
 /// Whether `ops` (linear layers of one input, or one SwiGLU) run as one matvec.
-fn is_matvec(g: &Ops, ops: &[usize], subgroups: bool) -> bool {
+fn is_matvec(g: &Ops, ops: &[usize], caps: Caps) -> bool {
     let ops: Vec<&Op> = ops.iter().map(|&j| &g.ops[j].1).collect();
-    super::wgsl::matvec_for(&ops, subgroups, g.dtype_of).is_some()
+    super::wgsl::matvec_for(&ops, caps, g.dtype_of).is_some()
 }
 
 /// The decode attention starting at op `i`: RoPE of q, RoPE of k, cache writes of the rotated k

@@ -209,26 +209,29 @@ impl Graph {
     /// that the linear layers may use (subgroups, tensor cores).
     pub fn lower(&self, weights: Option<&Weights>, caps: Caps) -> Result<Program, ModelError> {
         let mut p = Program::default();
+        let written: std::collections::HashSet<T> = self.ops.iter().flat_map(|(_, op)| op.io().1).collect();
         for (t, tensor) in self.tensors.iter().enumerate() {
             let label = tensor.name.clone();
+            let constant = tensor.data != Data::Computed && !written.contains(&t);
             let buffer = match &tensor.data {
                 Data::Computed => Buffer::zeroed(label, tensor.len),
-                Data::U32(v) => Buffer::u32s(label, v),
+                Data::U32(v) => Buffer { constant, ..Buffer::u32s(label, v) },
                 &Data::Seeded { stream, lo, hi } => {
                     let init = Init::Seeded { seed: self.seed, stream, lo, hi, elems: tensor.len as u64, dtype: tensor.dtype, row: tensor.row as u64 };
-                    Buffer { label, uniform: false, init }
+                    Buffer { label, uniform: false, init, constant }
                 }
                 // Values already rounded to the dtype: storing them again rounds nothing further
                 // (a dequantized row quantizes back to the same blocks).
                 _ => {
                     let bytes = tensor.dtype.encode_rows(&self.values(t, weights)?, tensor.row);
-                    Buffer { label, uniform: false, init: Init::Bytes(bytes.map_err(|e| ModelError::BadTensor { name: tensor.name.clone(), problem: e.to_string() })?) }
+                    let init = Init::Bytes(bytes.map_err(|e| ModelError::BadTensor { name: tensor.name.clone(), problem: e.to_string() })?);
+                    Buffer { label, uniform: false, init, constant }
                 }
             };
             p.buffer(buffer);
             p.require(tensor.dtype.feature());
         }
-        let dummy = p.buffer(Buffer { label: "unused".into(), uniform: false, init: Init::Zeroed(16) });
+        let dummy = p.buffer(Buffer { label: "unused".into(), uniform: false, init: Init::Zeroed(16), constant: false });
         self.lower_ops(&mut p, dummy, caps);
         p.outputs = self.outputs.clone();
         Ok(p)
@@ -239,7 +242,7 @@ impl Graph {
     /// [`fuse::plan`] runs several as one.
     fn lower_ops(&self, p: &mut Program, dummy: usize, caps: Caps) {
         let dtype_of = |t: T| self.tensors[t].dtype;
-        for dispatch in self.plan(caps.subgroups) {
+        for dispatch in self.plan(caps) {
             match dispatch {
                 Dispatch::Op(i) => {
                     let (tag, op) = &self.ops[i];
@@ -249,7 +252,7 @@ impl Graph {
                     let ops: Vec<&Op> = indices.iter().map(|&i| &self.ops[i].1).collect();
                     let tag = self.ops[norm.unwrap_or(indices[0])].0;
                     // fuse::plan fuses only what runs as one matvec.
-                    if let Some(mv) = wgsl::matvec_for(&ops, caps.subgroups, &dtype_of) {
+                    if let Some(mv) = wgsl::matvec_for(&ops, caps, &dtype_of) {
                         wgsl::matvecs(p, tag, mv, norm.map(|n| &self.ops[n].1), &ops, &dtype_of);
                     }
                 }
@@ -267,24 +270,24 @@ impl Graph {
                 }
                 Dispatch::DecodeAttention { ropes: [q, k], writes: [_, v], attention } => {
                     let op = |i: usize| &self.ops[i].1;
-                    wgsl::decode_attention(p, self.ops[attention].0, [op(q), op(k), op(v), op(attention)]);
+                    wgsl::decode_attention(p, self.ops[attention].0, [op(q), op(k), op(v), op(attention)], caps);
                 }
             }
         }
     }
 
-    /// Which ops share a dispatch ([`fuse::plan`]); `subgroups`, whether the device has them.
-    pub fn plan(&self, subgroups: bool) -> Vec<Dispatch> {
+    /// Which ops share a dispatch ([`fuse::plan`]) on a device offering `caps`.
+    pub fn plan(&self, caps: Caps) -> Vec<Dispatch> {
         let dtype_of = |t: T| self.tensors[t].dtype;
         let scratch = |t: T| self.tensors[t].data == Data::Computed && !self.outputs.contains(&t);
-        fuse::plan(&fuse::Ops { ops: &self.ops, dtype_of: &dtype_of, scratch: &scratch }, subgroups)
+        fuse::plan(&fuse::Ops { ops: &self.ops, dtype_of: &dtype_of, scratch: &scratch }, caps)
     }
 
     /// The dispatches one run of [`lower`](Graph::lower)'s program issues, counted without
     /// building any buffer (so without the weights).
     pub fn dispatches(&self) -> u32 {
         // Empty stand-ins for the tensors' buffers, which a fused dispatch turns into views.
-        let buffers = self.tensors.iter().map(|t| Buffer { label: t.name.clone(), uniform: false, init: Init::Zeroed(0) }).collect();
+        let buffers = self.tensors.iter().map(|t| Buffer { label: t.name.clone(), uniform: false, init: Init::Zeroed(0), constant: false }).collect();
         let mut p = Program { buffers, ..Program::default() };
         self.lower_ops(&mut p, 0, Caps::NONE);
         p.steps.len() as u32

@@ -21,8 +21,10 @@ pub enum Op {
     Gelu { x: T, y: T, n: u32 },
     /// `y = silu(g) · u` (SwiGLU).
     SiluMul { g: T, u: T, y: T, n: u32 },
-    /// Rotary embedding, rotate-half form (Llama): token `t` is at position `pos0 + t`.
-    Rope { x: T, y: T, tokens: u32, heads: u32, hd: u32, pos0: u32, base: f32 },
+    /// Rotary embedding, rotate-half form (Llama): token `t` is at position `pos0 + t`. The GPU
+    /// reads each angle's cosine and sine from `table` ([`super::rope::table`] of these
+    /// positions); the reference computes them from `base`.
+    Rope { x: T, y: T, table: T, tokens: u32, heads: u32, hd: u32, pos0: u32, base: f32 },
     /// `cache[pos0 + t] = src[t]` for `tokens` rows of `dim`: appends to a KV cache.
     KvWrite { src: T, cache: T, tokens: u32, dim: u32, pos0: u32 },
     /// Scaled dot-product attention with grouped KV heads. Query row `r` is token `r % seq` of
@@ -67,7 +69,7 @@ impl Op {
             Add { a, b, y, .. } => (vec![a, b], vec![y]),
             Gelu { x, y, .. } => (vec![x], vec![y]),
             SiluMul { g, u, y, .. } => (vec![g, u], vec![y]),
-            Rope { x, y, .. } => (vec![x], vec![y]),
+            Rope { x, y, table, .. } => (vec![x, table], vec![y]),
             KvWrite { src, cache, .. } => (vec![src, cache], vec![cache]),
             Attention { q, k, v, lens, y, .. } => (vec![q, k, v, lens], vec![y]),
             Embed { ids, word, pos, ty, y, .. } => (vec![ids, word, pos, ty], vec![y]),
@@ -86,7 +88,8 @@ impl Op {
             SwiGlu { x, gate, up, y, .. } => { *x = f(*x); *gate = f(*gate); *up = f(*up); *y = f(*y) }
             Norm { x, g, b, y, .. } => { *x = f(*x); *g = f(*g); opt(b); *y = f(*y) }
             Add { a, b, y, .. } => { *a = f(*a); *b = f(*b); *y = f(*y) }
-            Gelu { x, y, .. } | Rope { x, y, .. } | Patches { x, y, .. } | Unfold { x, y, .. } => { *x = f(*x); *y = f(*y) }
+            Gelu { x, y, .. } | Patches { x, y, .. } | Unfold { x, y, .. } => { *x = f(*x); *y = f(*y) }
+            Rope { x, y, table, .. } => { *x = f(*x); *y = f(*y); *table = f(*table) }
             Positions { x, pos, cls, y, .. } => { *x = f(*x); *pos = f(*pos); opt(cls); *y = f(*y) }
             SiluMul { g, u, y, .. } => { *g = f(*g); *u = f(*u); *y = f(*y) }
             KvWrite { src, cache, .. } => { *src = f(*src); *cache = f(*cache) }

@@ -353,7 +353,7 @@ mod tests {
     fn q_k_and_v_run_as_one_gemm() {
         let gemms = |config: PerceptionConfig, batch: u32| {
             let g = PerceptionCase { model: "test".into(), config, batch, dtype: Dtype::F32, op: None }.graph(1);
-            g.plan(false).iter().filter(|d| matches!(d, super::super::fuse::Dispatch::Gemms { ops } if ops.len() == 3)).count()
+            g.plan(crate::program::Caps::NONE).iter().filter(|d| matches!(d, super::super::fuse::Dispatch::Gemms { ops } if ops.len() == 3)).count()
         };
         // Whisper-tiny's key projection has no bias: it joins with zeros for one.
         assert_eq!((gemms(WHISPER_TINY, 1), gemms(WHISPER_TINY, 8)), (4, 4));
@@ -369,7 +369,7 @@ mod tests {
         let fused = |config: PerceptionConfig, batch: u32| {
             let g = PerceptionCase { model: "test".into(), config, batch, dtype: Dtype::F32, op: None }.graph(1);
             let gelus = g.ops.iter().filter(|(_, op)| matches!(op, Op::Gelu { .. })).count();
-            let activated: Vec<(&str, &str)> = g.plan(false).iter().filter_map(|d| match *d {
+            let activated: Vec<(&str, &str)> = g.plan(crate::program::Caps::NONE).iter().filter_map(|d| match *d {
                 super::super::fuse::Dispatch::Activated { linear, gelu } => Some((g.ops[linear].0, g.ops[gelu].0)),
                 _ => None,
             }).collect();
@@ -425,7 +425,7 @@ mod tests {
         let normed = |config: PerceptionConfig, batch: u32| {
             let g = PerceptionCase { model: "test".into(), config, batch, dtype: Dtype::F32, op: None }.graph(1);
             let mut linears = std::collections::BTreeMap::new();
-            for d in g.plan(false) {
+            for d in g.plan(crate::program::Caps::NONE) {
                 if let super::super::fuse::Dispatch::Normed { linear, norm } = d {
                     assert!(matches!(g.ops[norm].1, Op::Norm { .. }), "{:?}", g.ops[norm]);
                     *linears.entry(g.ops[linear].0).or_insert(0) += 1;

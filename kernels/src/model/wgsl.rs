@@ -106,11 +106,14 @@ fn norm_with(vec: u32, fields: &str, inputs: &str, load: &str, reload: &str) -> 
 }
 
 
+/// RoPE, rotate-half form: each pair's cosine and sine from the table of [`super::rope::table`]
+/// (binding 3), one invocation a pair.
 const ROPE: &str = r#"
-struct P { tokens: u32, heads: u32, hd: u32, pos0: u32, base: f32 }
+struct P { tokens: u32, heads: u32, hd: u32 }
 @group(0) @binding(0) var<uniform> p: P;
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read_write> y: array<f32>;
+@group(0) @binding(3) var<storage, read> rope: array<vec2<f32>>;
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let idx = gid.x + gid.y * nwg.x * 256u;
@@ -120,15 +123,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   let th = idx / half;
   let t = th / p.heads;
   let base = th * p.hd;
-  let angle = f32(p.pos0 + t) * pow(p.base, -2.0 * f32(i) / f32(p.hd));
-  // WGSL only bounds sin/cos error on [-pi, pi]; reduce the angle first.
-  let r = angle - 6.283185307 * floor(angle / 6.283185307 + 0.5);
-  let c = cos(r);
-  let s = sin(r);
+  let cs = rope[t * half + i];
   let x1 = x[base + i];
   let x2 = x[base + i + half];
-  y[base + i] = x1 * c - x2 * s;
-  y[base + i + half] = x2 * c + x1 * s;
+  y[base + i] = x1 * cs.x - x2 * cs.y;
+  y[base + i + half] = x2 * cs.x + x1 * cs.y;
 }
 "#;
 
@@ -145,7 +144,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 ///   V are then contiguous across neighbouring invocations. Their partial sums, and the partial
 ///   sums of the weights (the softmax denominator), are added up per column in workgroup memory.
 const ATTENTION: &str = r#"
-struct P { seq: u32, heads: u32, kv_heads: u32, hd: u32, kv_len: u32, causal: u32, pos0: u32, scale: f32, base: f32 }
+struct P { seq: u32, heads: u32, kv_heads: u32, hd: u32, kv_len: u32, causal: u32, pos0: u32, scale: f32 }
 @group(0) @binding(0) var<uniform> p: P;
 @group(0) @binding(1) var<storage, read> q: array<Vec>;
 @group(0) @binding(2) var<storage, KV> k: array<Vec>;
@@ -155,7 +154,7 @@ struct P { seq: u32, heads: u32, kv_heads: u32, hd: u32, kv_len: u32, causal: u3
 var<workgroup> s: array<f32, 2048>;
 var<workgroup> part: array<Vec, WG>;
 var<workgroup> wsum: array<f32, WG>;
-const WG: u32 = 256u;
+const WG: u32 = {{wg}}u;
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t: u32) {
   let row = wg.x;
@@ -236,7 +235,7 @@ fn visible(b: u32, r: u32) -> u32 {
 /// NVIDIA's compiler left them in memory (docs/hardware/h100-matmul.md). The tiles (keys then
 /// values, 8 KiB) double as the merge's scratch.
 const ATTENTION_FLASH: &str = r#"
-struct P { seq: u32, heads: u32, kv_heads: u32, hd: u32, kv_len: u32, causal: u32, pos0: u32, scale: f32, base: f32, chunk: u32 }
+struct P { seq: u32, heads: u32, kv_heads: u32, hd: u32, kv_len: u32, causal: u32, pos0: u32, scale: f32, chunk: u32 }
 @group(0) @binding(0) var<uniform> p: P;
 @group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read> k: array<vec4<f32>>;
@@ -563,22 +562,20 @@ fn value(i: u32, j: u32, c: u32) -> Vec { return v[i]; }
 
 /// How [`ATTENTION`] reads for one new token (row 0, at position `pos0`) with its RoPE and KV-cache
 /// writes folded in: q (binding 1) and the token's key and value (`k_new`, `v_new`, bound at 6 and
-/// 7) are as the projections left them. Each workgroup rotates its head's query and its group's
+/// 7) are as the projections left them, and each pair's cosine and sine come from the RoPE table
+/// (binding 8, [`super::rope::table`] of the one position). Each workgroup rotates its head's query and its group's
 /// key into workgroup memory and takes the new key and value from there and from `v_new`, never
 /// from the caches, which the first workgroup of each group writes at `pos0` for the tokens after.
 const ATTENTION_DECODE_READS: &str = r#"
 @group(0) @binding(6) var<storage, read> k_new: array<Vec>;
 @group(0) @binding(7) var<storage, read> v_new: array<Vec>;
+@group(0) @binding(8) var<storage, read> rope: array<vec2<f32>>;
 var<workgroup> qs: array<Vec, MAX_HV>;
 var<workgroup> ks: array<Vec, MAX_HV>;
 var<private> new_base: u32;
 fn rotate(x1: f32, x2: f32, i: u32) -> vec2<f32> {
-  let angle = f32(p.pos0) * pow(p.base, -2.0 * f32(i) / f32(p.hd));
-  // WGSL only bounds sin/cos error on [-pi, pi]; reduce the angle first (as the RoPE op does).
-  let r = angle - 6.283185307 * floor(angle / 6.283185307 + 0.5);
-  let c = cos(r);
-  let s = sin(r);
-  return vec2<f32>(x1 * c - x2 * s, x2 * c + x1 * s);
+  let cs = rope[i];
+  return vec2<f32>(x1 * cs.x - x2 * cs.y, x2 * cs.x + x1 * cs.y);
 }
 fn setup(t: u32, h: u32, group: u32, qb: u32, kb: u32, kvv: u32) {
   let half = p.hd / 2u;
@@ -610,16 +607,17 @@ fn value(i: u32, j: u32, c: u32) -> Vec { if (j == p.pos0) { return v_new[new_ba
 /// Largest head dimension the fused decode attention keeps in workgroup memory.
 pub const MAX_FUSED_HEAD_DIM: u32 = 256;
 
-/// [`ATTENTION`] with `Vec` of `vec` f32 (1 or 4) and [`REDUCE`]; `decode` folds in the new
-/// token's RoPE and cache writes ([`ATTENTION_DECODE_READS`], vec4 only).
-fn attention_wgsl(vec: u32, decode: bool) -> String {
+/// [`ATTENTION`] with `Vec` of `vec` f32 (1 or 4), workgroups of `wg` invocations, and [`REDUCE`];
+/// `decode` folds in the new token's RoPE and cache writes ([`ATTENTION_DECODE_READS`], vec4
+/// only).
+fn attention_wgsl(vec: u32, decode: bool, wg: u32) -> String {
     let vdot = if vec == 1 { "a * b" } else { "dot(a, b)" };
     let (access, reads) = if decode { ("read_write", ATTENTION_DECODE_READS) } else { ("read", ATTENTION_READS) };
     format!(
         "const VEC: u32 = {vec}u;\nconst MAX_HV: u32 = {}u;\nalias Vec = {};\nfn vdot(a: Vec, b: Vec) -> f32 {{ return {vdot}; }}\n{}{reads}{REDUCE}{VISIBLE}",
         MAX_FUSED_HEAD_DIM / 4,
         Dtype::F32.vector(vec),
-        ATTENTION.replace("KV>", &format!("{access}>")),
+        ATTENTION.replace("KV>", &format!("{access}>")).replace("{{wg}}", &wg.to_string()),
     )
 }
 
@@ -793,14 +791,14 @@ type Simple = (&'static str, fn() -> String, Vec<u32>, Vec<usize>, [u32; 3]);
 /// (subgroups for [`Linear::choose`], tensor cores for `matmul`).
 pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: &dyn Fn(T) -> Dtype, caps: Caps) {
     let f = |v: f32| v.to_bits();
-    if let Some(mv) = matvec_for(&[op], caps.subgroups, dtype_of) {
+    if let Some(mv) = matvec_for(&[op], caps, dtype_of) {
         return matvecs(p, tag, mv, None, &[op], dtype_of);
     }
     if let Op::Attention { q, k, v, lens, y, rows, seq, heads, hd, kv_len, .. } = *op {
         if let Some(flash) = attention_flash(seq, hd) {
             let chunks = flash.chunks(rows, seq, heads, kv_len);
             let flash = Flash { chunked: chunks > 1, ..flash };
-            let mut words = attention_words(op, 0.0);
+            let mut words = attention_words(op);
             words.push(kv_len.div_ceil(flash.keys()).div_ceil(chunks) * flash.keys());
             let shader = p.shader(&flash.label(), || flash.wgsl());
             let groups = [flash.workgroups(rows, seq), heads, chunks];
@@ -840,17 +838,16 @@ pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: &dyn F
         Op::Add { a, b, y, n } => ("elementwise", elementwise_wgsl, vec![n, 0], vec![a, b, y], elementwise(n)),
         Op::Gelu { x, y, n } => ("elementwise", elementwise_wgsl, vec![n, 1], vec![x, dummy, y], elementwise(n)),
         Op::SiluMul { g, u, y, n } => ("elementwise", elementwise_wgsl, vec![n, 2], vec![g, u, y], elementwise(n)),
-        Op::Rope { x, y, tokens, heads, hd, pos0, base } => (
-            "rope", || ROPE.to_string(), vec![tokens, heads, hd, pos0, f(base)], vec![x, y], elementwise(tokens * heads * hd / 2),
-        ),
+        Op::Rope { x, y, table, tokens, heads, hd, .. } => ("rope", || ROPE.to_string(), vec![tokens, heads, hd], vec![x, y, table], elementwise(tokens * heads * hd / 2)),
         Op::KvWrite { src, cache, tokens, dim, pos0 } => (
             "kv_write", kv_write_wgsl, vec![tokens * dim, pos0 * dim], vec![src, cache], elementwise(tokens * dim),
         ),
         Op::Attention { q, k, v, lens, y, rows, heads, hd, .. } => {
             // vec4 loads where every row of q, k, v and y starts on a vec4.
             let vec = if hd % 4 == 0 { 4 } else { 1 };
-            let shader = p.shader(&format!("attention v{vec}"), || attention_wgsl(vec, false));
-            return dispatch(p, tag, shader, attention_words(op, 0.0), [q, k, v, lens, y], [rows, heads, 1]);
+            let wg = attention_workgroup(caps);
+            let shader = p.shader(&format!("attention v{vec} wg{wg}"), || attention_wgsl(vec, false, wg));
+            return dispatch(p, tag, shader, attention_words(op), [q, k, v, lens, y], [rows, heads, 1]);
         }
         Op::Embed { ids, word, pos, ty, y, rows, seq, hidden } => (
             "embed", embed_wgsl, vec![rows * hidden, seq, hidden], vec![ids, word, pos, ty, y], elementwise(rows * hidden),
@@ -875,17 +872,17 @@ pub fn lower(p: &mut Program, tag: &str, op: &Op, dummy: usize, dtype_of: &dyn F
     dispatch(p, tag, shader, words, tensors, groups);
 }
 
-/// The uniform of [`ATTENTION`] for `op`, with the RoPE base `base` (0 where it rotates nothing).
-fn attention_words(op: &Op, base: f32) -> Vec<u32> {
+/// The uniform of [`ATTENTION`] for `op`.
+fn attention_words(op: &Op) -> Vec<u32> {
     let Op::Attention { seq, heads, kv_heads, hd, kv_len, causal, pos0, .. } = *op else { return Vec::new() };
-    vec![seq, heads, kv_heads, hd, kv_len, causal as u32, pos0, (1.0 / (hd as f32).sqrt()).to_bits(), base.to_bits()]
+    vec![seq, heads, kv_heads, hd, kv_len, causal as u32, pos0, (1.0 / (hd as f32).sqrt()).to_bits()]
 }
 
 /// The matvec that runs `ops` (linear layers of one input, whose rows it computes one after the
 /// other, or one SwiGLU), if they run as one: where [`Linear::choose`] picks a matvec for their
 /// rows together. Segments of a multiple of its rows per workgroup keep it; others take one row a
 /// workgroup, so no workgroup straddles two weights.
-pub fn matvec_for(ops: &[&Op], subgroups: bool, dtype_of: &dyn Fn(T) -> Dtype) -> Option<MatvecParams> {
+pub fn matvec_for(ops: &[&Op], caps: Caps, dtype_of: &dyn Fn(T) -> Dtype) -> Option<MatvecParams> {
     let mut shape = None;
     let mut rows = Vec::new();
     let mut weights = Dtype::F32;
@@ -898,7 +895,7 @@ pub fn matvec_for(ops: &[&Op], subgroups: bool, dtype_of: &dyn Fn(T) -> Dtype) -
         rows.push(n);
     }
     let (m, k) = shape?;
-    let Linear::Matvec(mut mv) = Linear::choose_for(m, k, rows.iter().sum(), subgroups, weights) else { return None };
+    let Linear::Matvec(mut mv) = Linear::choose_for(m, k, rows.iter().sum(), caps, weights) else { return None };
     if rows.len() > 1 && rows.iter().any(|n| n % mv.rows != 0) {
         mv.rows = 1;
     }
@@ -954,15 +951,16 @@ pub fn matvecs(p: &mut Program, tag: &str, mv: MatvecParams, norm: Option<&Op>, 
 
 /// Appends one attention dispatch for a single new token that also does the RoPE of its query and
 /// key and writes its key and value to the caches: `rope_q`, `rope_k`, `write_v` and `attention`
-/// are the ops it replaces (the key's cache write goes with `rope_k`).
-pub fn decode_attention(p: &mut Program, tag: &str, [rope_q, rope_k, write_v, attention]: [&Op; 4]) {
-    let (&Op::Rope { x: q, base, .. }, &Op::Rope { x: k_new, .. }, &Op::KvWrite { src: v_new, .. }, &Op::Attention { k, v, lens, y, rows, heads, .. }) =
+/// are the ops it replaces (the key's cache write goes with `rope_k`), on a device offering `caps`.
+pub fn decode_attention(p: &mut Program, tag: &str, [rope_q, rope_k, write_v, attention]: [&Op; 4], caps: Caps) {
+    let (&Op::Rope { x: q, table, .. }, &Op::Rope { x: k_new, .. }, &Op::KvWrite { src: v_new, .. }, &Op::Attention { k, v, lens, y, rows, heads, .. }) =
         (rope_q, rope_k, write_v, attention)
     else {
         return;
     };
-    let shader = p.shader("attention v4 decode", || attention_wgsl(4, true));
-    dispatch(p, tag, shader, attention_words(attention, base), [q, k, v, lens, y, k_new, v_new], [rows, heads, 1]);
+    let wg = attention_workgroup(caps);
+    let shader = p.shader(&format!("attention v4 wg{wg} decode"), || attention_wgsl(4, true, wg));
+    dispatch(p, tag, shader, attention_words(attention), [q, k, v, lens, y, k_new, v_new, table], [rows, heads, 1]);
 }
 
 /// Appends linear layers of one input and width as one `matmul` (a `Dispatch::Gemms` of the plan):
@@ -986,15 +984,17 @@ pub fn joinable(dtype: Dtype, [m, k, n]: [u32; 3]) -> bool {
 }
 
 /// A buffer of `parts` one after another (an absent one `absent` zero bytes), each part's buffer
-/// becoming a view of it.
+/// becoming a view of it; constant where every part is.
 fn join(p: &mut Program, label: String, parts: impl Iterator<Item = Option<T>>, absent: u64) -> usize {
     let of = p.buffers.len();
     let mut inits = Vec::new();
     let mut offset = 0;
+    let mut constant = true;
     for part in parts {
         let init = match part {
             Some(t) => {
                 let len = p.buffers[t].init.len();
+                constant &= p.buffers[t].constant;
                 std::mem::replace(&mut p.buffers[t].init, Init::View { of, offset, len })
             }
             None => Init::Zeroed(absent),
@@ -1006,7 +1006,7 @@ fn join(p: &mut Program, label: String, parts: impl Iterator<Item = Option<T>>, 
         true => Init::Zeroed(offset),
         false => Init::Concat(inits),
     };
-    p.buffer(Buffer { label, uniform: false, init })
+    p.buffer(Buffer { label, uniform: false, init, constant })
 }
 
 /// The tensors a linear layer's epilogue reads, where it has them, and whether it stores the GELU
@@ -1034,8 +1034,8 @@ impl Finish {
 /// device has tensor cores (`caps`) and the block is the one [`subgroup_matrix`] runs, that kernel
 /// takes the register-blocked one's place, with the same grid, chunks and bindings.
 fn matmul(p: &mut Program, tag: &str, [x, w, y]: [usize; 3], finish: Finish, [m, k, n, segment]: [u32; 4], wd: Dtype, caps: Caps) {
-    let kernel = matmul_kernel(m, k, n);
-    let (splits, chunk) = kernel.k_split(m, k, n);
+    let kernel = matmul_kernel(m, k, n, caps);
+    let (splits, chunk) = kernel.k_split(m, k, n, caps);
     let epilogue = if splits > 1 { Epilogue::default() } else { finish.epilogue() };
     let segments = if segment > 0 { format!(" in segments of {segment}") } else { String::new() };
     let label = kernel.label(epilogue, wd) + &segments;
@@ -1078,8 +1078,8 @@ fn matmul(p: &mut Program, tag: &str, [x, w, y]: [usize; 3], finish: Finish, [m,
 /// The `matmul` an `m`×`k` by `[n,k]` linear layer runs as: [`Linear::choose`]'s, or the default
 /// block where that is a matvec (a layer of rows that only a fused dispatch brings here). The plan
 /// ([`super::fuse`]) asks it whether K splits, so the two cannot disagree.
-pub fn matmul_kernel(m: u32, k: u32, n: u32) -> Linear {
-    match Linear::choose(m, k, n, false) {
+pub fn matmul_kernel(m: u32, k: u32, n: u32, caps: Caps) -> Linear {
+    match Linear::choose(m, k, n, caps) {
         Linear::Matvec(_) => Linear::Matmul(MatmulParams::DEFAULT),
         matmul => matmul,
     }
@@ -1104,6 +1104,14 @@ fn dispatch(p: &mut Program, tag: &str, shader: usize, words: Vec<u32>, tensors:
     let params = p.buffer(Buffer::uniform(format!("{tag} params"), words));
     let bound: Vec<usize> = std::iter::once(params).chain(tensors).collect();
     p.step(shader, &bound, groups);
+}
+
+/// Invocations of an [`ATTENTION`] workgroup, one per (query row, head): 256 on a GPU, where the
+/// keys of a row spread over them; 32 on a CPU ([`Caps::cpu`]), which runs a workgroup's
+/// invocations a few SIMD lanes at a time and pays for each barrier across all of them
+/// (SwiftShader ran MiniLM's attention at 1×16 in 806 ms with 256).
+fn attention_workgroup(caps: Caps) -> u32 {
+    if caps.cpu { 32 } else { 256 }
 }
 
 /// Most keys one attention row may see ([`ATTENTION`] keeps its scores in workgroup memory).

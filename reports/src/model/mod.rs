@@ -2,10 +2,12 @@
 //! `reports/schema/results.schema.json` documents every field and is checked against real runs
 //! by the test suite. Bump [`SCHEMA_VERSION`] on any change that breaks readers.
 
+mod case_time;
 mod change;
 mod clock;
 pub mod roofline;
 
+pub use case_time::{describe as describe_case_times, totals as case_time_totals, CaseTime};
 pub use change::{BaselineComparison, CaseChange, ChangeCounts, HardwareChange, Presence, OTHER_HARDWARE};
 pub use clock::{ClockStats, ProbeInfo, ProbeStatus};
 pub use roofline::{Bound, CaseRoofline, Peak, Peaks};
@@ -117,6 +119,13 @@ pub struct Settings {
     pub max_time_s: f64,
     /// Seconds a case may take before it is marked timed out.
     pub case_timeout_s: f64,
+    /// What runs on a CPU adapter (a software one) took instead of the sampling and timeout
+    /// above, where the user left them to harness; absent where the user chose them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_adapter: Option<CpuAdapterPolicy>,
+    /// Models chose their kernels as for a GPU even on a CPU adapter (`--gpu-kernels`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub gpu_kernels: bool,
     /// The device WebNN contexts were asked for (`--webnn-device`), with the webnn platform.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub webnn_device: Option<kernels::webnn::Device>,
@@ -145,6 +154,34 @@ pub struct Settings {
     /// `--browser-pref` values as given (`[BROWSER=]NAME=VALUE`), set over harness's own prefs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub browser_prefs: Vec<String>,
+}
+
+/// The sampling and case timeout of a run on a CPU adapter (SwiftShader, lavapipe, llvmpipe),
+/// which the default policy, sized for a GPU, would keep at a case for minutes.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CpuAdapterPolicy {
+    /// Timed samples per case.
+    pub samples: u32,
+    /// Time budget of a case's timed samples, seconds.
+    pub max_time_s: f64,
+    /// Warm-up runs after the first.
+    pub warmup: WarmupPolicy,
+    /// Seconds a case may take.
+    pub case_timeout_s: f64,
+}
+
+impl CpuAdapterPolicy {
+    /// The policy in words, for the terminal and the reports.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} samples a case within {} s after {} warm-up, and {} s before a case times out (a CPU takes seconds where a GPU takes milliseconds; --samples, --max-time, --warmup or --timeout choose for yourself)",
+            self.samples,
+            self.max_time_s,
+            self.warmup,
+            self.case_timeout_s
+        )
+    }
 }
 
 /// How a browser/platform run ended as a whole.
@@ -286,6 +323,12 @@ fn slope(points: &[(f64, f64)]) -> f64 {
 }
 
 impl PlatformRun {
+    /// How this run was sampled in place of `settings`, where its adapter is a CPU (a software
+    /// one) and the user left the sampling to harness.
+    pub fn cpu_policy<'a>(&self, settings: &'a Settings) -> Option<&'a CpuAdapterPolicy> {
+        settings.cpu_adapter.as_ref().filter(|_| self.adapter.as_ref().and_then(kernels::software::software_sign).is_some())
+    }
+
     /// The optional WebGPU features its cases' shaders used, each with how many cases used it, in
     /// words (`chromium-experimental-subgroup-matrix (tensor cores) in 12 cases, shader-f16 in 3`);
     /// `None` where no case used one.
@@ -687,6 +730,10 @@ pub struct CaseReport {
     /// pool; its samples are the calls' sums.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from_text: Option<TextReport>,
+    /// Where the case's time went, phase by phase, the platform's and harness's, where it was
+    /// measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub case_time: Option<CaseTime>,
 }
 
 /// A case timed end to end from text, as a web app embeds sentences: each sample one call, split
@@ -1118,6 +1165,7 @@ impl CaseReport {
             features: Vec::new(),
             cold_start: spec.cold.map(|c| ColdStartReport::of(c.precompile, Vec::new())),
             from_text: None,
+            case_time: None,
         }
     }
 
@@ -1146,6 +1194,11 @@ impl CaseReport {
             *report = ColdStartReport::of(report.precompile, vec![c]);
         }
         case.from_text = m.split.map(TextReport::of);
+        case.case_time = (!m.phases.is_empty()).then(|| CaseTime::new(0.0, m.phases, Vec::new()));
+        if let (Some(t), Some(d)) = (&mut case.throughput, m.dispatches) {
+            // The program the platform ran, whose kernels it chose for its adapter.
+            t.dispatches_per_run = Some(d);
+        }
         case.correctness = Some(verdict);
         case.summarize_samples();
         case

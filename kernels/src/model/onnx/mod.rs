@@ -448,17 +448,16 @@ impl Writer<'_> {
                 let out = self.silu_mul(&g2, &u2);
                 self.set(y, out, dims);
             }
-            Op::Rope { x, y, tokens, heads, hd, pos0, base } => {
+            Op::Rope { x, y, tokens, heads, hd, pos0, base, .. } => {
                 let dims = [tokens as i64, heads as i64, hd as i64];
                 let xv = self.shaped(x, &dims)?;
                 let half = hd as usize / 2;
                 // cos and sin per (token, dimension), the sin's first half negated: y = x·cos +
                 // rotate_half(x)·sin with rotate_half(x) = [x2, x1].
                 let (mut cos, mut sin) = (Vec::new(), Vec::new());
-                for t in 0..tokens as usize {
-                    let pos = (pos0 as usize + t) as f64;
+                for t in 0..tokens {
                     for i in 0..hd as usize {
-                        let angle = pos * (base as f64).powf(-2.0 * (i % half) as f64 / hd as f64);
+                        let angle = crate::model::rope::angle(pos0 + t, i % half, hd, base);
                         cos.push(angle.cos() as f32);
                         sin.push(if i < half { -angle.sin() as f32 } else { angle.sin() as f32 });
                     }
