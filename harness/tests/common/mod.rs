@@ -54,9 +54,14 @@ pub fn not_ranked(printed: &str) -> &str {
 
 /// A fresh, empty folder for one test's outputs.
 pub fn out_dir(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let dir = out_dir_path(name);
     let _ = std::fs::remove_dir_all(&dir);
     dir
+}
+
+/// Where [`out_dir`] (and [`run_checked`]) put the run called `name`, left as it is.
+pub fn out_dir_path(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join(name)
 }
 
 /// Reads a JSON file.

@@ -242,7 +242,11 @@ mod tests {
         // instead of three (69 in all before; 57 before the GELU went into the MLP's first GEMM, 51
         // before the split FFN down's sum took the LayerNorm after it).
         assert_eq!(gemms(8, 128), (6, 45));
-        // One short sentence: a matvec per row, as before.
+        // One short sentence: a matvec per row, as before; on a CPU, Q, K and V as one GEMM of
+        // small blocks, and the GELU in the MLP's first.
         assert_eq!(gemms(1, 16).0, 0);
+        let (ids, lens) = (vec![1; 16], vec![16]);
+        let short = EncoderCase { model: "minilm".into(), config: minilm, weights: String::new(), prefix: String::new(), batch: 1, seq: 16, ids, lens, dtype: Dtype::F32, op: None, texts: vec![] }.graph();
+        assert_eq!((short.dispatches(), short.dispatches_on(crate::program::Caps { cpu: true, ..crate::program::Caps::NONE })), (63, 45));
     }
 }

@@ -283,13 +283,19 @@ impl Graph {
         fuse::plan(&fuse::Ops { ops: &self.ops, dtype_of: &dtype_of, scratch: &scratch }, caps)
     }
 
-    /// The dispatches one run of [`lower`](Graph::lower)'s program issues, counted without
-    /// building any buffer (so without the weights).
+    /// The dispatches one run of [`lower`](Graph::lower)'s program issues on a GPU, counted
+    /// without building any buffer (so without the weights).
     pub fn dispatches(&self) -> u32 {
+        self.dispatches_on(Caps::NONE)
+    }
+
+    /// [`dispatches`](Graph::dispatches) on a device offering `caps` (a CPU's kernels fuse
+    /// otherwise than a GPU's).
+    pub fn dispatches_on(&self, caps: Caps) -> u32 {
         // Empty stand-ins for the tensors' buffers, which a fused dispatch turns into views.
         let buffers = self.tensors.iter().map(|t| Buffer { label: t.name.clone(), uniform: false, init: Init::Zeroed(0), constant: false }).collect();
         let mut p = Program { buffers, ..Program::default() };
-        self.lower_ops(&mut p, 0, Caps::NONE);
+        self.lower_ops(&mut p, 0, caps);
         p.steps.len() as u32
     }
 
