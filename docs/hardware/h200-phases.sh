@@ -23,15 +23,17 @@ case "${1:-}" in
 pack)
   mkdir -p "$pack"
   work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-  (cd "$work" && apt-get download chromium chromium-common chromium-driver >/dev/null 2>&1 &&
-    for d in *.deb; do dpkg -x "$d" x; done)
-  mkdir -p "$work/pack/chromium-lib"
-  cp -a "$work/x/usr/lib/chromium" "$work/pack/chromium"
-  cp -L "$work/x/usr/bin/chromedriver" "$work/pack/chromium/"
-  ldd "$work/pack/chromium/chromium" | awk '/=> \//{print $3}' | sort -u \
-    | grep -vE '/(libc|libm|libpthread|libdl|librt|libstdc\+\+|libgcc_s)\.so|/ld-linux' | xargs -I{} cp -L {} "$work/pack/chromium-lib/"
-  rm -f "$pack"/chromium.tar.xz.*
-  tar cf - -C "$work/pack" . | xz -T0 -9 | split -b "$part" - "$pack/chromium.tar.xz."
+  # Chromium once (its parts are kept); the harness binary and bundle every time.
+  if ! ls "$pack"/chromium.tar.xz.aa >/dev/null 2>&1; then
+    (cd "$work" && apt-get download chromium chromium-common chromium-driver >/dev/null 2>&1 &&
+      for d in *.deb; do dpkg -x "$d" x; done)
+    mkdir -p "$work/pack/chromium-lib"
+    cp -a "$work/x/usr/lib/chromium" "$work/pack/chromium"
+    cp -L "$work/x/usr/bin/chromedriver" "$work/pack/chromium/"
+    ldd "$work/pack/chromium/chromium" | awk '/=> \//{print $3}' | sort -u \
+      | grep -vE '/(libc|libm|libpthread|libdl|librt|libstdc\+\+|libgcc_s)\.so|/ld-linux' | xargs -I{} cp -L {} "$work/pack/chromium-lib/"
+    tar cf - -C "$work/pack" . | xz -T0 -9 | split -b "$part" - "$pack/chromium.tar.xz."
+  fi
   mkdir -p "$work/harness"
   cp "$top/target/release/harness" "$work/harness/" && cp -a "$top/target/harness-bundle" "$work/harness/bundle"
   tar cf - -C "$work" harness | xz -T0 -6 > "$pack/harness.tar.xz"
@@ -66,6 +68,9 @@ if [ ! -e /usr/lib/x86_64-linux-gnu/libGLX.so.0 ]; then
   ldconfig
   harness doctor "${chrome[@]}" > /tmp/evidence/doctor/two-packages.txt 2>&1
   echo "doctor with libvulkan1 and libglvnd0 only: exit $?" | tee -a /tmp/evidence/doctor/exit-codes.txt
+  # What the Vulkan loader itself says, and what NVIDIA's ICD links.
+  VK_LOADER_DEBUG=error,warn,driver harness doctor --adapters-only > /tmp/evidence/doctor/loader.out 2> /tmp/evidence/doctor/loader.txt
+  ldd "$(ldconfig -p | awk '/libGLX_nvidia.so.0/{print $NF; exit}')" > /tmp/evidence/doctor/ldd-libGLX_nvidia.txt 2>&1
 fi
 # The libraries a desktop would have (the device README): libglvnd's and the Vulkan loader.
 for f in "$top"/.gl/*.deb; do dpkg -x "$f" /; done

@@ -169,9 +169,13 @@ pub struct Gpu {
     pub nudge: bool,
     /// Nudges submitted so far.
     nudged: AtomicU64,
-    /// The last program's constant buffers of seeded contents, by their contents, for the next
-    /// program that has them ([`Gpu::create_buffers`]).
-    kept: Mutex<Vec<(Init, wgpu::Buffer)>>,
+    /// The last program's constant buffers of seeded contents, for the next program that has
+    /// them or parts of them ([`Gpu::create_buffers`]).
+    kept: Mutex<Vec<Kept>>,
+    /// Every pipeline compiled on this device, by its shader, for later programs with the same
+    /// shader: a model's prefill, decode step, ops and dtypes share most of theirs, which Chrome
+    /// took up to 3.8 s a case to compile on the H200 (docs/hardware/h200-phases.md).
+    compiled: Mutex<Vec<(crate::program::Shader, wgpu::ComputePipeline)>>,
     /// Whether models choose their kernels for a CPU: on a software adapter, unless the plan asks
     /// for a GPU's ([`Gpu::adapt`]); a GPU's until then.
     cpu_kernels: bool,
@@ -239,6 +243,7 @@ impl Gpu {
             nudge: false,
             nudged: AtomicU64::new(0),
             kept: Mutex::new(Vec::new()),
+            compiled: Mutex::new(Vec::new()),
             device,
             queue,
             watch,
@@ -464,20 +469,19 @@ impl Gpu {
 
     /// The program's buffers, each with its initial contents uploaded (a view, the buffer it is
     /// a range of), and whether the program's [`Prepared`] owns each (not a view, nor one this
-    /// device keeps); the validation error where one is refused. A constant buffer of seeded
-    /// contents that the last program had too is that program's, kept on the device: a model's
-    /// prefill, decode step and ops share weights that take seconds to generate and upload. Kept
-    /// buffers this program does not have are freed before its own are made.
+    /// device keeps); the validation error where one is refused.
+    ///
+    /// Constant buffers of seeded contents are the device's, kept from one program to the next
+    /// ([`Kept`]): a model's prefill, decode step and ops share weights that take seconds to
+    /// generate and upload (TinyLlama's are 4.4 GB in f32). A buffer the last program had too is
+    /// that program's; a part of one (a layer's weights, which a prefill's GEMMs join into one
+    /// buffer and a decode step's matvecs read alone) is copied on the GPU from where the last
+    /// program had it. What this program does not have is freed once its buffers are made.
     async fn create_buffers(&self, program: &Program) -> Result<(Vec<wgpu::Buffer>, Vec<bool>), String> {
         let keeps = |b: &crate::program::Buffer| b.constant && !b.uniform && generated(&b.init);
-        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
-        kept.retain(|(init, buffer)| {
-            let used = program.buffers.iter().any(|b| keeps(b) && b.init == *init);
-            if !used {
-                buffer.destroy();
-            }
-            used
-        });
+        let old: Vec<Kept> = std::mem::take(&mut *self.kept.lock().unwrap_or_else(|e| e.into_inner()));
+        let mut kept: Vec<Kept> = Vec::new();
+        let mut copies = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("kept weights") });
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let created: Vec<Option<wgpu::Buffer>> = program
             .buffers
@@ -486,14 +490,19 @@ impl Gpu {
                 if let Init::View { .. } = b.init {
                     return None;
                 }
-                if let Some((_, buffer)) = kept.iter().find(|(init, _)| keeps(b) && *init == b.init) {
-                    return Some(buffer.clone());
-                }
                 let usage = wgpu::BufferUsages::COPY_DST
                     | match b.uniform {
                         true => wgpu::BufferUsages::UNIFORM,
                         false => wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
                     };
+                if keeps(b) {
+                    let buffer = match old.iter().find(|k| k.init == b.init) {
+                        Some(whole) => whole.buffer.clone(),
+                        None => self.assemble(&b.label, &b.init, usage, &old, &mut copies),
+                    };
+                    kept.push(Kept { init: b.init.clone(), buffer: buffer.clone() });
+                    return Some(buffer);
+                }
                 let buffer = match b.init.bytes() {
                     Some(bytes) => self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                         label: Some(&b.label),
@@ -507,13 +516,18 @@ impl Gpu {
                         mapped_at_creation: false,
                     }),
                 };
-                if keeps(b) {
-                    kept.push((b.init.clone(), buffer.clone()));
-                }
                 Some(buffer)
             })
             .collect();
-        drop(kept);
+        self.queue.submit([copies.finish()]);
+        // What this program does not have goes (after the copies from it, which the device
+        // finishes first).
+        for k in &old {
+            if !kept.iter().any(|n| n.buffer == k.buffer) {
+                k.buffer.destroy();
+            }
+        }
+        *self.kept.lock().unwrap_or_else(|e| e.into_inner()) = kept;
         let buffers = (0..created.len()).map(|i| {
             let of = program.buffers[i].init.binding(i).0;
             created.get(of).cloned().flatten().ok_or_else(|| format!("buffer `{}` is a view of no buffer of its own", program.buffers[i].label))
@@ -530,32 +544,62 @@ impl Gpu {
         }
     }
 
+    /// A new buffer of `init`'s seeded contents (in parts, where joined): each part copied on
+    /// the GPU where a buffer of `old` holds it, else generated and written.
+    fn assemble(&self, label: &str, init: &Init, usage: wgpu::BufferUsages, old: &[Kept], copies: &mut wgpu::CommandEncoder) -> wgpu::Buffer {
+        let size = init.len().next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
+        let buffer = self.device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size, usage, mapped_at_creation: false });
+        for (part, offset) in parts(init) {
+            let len = part.len().next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
+            if let Some((from, at)) = old.iter().find_map(|k| parts(&k.init).into_iter().find(|(p, _)| *p == part).map(|(_, at)| (&k.buffer, at))) {
+                copies.copy_buffer_to_buffer(from, at, &buffer, offset, Some(len));
+            } else if let Some(bytes) = part.bytes() {
+                let mut bytes = bytes.into_owned();
+                bytes.resize(len as usize, 0);
+                self.queue.write_buffer(&buffer, offset, &bytes);
+            }
+        }
+        buffer
+    }
+
     /// Creates the program's pipelines and bind groups over `buffers` (those `owned` freed with
     /// it); its pipeline time runs from `since_ms` (when a precompilation began, or now).
     async fn create_pipelines(&self, label: &str, program: &Program, buffers: Vec<wgpu::Buffer>, owned: Vec<bool>, since_ms: f64) -> Result<Prepared, GpuError> {
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let mut compiled = self.compiled.lock().unwrap_or_else(|e| e.into_inner());
+        let mut reused = 0;
+        let mut fresh = Vec::new();
         let pipelines: Vec<wgpu::ComputePipeline> = program
             .shaders
             .iter()
             .map(|s| {
+                if let Some((_, pipeline)) = compiled.iter().find(|(shader, _)| shader == s) {
+                    reused += 1;
+                    return pipeline.clone();
+                }
                 let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
                     label: Some(&s.label),
                     source: wgpu::ShaderSource::Wgsl(for_this_compiler(&s.wgsl)),
                 });
-                self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                let pipeline = self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                     label: Some(&s.label),
                     layout: None,
                     module: &module,
                     entry_point: Some(&s.entry),
                     compilation_options: Default::default(),
                     cache: None,
-                })
+                });
+                fresh.push((s.clone(), pipeline.clone()));
+                pipeline
             })
             .collect();
         let pipeline_ms = now_ms() - since_ms;
         if let Some(err) = scope.pop().await {
             return Err(GpuError::Pipeline { kernel: label.to_string(), message: err.to_string() });
         }
+        // Only pipelines known good are kept for later programs.
+        compiled.extend(fresh);
+        drop(compiled);
         // Bind groups come after the pipelines are known good: an invalid pipeline's layout
         // would only add a second, less helpful error.
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
@@ -589,7 +633,7 @@ impl Gpu {
             return Err(GpuError::Pipeline { kernel: label.to_string(), message: err.to_string() });
         }
         let outputs = program.outputs.iter().map(|&i| { let (_, offset, len) = program.buffers[i].init.binding(i); (i, offset, len) }).collect();
-        Ok(Prepared { buffers, owned, pipelines, steps, outputs, pipeline_ms, dispatched: AtomicU64::new(0) })
+        Ok(Prepared { buffers, owned, pipelines, steps, outputs, pipeline_ms, pipelines_reused: reused, dispatched: AtomicU64::new(0) })
     }
 
     /// Runs `case` once as a fresh page would, after its weights were fetched: builds each part's
@@ -867,6 +911,7 @@ impl Gpu {
             let measurement = crate::wire::CaseMeasurement {
                 phases: phases.phases(),
                 dispatches: Some(program.steps.len() as u32),
+                pipelines_reused: prepared.pipelines_reused,
                 ..crate::wire::CaseMeasurement::of_sampled(case.id.clone(), prepared.pipeline_ms, measured, output)
             };
             let engine_profile = (!profile.is_empty()).then(|| {
@@ -1046,6 +1091,32 @@ impl Gpu {
 }
 
 /// The watch, also after a callback panicked while holding it.
+/// A buffer of seeded contents a device keeps for the next program: its contents, and it.
+struct Kept {
+    init: Init,
+    buffer: wgpu::Buffer,
+}
+
+/// The parts of a buffer of `init` and where each starts: a joined buffer's, or the whole one;
+/// zeroed parts left out (a new buffer is zeroed).
+fn parts(init: &Init) -> Vec<(&Init, u64)> {
+    match init {
+        Init::Concat(parts) => {
+            let mut offset = 0;
+            parts
+                .iter()
+                .filter_map(|p| {
+                    let at = offset;
+                    offset += p.len();
+                    (!matches!(p, Init::Zeroed(_))).then_some((p, at))
+                })
+                .collect()
+        }
+        Init::Zeroed(_) => Vec::new(),
+        whole => vec![(whole, 0)],
+    }
+}
+
 /// Whether a buffer of `init` is generated from a seed (in parts, where joined), and so worth
 /// keeping for a later program rather than generating and uploading it again.
 fn generated(init: &Init) -> bool {
@@ -1353,8 +1424,10 @@ pub struct Prepared {
     steps: Vec<(usize, wgpu::BindGroup, [u32; 3])>,
     /// (buffer index, offset, bytes) of each output.
     outputs: Vec<(usize, u64, u64)>,
-    /// Milliseconds spent creating the shader module and pipeline.
+    /// Milliseconds spent creating the shader modules and pipelines this program compiled.
     pub pipeline_ms: f64,
+    /// Its pipelines an earlier program on this device compiled, which it reused.
+    pub pipelines_reused: u32,
     /// Dispatches recorded so far ([`Prepared::dispatched`]).
     dispatched: AtomicU64,
 }

@@ -33,8 +33,13 @@ pub struct CompletionLatency {
 pub struct CaseMeasurement {
     /// `CaseSpec::id`.
     pub case_id: String,
-    /// Milliseconds spent in the shader-module and pipeline creation calls.
+    /// Milliseconds spent in the shader-module and pipeline creation calls, for the pipelines
+    /// this case compiled (see `pipelines_reused`).
     pub pipeline_ms: f64,
+    /// Its pipelines an earlier case on the same device compiled, which it reused rather than
+    /// compiled again: `pipeline_ms` leaves them out. 0 where none were.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub pipelines_reused: u32,
     /// Wall milliseconds of the first dispatch, which absorbs lazy compilation and first-use costs.
     pub first_dispatch_ms: f64,
     /// Per-dispatch milliseconds of each warm-up sample by the headline timer (GPU where
@@ -176,9 +181,15 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+fn is_zero_u32(n: &u32) -> bool {
+    *n == 0
+}
+
 /// f32 values as the little-endian bytes GPU buffers and the wire both use.
 pub fn f32s_to_le_bytes(values: &[f32]) -> Vec<u8> {
-    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+    let mut bytes = Vec::with_capacity(values.len() * 4);
+    values.iter().for_each(|v| bytes.extend_from_slice(&v.to_le_bytes()));
+    bytes
 }
 
 /// Little-endian bytes back to f32 values (a trailing partial value is dropped).
@@ -193,6 +204,7 @@ impl CaseMeasurement {
         CaseMeasurement {
             case_id,
             pipeline_ms,
+            pipelines_reused: 0,
             first_dispatch_ms: sampled.first_ms,
             warmup: sampled.warmup,
             warmup_stop: sampled.warmup_stop,
@@ -385,6 +397,7 @@ mod tests {
         let m = CaseMeasurement {
             case_id: "x".into(),
             pipeline_ms: 0.0,
+            pipelines_reused: 0,
             first_dispatch_ms: 0.0,
             warmup: vec![],
             warmup_stop: WarmupStop::Fixed,

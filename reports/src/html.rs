@@ -543,7 +543,10 @@ fn row<'a>(c: &'a CaseReport, latency: Option<&crate::model::Latency>) -> RowVie
         roofline: crate::model::roofline::format_roofline(c),
         roofline_sort: c.roofline.as_ref().map_or(-1.0, |r| r.fraction),
         roofline_how: c.roofline.as_ref().map(|r| r.explain()).unwrap_or_default(),
-        pipeline: ms(c.pipeline_ms),
+        pipeline: match c.pipelines_reused {
+            Some(n) => format!("{} (+{n} reused)", ms(c.pipeline_ms)),
+            None => ms(c.pipeline_ms),
+        },
         error: c.correctness.as_ref().map(|v| format!("{:.2e}", v.max_abs_err)).unwrap_or_else(|| "–".into()),
     }
 }

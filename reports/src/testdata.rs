@@ -107,6 +107,7 @@ pub fn measurement(spec: &CaseSpec, times: &[f64], gpu: bool) -> CaseMeasurement
     CaseMeasurement {
         case_id: spec.id.clone(),
         pipeline_ms: 0.1,
+        pipelines_reused: 0,
         first_dispatch_ms: 1.0,
         warmup: vec![0.25, 0.25],
         warmup_stop: kernels::WarmupStop::Fixed,

@@ -22,6 +22,12 @@ impl SplitMix64 {
         z ^ (z >> 31)
     }
 
+    /// Skips the next `n` values: SplitMix64's state only counts, so a generator can start
+    /// anywhere in its stream (blocks of one stream filled apart, on several cores).
+    pub fn advance(&mut self, n: u64) {
+        self.state = self.state.wrapping_add(n.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    }
+
     /// Uniform in `[0, 1)`, 53 random bits.
     pub fn next_f64(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64

@@ -40,4 +40,8 @@ pub struct DoctorArgs {
     /// Print the diagnosis as JSON (every link, the first broken one, the exit status).
     #[arg(long)]
     pub json: bool,
+    /// Only list wgpu's native adapters, as JSON (how doctor asks the Vulkan loader why it offers
+    /// no GPU, in a child of its own with VK_LOADER_DEBUG set).
+    #[arg(long, hide = true)]
+    pub adapters_only: bool,
 }

@@ -18,6 +18,15 @@ use std::time::Duration;
 pub async fn exec(args: DoctorArgs) -> Result<ExitCode> {
     let stack = gpu_stack::this_machine();
     let native = kernels::gpu::native_adapters().await;
+    if args.adapters_only {
+        println!("{}", serde_json::to_string(&native.iter().map(|a| &a.name).collect::<Vec<_>>())?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    // The loader's own words, where it offers the machine's GPU to no one.
+    let loader = match stack.has_gpu() && !native.iter().any(|a| a.is_hardware()) {
+        true => crate::measure::loader::messages(),
+        false => Vec::new(),
+    };
     let kinds = browser_kinds(&args.browser, discovery::installed);
     warn_unused(&args.browser_flags, &kinds);
     let mut findings = Vec::new();
@@ -51,7 +60,7 @@ pub async fn exec(args: DoctorArgs) -> Result<ExitCode> {
             });
         }
     }
-    let diagnosis = doctor::diagnose(stack.links(gpu_stack::applied_fixes()), stack.has_gpu(), &native, &findings);
+    let diagnosis = doctor::diagnose(stack.links(gpu_stack::applied_fixes()), stack, &native, &loader, &findings);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&diagnosis)?);
     } else {

@@ -268,7 +268,7 @@ impl GpuStack {
 
     /// The makers of its GPUs, each once, in the order found: a machine of eight H100s has one
     /// Vulkan driver to find, not eight.
-    fn vendors(&self) -> Vec<Vendor> {
+    pub fn vendors(&self) -> Vec<Vendor> {
         unique(self.gpus.iter().map(|g| g.vendor))
     }
 
@@ -382,7 +382,7 @@ impl GpuStack {
             );
         }
         if let Some(error) = &icd.load_error {
-            return Link::broken(&name, format!("{} names {}, which does not load: {error}", icd.path, icd.library), load_fix(vendor, error));
+            return Link::broken(&name, format!("{} names {}, which does not load: {error}", icd.path, icd.library), driver_fix(Some(vendor), error));
         }
         match icd.visible {
             true => Link::ok(&name, format!("{} ({})", icd.path, icd.library)),
@@ -455,13 +455,13 @@ const DRIVER_NEEDS: [(&str, &str); 8] = [
     ("libXext.so.6", "libxext6"),
 ];
 
-/// How to mend a driver library that failed to load with the linker's `error`: the package of
-/// the library it names as missing, where it is one of [`DRIVER_NEEDS`]; for NVIDIA's, libglvnd's
-/// whole set, which its ICD needs together.
-fn load_fix(vendor: Vendor, error: &str) -> String {
-    let missing = error.split(':').next().unwrap_or("").trim();
-    let package = DRIVER_NEEDS.iter().find(|(file, _)| missing.ends_with(file)).map(|(file, package)| format!("`apt-get install {package}` ({file})"));
-    let glvnd = (vendor == Vendor::Nvidia).then_some("NVIDIA's ICD needs libglvnd's libraries together: `apt-get install libglvnd0 libglx0 libegl1 libgl1 libopengl0 libgles2`");
+/// How to mend a GPU's driver that the linker (or the Vulkan loader) could not load, from what
+/// it `said`: the package of the library it names as missing, where it is one of
+/// [`DRIVER_NEEDS`]; for NVIDIA's, libglvnd's whole set, which its ICD needs together.
+pub fn driver_fix(vendor: Option<Vendor>, said: &str) -> String {
+    let missing = |file: &str| said.split(|c: char| c.is_whitespace() || c == ':' || c == '\'' || c == '"' || c == '/').any(|w| w == file);
+    let package = DRIVER_NEEDS.iter().find(|(file, _)| missing(file)).map(|(file, package)| format!("`apt-get install {package}` ({file})"));
+    let glvnd = (vendor == Some(Vendor::Nvidia)).then_some("NVIDIA's ICD needs libglvnd's libraries together: `apt-get install libglvnd0 libglx0 libegl1 libgl1 libopengl0 libgles2`");
     match (package, glvnd) {
         (Some(p), Some(g)) => format!("{p}; {g}"),
         (Some(p), None) => p,

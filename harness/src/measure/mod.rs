@@ -10,6 +10,7 @@ pub mod driver;
 pub mod events;
 pub mod gpu_stack;
 pub mod host;
+pub mod loader;
 pub mod revision;
 pub mod memory;
 pub mod native;

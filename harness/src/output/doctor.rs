@@ -3,7 +3,7 @@
 //! stack, wgpu's native adapters, each browser's adapter), so tests can describe any machine.
 
 use crate::measure::browser::BrowserKind;
-use crate::measure::gpu_stack::{Link, LinkState};
+use crate::measure::gpu_stack::{self, GpuStack, Link, LinkState};
 use kernels::gpu::NativeAdapter;
 use kernels::wire::AdapterReport;
 use serde::Serialize;
@@ -43,12 +43,14 @@ pub struct Diagnosis {
 /// Exit status when no browser is installed to check.
 pub const EXIT_NO_BROWSER: u8 = 2;
 
-/// Puts the chain together: `host` are the machine's links (`GpuStack::links`), `has_gpu`
-/// whether it has a hardware GPU, `native` wgpu's adapters, `browsers` what each page said.
-pub fn diagnose(host: Vec<Link>, has_gpu: bool, native: &[NativeAdapter], browsers: &[BrowserFinding]) -> Diagnosis {
+/// Puts the chain together: `host` are the machine's links (`GpuStack::links` of `stack`),
+/// `native` wgpu's adapters, `loader` what the Vulkan loader said where it offered no GPU
+/// ([`crate::measure::loader`]), `browsers` what each page said.
+pub fn diagnose(host: Vec<Link>, stack: &GpuStack, native: &[NativeAdapter], loader: &[String], browsers: &[BrowserFinding]) -> Diagnosis {
+    let has_gpu = stack.has_gpu();
     let mut links = host;
     let host_broken = links.iter().any(|l| l.state == LinkState::Broken);
-    links.push(native_link(has_gpu, native));
+    links.push(native_link(stack, native, loader));
     let native_gpu = native.iter().any(|a| a.is_hardware());
     let mut on_gpu = Vec::new();
     for b in browsers {
@@ -70,9 +72,15 @@ pub fn diagnose(host: Vec<Link>, has_gpu: bool, native: &[NativeAdapter], browse
     Diagnosis { links, first_broken, on_gpu, browsers: browsers.iter().map(|b| b.kind.spec().key).collect(), exit }
 }
 
-fn native_link(has_gpu: bool, native: &[NativeAdapter]) -> Link {
+fn native_link(stack: &GpuStack, native: &[NativeAdapter], loader: &[String]) -> Link {
     let name = "native wgpu adapter";
+    let has_gpu = stack.has_gpu();
     let list = native.iter().map(|a| format!("{} ({}, {})", a.name, a.device_type, a.backend)).collect::<Vec<_>>().join("; ");
+    if let (false, true, Some(first)) = (native.iter().any(|a| a.is_hardware()), has_gpu, loader.first()) {
+        let seen = if native.is_empty() { "wgpu finds no adapter at all".to_string() } else { format!("wgpu sees only {list}") };
+        let said = loader.iter().find(|l| l.contains("cannot open shared object") || l.contains("undefined symbol")).unwrap_or(first);
+        return Link::broken(name, format!("{seen}; the Vulkan loader said: {said}"), gpu_stack::driver_fix(stack.vendors().first().copied(), &loader.join("\n")));
+    }
     match native.iter().find(|a| a.is_hardware()) {
         Some(a) => Link::ok(name, format!("{} ({}, {}, driver {})", a.name, a.device_type, a.backend, a.driver)),
         None if native.is_empty() => Link::broken(
@@ -199,7 +207,7 @@ mod tests {
     fn on(machine: &dyn crate::measure::gpu_stack::Machine, native: &[NativeAdapter], browsers: &[BrowserFinding]) -> Diagnosis {
         let stack = GpuStack::detect(machine);
         let fixes = stack.env_fixes(machine);
-        diagnose(stack.links(&fixes), stack.has_gpu(), native, browsers)
+        diagnose(stack.links(&fixes), &stack, native, &[], browsers)
     }
 
     fn first_broken(d: &Diagnosis) -> (String, String) {
@@ -253,6 +261,28 @@ mod tests {
         assert_eq!(name, "native wgpu adapter");
         assert!(fix.contains("VK_LOADER_DEBUG"), "{fix}");
     }
+
+    /// The H200 with only libvulkan1 and libglvnd0: every file where the loader looks, the ICD's
+    /// library loading on its own, yet no adapter. What the loader said in a child harness (with
+    /// VK_LOADER_DEBUG) names the missing library, and the fix its package.
+    #[test]
+    fn the_vulkan_loaders_own_words_name_what_the_gpus_driver_misses() {
+        let machine = h100().file("/usr/share/vulkan/icd.d/nvidia_icd.json", r#"{"ICD": {"library_path": "libGLX_nvidia.so.0"}}"#);
+        let stack = GpuStack::detect(&machine);
+        let loader = crate::measure::loader::said(LOADER_WITHOUT_LIBGLX);
+        let d = diagnose(stack.links(&stack.env_fixes(&machine)), &stack, &[], &loader, &[]);
+        let (name, fix) = first_broken(&d);
+        assert_eq!(name, "native wgpu adapter");
+        let link = &d.links[d.first_broken.unwrap()];
+        assert!(link.finding.contains("the Vulkan loader said") && link.finding.contains("libGLX.so.0"), "{}", link.finding);
+        assert!(fix.contains("`apt-get install libglx0` (libGLX.so.0)"), "{fix}");
+        // Without the loader's words, the old advice stands.
+        let d = diagnose(stack.links(&[]), &stack, &[], &[], &[]);
+        assert!(first_broken(&d).1.contains("VK_LOADER_DEBUG"));
+    }
+
+    /// What the Vulkan loader printed on stderr with VK_LOADER_DEBUG=error,warn,driver.
+    const LOADER_WITHOUT_LIBGLX: &str = "DRIVER:           Found ICD manifest file /usr/share/vulkan/icd.d/nvidia_icd.json, version \"1.0.1\"\nERROR: [Loader Message] Code 0 : loader_icd_scan: Failed loading library associated with ICD JSON libGLX_nvidia.so.0. Ignoring this JSON\nERROR: [Loader Message] Code 0 : libGLX.so.0: cannot open shared object file: No such file or directory\n";
 
     #[test]
     fn chrome_without_its_gpu_flags_on_a_gpu_machine_is_told_to_keep_them() {

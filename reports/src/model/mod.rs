@@ -649,8 +649,12 @@ pub struct CaseReport {
     pub status: CaseStatus,
     /// Why it is not passed, in words.
     pub message: Option<String>,
-    /// Shader-module and pipeline creation, ms.
+    /// Shader-module and pipeline creation, ms, of the pipelines this case compiled.
     pub pipeline_ms: Option<f64>,
+    /// Its pipelines an earlier case of the same page (or native device) compiled, which it
+    /// reused: `pipeline_ms` leaves them out. Absent where none were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pipelines_reused: Option<u32>,
     /// First dispatch wall time, ms (lazy compilation and first use).
     pub first_dispatch_ms: Option<f64>,
     /// Time of all warm-up samples together by the headline timer, ms.
@@ -1132,6 +1136,7 @@ impl CaseReport {
             status,
             message,
             pipeline_ms: None,
+            pipelines_reused: None,
             first_dispatch_ms: None,
             warmup_ms: None,
             warmup: Vec::new(),
@@ -1177,6 +1182,7 @@ impl CaseReport {
             case.message = Some(describe_failure(&verdict));
         }
         case.pipeline_ms = Some(m.pipeline_ms);
+        case.pipelines_reused = (m.pipelines_reused > 0).then_some(m.pipelines_reused);
         case.first_dispatch_ms = Some(m.first_dispatch_ms);
         case.warmup_ms = Some(m.warmup.iter().sum::<f64>() * m.batch as f64);
         case.warmup = m.warmup;
