@@ -245,13 +245,30 @@ impl QuantMatrix {
         if values.len() != n * k {
             return Err(QuantError::Values { n, k, expected: n * k, got: values.len() });
         }
-        let mut gguf = Vec::with_capacity(n * format.row_bytes(k));
-        for (r, row) in values.chunks(k.max(1)).enumerate() {
-            let bytes = format.quantize_row(row).map_err(|e| match e {
+        // Rows on every core natively (a seeded TinyLlama's 1.1 billion weights in q4_0); the
+        // first row that cannot be quantized is the one named.
+        let row_bytes = format.row_bytes(k);
+        let mut gguf = vec![0u8; n * row_bytes];
+        let first_error: std::sync::Mutex<Option<(usize, QuantError)>> = std::sync::Mutex::new(None);
+        crate::rows::row_blocks(&mut gguf, row_bytes, 64, |first, block| {
+            for (i, dst) in block.chunks_mut(row_bytes.max(1)).enumerate() {
+                let r = first + i;
+                match format.quantize_row(&values[r * k..][..k]) {
+                    Ok(bytes) => dst.copy_from_slice(&bytes),
+                    Err(e) => {
+                        let mut error = first_error.lock().unwrap_or_else(|e| e.into_inner());
+                        if error.as_ref().is_none_or(|(row, _)| r < *row) {
+                            *error = Some((r, e));
+                        }
+                    }
+                }
+            }
+        });
+        if let Some((r, e)) = first_error.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            return Err(match e {
                 QuantError::NotFinite { index, value } => QuantError::NotFinite { index: r * k + index, value },
                 other => other,
-            })?;
-            gguf.extend(bytes);
+            });
         }
         Ok(QuantMatrix { format, n, k, gguf })
     }

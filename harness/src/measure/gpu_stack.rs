@@ -180,6 +180,11 @@ pub struct GpuStack {
     pub icds: Vec<Icd>,
     /// libGLdispatch, where an NVIDIA GPU needs it.
     pub gldispatch: Option<GlDispatch>,
+    /// libglvnd's other libraries (GLX, EGL, GL, OpenGL, GLES) that are on no library path, where
+    /// an NVIDIA GPU needs them: its ICD loads without them, yet gives the Vulkan loader no
+    /// `vkCreateInstance` (the H200 with only libvulkan1 and libglvnd0 installed).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub glvnd_missing: Vec<&'static str>,
 }
 
 /// A variable harness sets for the processes it starts, and why.
@@ -253,7 +258,11 @@ impl GpuStack {
             let copy = on_path.is_none().then(|| driver_copy(m, name)).flatten();
             GlDispatch { on_path, copy }
         });
-        GpuStack { gpus, loader: on_path("libvulkan.so.1"), named, icds, gldispatch }
+        let glvnd_missing = match nvidia {
+            true => GLVND.iter().copied().filter(|file| on_path(file).is_none()).collect(),
+            false => Vec::new(),
+        };
+        GpuStack { gpus, loader: on_path("libvulkan.so.1"), named, icds, gldispatch, glvnd_missing }
     }
 
     /// Whether the machine has a hardware GPU with a kernel driver.
@@ -355,6 +364,16 @@ impl GpuStack {
                     "`apt-get install libglvnd0`, or add the folder of a copy to LD_LIBRARY_PATH",
                 ),
             });
+            let name = "libglvnd's GLX, EGL, GL, OpenGL and GLES (NVIDIA's ICD needs them)";
+            let package = |file: &'static str| DRIVER_NEEDS.iter().find(|(f, _)| *f == file).map_or(file, |(_, p)| *p);
+            links.push(match self.glvnd_missing.as_slice() {
+                [] => Link::ok(name, "all on the library path"),
+                missing => Link::broken(
+                    name,
+                    format!("{} on no library path: NVIDIA's ICD then loads, yet gives the Vulkan loader no vkCreateInstance, and the GPU is not offered", missing.join(", ")),
+                    format!("`apt-get install {}`", missing.iter().map(|f| package(f)).collect::<Vec<_>>().join(" ")),
+                ),
+            });
         }
         links
     }
@@ -441,6 +460,9 @@ impl Link {
         Link { name: name.into(), state: LinkState::Info, finding: finding.into(), fix: None }
     }
 }
+
+/// libglvnd's libraries besides libGLdispatch, which NVIDIA's ICD needs together with it.
+const GLVND: [&str; 5] = ["libGLX.so.0", "libEGL.so.1", "libGL.so.1", "libOpenGL.so.0", "libGLESv2.so.2"];
 
 /// The Debian packages of the libraries a GPU's Vulkan driver links, by file name: NVIDIA's ICD
 /// is its OpenGL library (libGLX_nvidia), which needs libglvnd's dispatch libraries.

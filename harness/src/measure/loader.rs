@@ -32,13 +32,15 @@ pub fn messages() -> Vec<String> {
 
 /// The loader's errors and warnings in `stderr`, and what the dynamic linker told it.
 pub fn said(stderr: &str) -> Vec<String> {
-    stderr
-        .lines()
-        .map(str::trim)
-        .filter(|l| ["ERROR", "WARNING", "cannot open shared object", "undefined symbol"].iter().any(|w| l.contains(w)))
-        .map(|l| l.chars().take(300).collect())
-        .take(MOST_LINES)
-        .collect()
+    let mut said: Vec<String> = Vec::new();
+    let lines = stderr.lines().map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "));
+    for line in lines.filter(|l| ["ERROR", "WARNING", "cannot open shared object", "undefined symbol"].iter().any(|w| l.contains(w))) {
+        // The loader scans its drivers once per instance: each reason once.
+        if !said.contains(&line) && said.len() < MOST_LINES {
+            said.push(line.chars().take(300).collect());
+        }
+    }
+    said
 }
 
 #[cfg(test)]
@@ -48,6 +50,12 @@ mod tests {
     #[test]
     fn the_loaders_errors_and_warnings_are_kept_and_its_chatter_left_out() {
         let stderr = "INFO:             Vulkan Loader Version 1.3.239\nWARNING: [Loader Message] Code 0 : terminator_CreateInstance: Failed to CreateInstance in ICD 0.  Skipping ICD.\nDRIVER:           Found ICD manifest file /usr/share/vulkan/icd.d/nvidia_icd.json\n";
-        assert_eq!(said(stderr), ["WARNING: [Loader Message] Code 0 : terminator_CreateInstance: Failed to CreateInstance in ICD 0.  Skipping ICD."]);
+        assert_eq!(said(stderr), ["WARNING: [Loader Message] Code 0 : terminator_CreateInstance: Failed to CreateInstance in ICD 0. Skipping ICD."]);
+        // What it said on the H200 with only libvulkan1 and libglvnd0, each reason once.
+        let h200 = said(include_str!("../../../docs/hardware/h200-phases/doctor-loader-two-packages.txt"));
+        assert_eq!(h200, [
+            "ERROR: loader_scanned_icd_add: Could not get 'vkCreateInstance' via 'vk_icdGetInstanceProcAddr' for ICD libGLX_nvidia.so.0",
+            "ERROR | DRIVER: vkCreateInstance: Found no drivers!",
+        ]);
     }
 }

@@ -262,27 +262,30 @@ mod tests {
         assert!(fix.contains("VK_LOADER_DEBUG"), "{fix}");
     }
 
-    /// The H200 with only libvulkan1 and libglvnd0: every file where the loader looks, the ICD's
-    /// library loading on its own, yet no adapter. What the loader said in a child harness (with
-    /// VK_LOADER_DEBUG) names the missing library, and the fix its package.
+    /// The H200 with only libvulkan1 and libglvnd0 (docs/hardware/h200-phases.md): every file
+    /// where the loader looks, the ICD's library loading on its own, yet no adapter. The first
+    /// broken link is libglvnd's missing libraries, with their packages; the native adapter's says
+    /// what the Vulkan loader said there (its real words, captured with VK_LOADER_DEBUG).
     #[test]
-    fn the_vulkan_loaders_own_words_name_what_the_gpus_driver_misses() {
-        let machine = h100().file("/usr/share/vulkan/icd.d/nvidia_icd.json", r#"{"ICD": {"library_path": "libGLX_nvidia.so.0"}}"#);
+    fn on_the_h200_with_two_packages_the_missing_libraries_and_the_loaders_words_are_named() {
+        let machine = crate::measure::gpu_stack::tests::h200_two_packages();
         let stack = GpuStack::detect(&machine);
-        let loader = crate::measure::loader::said(LOADER_WITHOUT_LIBGLX);
+        let loader = crate::measure::loader::said(include_str!("../../../docs/hardware/h200-phases/doctor-loader-two-packages.txt"));
         let d = diagnose(stack.links(&stack.env_fixes(&machine)), &stack, &[], &loader, &[]);
         let (name, fix) = first_broken(&d);
-        assert_eq!(name, "native wgpu adapter");
-        let link = &d.links[d.first_broken.unwrap()];
-        assert!(link.finding.contains("the Vulkan loader said") && link.finding.contains("libGLX.so.0"), "{}", link.finding);
-        assert!(fix.contains("`apt-get install libglx0` (libGLX.so.0)"), "{fix}");
+        assert!(name.starts_with("libglvnd's"), "{name}");
+        assert!(fix.contains("libglx0 libegl1 libgl1 libopengl0 libgles2"), "{fix}");
+        let native = d.links.iter().find(|l| l.name == "native wgpu adapter").unwrap();
+        assert!(native.finding.contains("the Vulkan loader said: ERROR: loader_scanned_icd_add: Could not get 'vkCreateInstance'"), "{}", native.finding);
+        // A library the loader names as one it could not open gets its own package.
+        let named = ["ERROR: libGLX.so.0: cannot open shared object file: No such file or directory".to_string()];
+        let d = diagnose(stack.links(&[]), &stack, &[], &named, &[]);
+        let native = d.links.iter().find(|l| l.name == "native wgpu adapter").unwrap();
+        assert!(native.fix.as_deref().unwrap_or_default().contains("`apt-get install libglx0` (libGLX.so.0)"), "{native:?}");
         // Without the loader's words, the old advice stands.
         let d = diagnose(stack.links(&[]), &stack, &[], &[], &[]);
-        assert!(first_broken(&d).1.contains("VK_LOADER_DEBUG"));
+        assert!(d.links.iter().find(|l| l.name == "native wgpu adapter").unwrap().fix.as_deref().unwrap_or_default().contains("VK_LOADER_DEBUG"));
     }
-
-    /// What the Vulkan loader printed on stderr with VK_LOADER_DEBUG=error,warn,driver.
-    const LOADER_WITHOUT_LIBGLX: &str = "DRIVER:           Found ICD manifest file /usr/share/vulkan/icd.d/nvidia_icd.json, version \"1.0.1\"\nERROR: [Loader Message] Code 0 : loader_icd_scan: Failed loading library associated with ICD JSON libGLX_nvidia.so.0. Ignoring this JSON\nERROR: [Loader Message] Code 0 : libGLX.so.0: cannot open shared object file: No such file or directory\n";
 
     #[test]
     fn chrome_without_its_gpu_flags_on_a_gpu_machine_is_told_to_keep_them() {

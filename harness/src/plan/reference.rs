@@ -154,14 +154,18 @@ impl References {
                 }
             }
         }
-        let references = self.clone();
-        let spawned = std::thread::Builder::new().name("references".into()).spawn(move || {
-            for spec in specs {
-                let _ = references.get(&spec, &nothing(), "");
+        let specs = Arc::new(specs);
+        let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        for worker in 0..prefetch_workers() {
+            let (references, specs, next) = (self.clone(), specs.clone(), next.clone());
+            let spawned = std::thread::Builder::new().name(format!("references-{worker}")).spawn(move || {
+                while let Some(spec) = specs.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
+                    let _ = references.get(spec, &nothing(), "");
+                }
+            });
+            if let Err(e) = spawned {
+                tracing::warn!("references are computed as results come: no thread for them ({e})");
             }
-        });
-        if let Err(e) = spawned {
-            tracing::warn!("references are computed as results come: no thread for them ({e})");
         }
     }
 
@@ -244,6 +248,18 @@ impl References {
 fn first_output(spec: &CaseSpec, m: &CaseMeasurement, run: &str, why: &str) -> Result<Reference, String> {
     let bytes = m.output_bytes().ok_or("the output is not base64")?;
     Ok(Reference { values: spec.decode_output(&bytes), source: Some(format!("{run}'s output ({why})")), measured_by: Some(run.to_string()) })
+}
+
+/// Threads computing references ahead ([`References::prefetch`]): each takes the next case's,
+/// and each reference's linear layers and attention use every core, but much of a model's
+/// reference (its weights made and rounded, its norms) is one core's. A large model's reference
+/// holds its weights in f64 (TinyLlama's 8.8 GB), so there is one a 32 GB of memory, up to 4.
+fn prefetch_workers() -> usize {
+    let total_kib = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| m.lines().find_map(|l| l.strip_prefix("MemTotal:").and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())))
+        .unwrap_or(0);
+    (total_kib / (32 << 20)).clamp(1, 4) as usize
 }
 
 /// A measurement with nothing in it: the references that follow from the case alone (the

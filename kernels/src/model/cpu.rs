@@ -23,19 +23,27 @@ pub fn eval(op: &Op, v: &mut [Vec<f64>]) {
         Op::Norm { x, g, b, y, rows, cols, eps } => {
             let cols = cols as usize;
             let mut out = vec![0.0; rows as usize * cols];
-            for (r, row) in v[x].chunks(cols).take(rows as usize).enumerate() {
-                let mean = if b.is_some() { row.iter().sum::<f64>() / cols as f64 } else { 0.0 };
-                let var = row.iter().map(|&e| (e - mean) * (e - mean)).sum::<f64>() / cols as f64;
-                let inv = 1.0 / (var + eps as f64).sqrt();
-                for c in 0..cols {
-                    out[r * cols + c] = (row[c] - mean) * inv * v[g][c] + b.map_or(0.0, |b| v[b][c]);
+            let (xs, gs, bs) = (&v[x], &v[g], b.map(|b| &v[b]));
+            crate::rows::row_blocks(&mut out, cols, 64, |first, block| {
+                for (r, dst) in block.chunks_mut(cols).enumerate() {
+                    let row = &xs[(first + r) * cols..][..cols];
+                    let mean = if bs.is_some() { row.iter().sum::<f64>() / cols as f64 } else { 0.0 };
+                    let var = row.iter().map(|&e| (e - mean) * (e - mean)).sum::<f64>() / cols as f64;
+                    let inv = 1.0 / (var + eps as f64).sqrt();
+                    for (c, d) in dst.iter_mut().enumerate() {
+                        *d = (row[c] - mean) * inv * gs[c] + bs.map_or(0.0, |b| b[c]);
+                    }
                 }
-            }
+            });
             v[y] = out;
         }
         Op::Add { a, b, y, n } => v[y] = (0..n as usize).map(|i| v[a][i] + v[b][i]).collect(),
         Op::Gelu { x, y, n } => {
-            v[y] = v[x][..n as usize].iter().map(|&e| 0.5 * e * (1.0 + libm::erf(e / std::f64::consts::SQRT_2))).collect()
+            let mut out = v[x][..n as usize].to_vec();
+            crate::rows::row_blocks(&mut out, 1, 1 << 16, |_, block| {
+                block.iter_mut().for_each(|e| *e = 0.5 * *e * (1.0 + libm::erf(*e / std::f64::consts::SQRT_2)));
+            });
+            v[y] = out;
         }
         Op::SiluMul { g, u, y, n } => v[y] = (0..n as usize).map(|i| silu(v[g][i]) * v[u][i]).collect(),
         Op::Rope { x, y, tokens, heads, hd, pos0, base, .. } => {

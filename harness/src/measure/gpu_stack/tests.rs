@@ -80,6 +80,22 @@ pub fn h100() -> FakeMachine {
         .file("/usr/lib/x86_64-linux-gnu/libGLX_nvidia.so.0", "")
         .file("/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json", NVIDIA_ICD)
         .file("/usr/local/nvidia/lib64/libGLdispatch.so.0", "")
+        .file("/usr/lib/x86_64-linux-gnu/libGLX.so.0", "")
+        .file("/usr/lib/x86_64-linux-gnu/libEGL.so.1", "")
+        .file("/usr/lib/x86_64-linux-gnu/libGL.so.1", "")
+        .file("/usr/lib/x86_64-linux-gnu/libOpenGL.so.0", "")
+        .file("/usr/lib/x86_64-linux-gnu/libGLESv2.so.2", "")
+}
+
+/// [`h100`] with only libvulkan1 and libglvnd0 of the desktop's libraries: libglvnd's GLX, EGL,
+/// GL, OpenGL and GLES libraries gone, libGLdispatch where the loader finds it.
+pub fn h200_two_packages() -> FakeMachine {
+    ["libGLX.so.0", "libEGL.so.1", "libGL.so.1", "libOpenGL.so.0", "libGLESv2.so.2"]
+        .iter()
+        .fold(h100(), |m, file| m.without(&format!("/usr/lib/x86_64-linux-gnu/{file}")))
+        .without("/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json")
+        .file("/usr/share/vulkan/icd.d/nvidia_icd.json", NVIDIA_ICD)
+        .file("/usr/lib/x86_64-linux-gnu/libGLdispatch.so.0", "")
 }
 
 fn state(links: &[Link], name: &str) -> (LinkState, String) {
@@ -175,9 +191,35 @@ fn an_icd_whose_library_is_missing_is_broken_and_not_papered_over() {
     assert!(text.contains("libGLX_nvidia.so.0, which is on no library path"), "{text}");
 }
 
-/// The H200 of docs/hardware with only libvulkan1 and libglvnd0 installed: every file is where
-/// the loader looks, but NVIDIA's ICD needs libGLX.so.0, so the loader cannot open it and wgpu
-/// finds no adapter. The ICD's link says so, with the linker's words and the package.
+/// The H200 of docs/hardware with only libvulkan1 and libglvnd0 installed (h200-phases.md): every
+/// file is where the loader looks and NVIDIA's ICD loads, yet the loader gets no vkCreateInstance
+/// from it and wgpu finds no adapter, until libglvnd's other libraries are there. Their link names
+/// the missing ones and their packages; with them there, it holds.
+#[test]
+fn libglvnds_missing_libraries_are_named_with_their_packages_on_an_nvidia_machine() {
+    let m = h200_two_packages();
+    let stack = GpuStack::detect(&m);
+    let links = stack.links(&stack.env_fixes(&m));
+    assert_eq!(state(&links, "Vulkan driver").0, LinkState::Ok, "the ICD itself loads");
+    let (s, text) = state(&links, "libglvnd's");
+    assert_eq!(s, LinkState::Broken);
+    assert!(text.contains("libGLX.so.0, libEGL.so.1, libGL.so.1, libOpenGL.so.0, libGLESv2.so.2 on no library path"), "{text}");
+    assert!(text.contains("`apt-get install libglx0 libegl1 libgl1 libopengl0 libgles2`"), "{text}");
+    let mut m = m;
+    for file in ["libGLX.so.0", "libEGL.so.1", "libGL.so.1", "libOpenGL.so.0", "libGLESv2.so.2"] {
+        m = m.file(&format!("/usr/lib/x86_64-linux-gnu/{file}"), "");
+    }
+    assert_eq!(state(&GpuStack::detect(&m).links(&[]), "libglvnd's").0, LinkState::Ok);
+    // No NVIDIA GPU, no such link.
+    assert!(software_only_links().iter().all(|l| !l.name.starts_with("libglvnd's")));
+}
+
+fn software_only_links() -> Vec<Link> {
+    GpuStack::detect(&software_only()).links(&[])
+}
+
+/// A GPU driver whose library does not load (as the Vulkan loader opens it) is broken, with the
+/// linker's words and the package of the library it misses.
 #[test]
 fn an_icd_that_is_found_but_does_not_load_names_the_missing_library_and_its_package() {
     let missing = "libGLX.so.0: cannot open shared object file: No such file or directory";
