@@ -433,23 +433,26 @@ impl Gpu {
     /// Creates the program's buffers, compiles its pipelines (timed) and bind groups, and readies
     /// GPU timestamps for the batches in flight.
     pub async fn prepare(&self, label: &str, program: &Program) -> Result<Prepared, GpuError> {
-        Ok(self.prepare_timed(label, program, false).await?.0)
+        Ok(self.prepare_timed(label, program, false, true).await?.0)
     }
 
     /// [`Gpu::prepare`], and when the buffers were uploaded (the page's clock). With `precompile`,
     /// every pipeline is compiled at once through the browser's `createComputePipelineAsync`
     /// while the buffers upload ([`Gpu::precompile`]); the pipeline time runs from the upload's end
     /// either way.
-    async fn prepare_timed(&self, label: &str, program: &Program, precompile: bool) -> Result<(Prepared, f64), GpuError> {
+    /// With `reuse`, buffers and pipelines kept from earlier programs serve this one
+    /// ([`Gpu::create_buffers`], [`Gpu::create_pipelines`]); without (a cold start, which may load
+    /// several programs at once, each as a fresh page would), nothing is kept or taken.
+    async fn prepare_timed(&self, label: &str, program: &Program, precompile: bool, reuse: bool) -> Result<(Prepared, f64), GpuError> {
         let failed = |message: String| GpuError::Pipeline { kernel: label.to_string(), message };
         self.check_features(label, program)?;
         let compiling = precompile.then(|| self.precompile(program));
-        let (buffers, owned) = self.create_buffers(program).await.map_err(failed)?;
+        let (buffers, owned) = self.create_buffers(program, reuse).await.map_err(failed)?;
         let uploaded = now_ms();
         if let Some(compiling) = compiling {
             compiling.await.map_err(failed)?;
         }
-        Ok((self.create_pipelines(label, program, buffers, owned, uploaded).await?, uploaded))
+        Ok((self.create_pipelines(label, program, buffers, owned, uploaded, reuse).await?, uploaded))
     }
 
     /// Refuses a program that needs a feature the device lacks, saying what offers it.
@@ -477,9 +480,12 @@ impl Gpu {
     /// that program's; a part of one (a layer's weights, which a prefill's GEMMs join into one
     /// buffer and a decode step's matvecs read alone) is copied on the GPU from where the last
     /// program had it. What this program does not have is freed once its buffers are made.
-    async fn create_buffers(&self, program: &Program) -> Result<(Vec<wgpu::Buffer>, Vec<bool>), String> {
-        let keeps = |b: &crate::program::Buffer| b.constant && !b.uniform && generated(&b.init);
-        let old: Vec<Kept> = std::mem::take(&mut *self.kept.lock().unwrap_or_else(|e| e.into_inner()));
+    async fn create_buffers(&self, program: &Program, reuse: bool) -> Result<(Vec<wgpu::Buffer>, Vec<bool>), String> {
+        let keeps = |b: &crate::program::Buffer| reuse && b.constant && !b.uniform && generated(&b.init);
+        let old: Vec<Kept> = match reuse {
+            true => std::mem::take(&mut *self.kept.lock().unwrap_or_else(|e| e.into_inner())),
+            false => Vec::new(),
+        };
         let mut kept: Vec<Kept> = Vec::new();
         let mut copies = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("kept weights") });
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
@@ -527,7 +533,9 @@ impl Gpu {
                 k.buffer.destroy();
             }
         }
-        *self.kept.lock().unwrap_or_else(|e| e.into_inner()) = kept;
+        if reuse {
+            *self.kept.lock().unwrap_or_else(|e| e.into_inner()) = kept;
+        }
         let buffers = (0..created.len()).map(|i| {
             let of = program.buffers[i].init.binding(i).0;
             created.get(of).cloned().flatten().ok_or_else(|| format!("buffer `{}` is a view of no buffer of its own", program.buffers[i].label))
@@ -545,35 +553,41 @@ impl Gpu {
     }
 
     /// A new buffer of `init`'s seeded contents (in parts, where joined): each part copied on
-    /// the GPU where a buffer of `old` holds it, else generated and written.
+    /// the GPU where a buffer of `old` holds it, else generated into the buffer mapped at its
+    /// creation, as `create_buffer_init` writes (in Chrome, TinyLlama's weights through
+    /// `writeBuffer` took half as long again).
     fn assemble(&self, label: &str, init: &Init, usage: wgpu::BufferUsages, old: &[Kept], copies: &mut wgpu::CommandEncoder) -> wgpu::Buffer {
         let size = init.len().next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
-        let buffer = self.device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size, usage, mapped_at_creation: false });
-        for (part, offset) in parts(init) {
-            let len = part.len().next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
-            if let Some((from, at)) = old.iter().find_map(|k| parts(&k.init).into_iter().find(|(p, _)| *p == part).map(|(_, at)| (&k.buffer, at))) {
-                copies.copy_buffer_to_buffer(from, at, &buffer, offset, Some(len));
-            } else if let Some(bytes) = part.bytes() {
-                let mut bytes = bytes.into_owned();
-                bytes.resize(len as usize, 0);
-                self.queue.write_buffer(&buffer, offset, &bytes);
+        let buffer = self.device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size, usage, mapped_at_creation: true });
+        // A buffer refused at its creation (too large) maps to nothing: the error scope says why.
+        if let Ok(mut mapped) = buffer.slice(..).get_mapped_range_mut() {
+            for (part, offset) in parts(init) {
+                let len = part.len().next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
+                if let Some((from, at)) = old.iter().find_map(|k| parts(&k.init).into_iter().find(|(p, _)| *p == part).map(|(_, at)| (&k.buffer, at))) {
+                    copies.copy_buffer_to_buffer(from, at, &buffer, offset, Some(len));
+                } else if let Some(bytes) = part.bytes() {
+                    mapped.slice(offset as usize..offset as usize + bytes.len()).copy_from_slice(&bytes);
+                }
             }
         }
+        buffer.unmap();
         buffer
     }
 
     /// Creates the program's pipelines and bind groups over `buffers` (those `owned` freed with
     /// it); its pipeline time runs from `since_ms` (when a precompilation began, or now).
-    async fn create_pipelines(&self, label: &str, program: &Program, buffers: Vec<wgpu::Buffer>, owned: Vec<bool>, since_ms: f64) -> Result<Prepared, GpuError> {
+    async fn create_pipelines(&self, label: &str, program: &Program, buffers: Vec<wgpu::Buffer>, owned: Vec<bool>, since_ms: f64, reuse: bool) -> Result<Prepared, GpuError> {
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let mut compiled = self.compiled.lock().unwrap_or_else(|e| e.into_inner());
+        // The lock is never held across an await: two programs may be prepared at once (a cold
+        // start's parts), and a second lock in the same thread panics in WASM.
+        let compiled = self.compiled.lock().unwrap_or_else(|e| e.into_inner());
         let mut reused = 0;
         let mut fresh = Vec::new();
         let pipelines: Vec<wgpu::ComputePipeline> = program
             .shaders
             .iter()
             .map(|s| {
-                if let Some((_, pipeline)) = compiled.iter().find(|(shader, _)| shader == s) {
+                if let Some((_, pipeline)) = compiled.iter().find(|(shader, _)| reuse && shader == s) {
                     reused += 1;
                     return pipeline.clone();
                 }
@@ -593,13 +607,15 @@ impl Gpu {
                 pipeline
             })
             .collect();
+        drop(compiled);
         let pipeline_ms = now_ms() - since_ms;
         if let Some(err) = scope.pop().await {
             return Err(GpuError::Pipeline { kernel: label.to_string(), message: err.to_string() });
         }
         // Only pipelines known good are kept for later programs.
-        compiled.extend(fresh);
-        drop(compiled);
+        if reuse {
+            self.compiled.lock().unwrap_or_else(|e| e.into_inner()).extend(fresh);
+        }
         // Bind groups come after the pipelines are known good: an invalid pipeline's layout
         // would only add a second, less helpful error.
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
@@ -658,7 +674,7 @@ impl Gpu {
                 let begun = now_ms();
                 let program = graph.lower(weights, gpu.caps()).map_err(|e| failed(e.to_string()))?;
                 gpu.check_fits(&label, &program)?;
-                let (prepared, uploaded) = gpu.prepare_timed(&label, &program, cold.precompile).await?;
+                let (prepared, uploaded) = gpu.prepare_timed(&label, &program, cold.precompile, false).await?;
                 Ok::<_, GpuError>((prepared, uploaded - begun, uploaded))
             };
             let loaded = match cold.parallel {
@@ -892,7 +908,7 @@ impl Gpu {
             let program = case.program(weights, gpu.caps()).map_err(|e| GpuError::Pipeline { kernel: case.kernel.clone(), message: e.to_string() })?;
             gpu.check_fits(&case.kernel, &program)?;
             phases.mark("build");
-            let (prepared, uploaded) = gpu.prepare_timed(&case.kernel, &program, false).await?;
+            let (prepared, uploaded) = gpu.prepare_timed(&case.kernel, &program, false, true).await?;
             phases.mark_at("upload", uploaded);
             phases.mark("pipelines");
             let measured = gpu.measure(&prepared, &plan.sampling, clock, on_sample).await?;

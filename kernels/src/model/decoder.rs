@@ -216,7 +216,10 @@ impl DecoderCase {
         let mut x = g.seeded("tokens", n as usize, -1.0, 1.0);
         g.inputs.push(x);
         let lens = g.tensor("lens", 1, Data::U32(vec![cache_len]));
-        let rope = g.tensor("rope_table", (t * hd) as usize, Data::F32(super::rope::table(t, hd, pos0, ROPE_BASE)));
+        // The RoPE table is the graph's last tensor (added below): a seeded tensor's stream is its
+        // index, so one added before the weights would change every seeded weight (and the
+        // fixture of transformers' hidden states made from them).
+        let rope = usize::MAX;
         for l in 0..c.layers {
             let p = |s: &str| format!("blk.{l}.{s}");
             let norm = |g: &mut Graph, tag: &'static str, x: T, name: String| {
@@ -257,6 +260,12 @@ impl DecoderCase {
         let out = g.computed("hidden", n as usize);
         g.op("final_norm", Op::Norm { x, g: fw, b: None, y: out, rows: t, cols: h, eps: EPS });
         g.outputs = vec![out];
+        let table = g.tensor("rope_table", (t * hd) as usize, Data::F32(super::rope::table(t, hd, pos0, ROPE_BASE)));
+        for (_, op) in &mut g.ops {
+            if let Op::Rope { table: t @ usize::MAX, .. } = op {
+                *t = table;
+            }
+        }
         g
     }
 
