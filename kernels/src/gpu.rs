@@ -11,7 +11,6 @@ use futures_channel::oneshot;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use wgpu::util::DeviceExt;
 
 /// Timestamp slots of a prepared case: one per batch in flight, and one spare so a slot is
 /// reused only after its batch was read.
@@ -510,11 +509,7 @@ impl Gpu {
                     return Some(buffer);
                 }
                 let buffer = match b.init.bytes() {
-                    Some(bytes) => self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                        label: Some(&b.label),
-                        contents: &bytes,
-                        usage,
-                    }),
+                    Some(bytes) => self.buffer_of(&b.label, &bytes, usage),
                     None => self.device.create_buffer(&wgpu::BufferDescriptor {
                         label: Some(&b.label),
                         size: b.init.len(),
@@ -559,17 +554,23 @@ impl Gpu {
     fn assemble(&self, label: &str, init: &Init, usage: wgpu::BufferUsages, old: &[Kept], copies: &mut wgpu::CommandEncoder) -> wgpu::Buffer {
         let size = init.len().next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
         let buffer = self.device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size, usage, mapped_at_creation: true });
-        // A buffer refused at its creation (too large) maps to nothing: the error scope says why.
-        if let Ok(mut mapped) = buffer.slice(..).get_mapped_range_mut() {
-            for (part, offset) in parts(init) {
-                let len = part.len().next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
-                if let Some((from, at)) = old.iter().find_map(|k| parts(&k.init).into_iter().find(|(p, _)| *p == part).map(|(_, at)| (&k.buffer, at))) {
-                    copies.copy_buffer_to_buffer(from, at, &buffer, offset, Some(len));
-                } else if let Some(bytes) = part.bytes() {
-                    mapped.slice(offset as usize..offset as usize + bytes.len()).copy_from_slice(&bytes);
-                }
+        for (part, offset) in parts(init) {
+            let len = part.len().next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
+            if let Some((from, at)) = old.iter().find_map(|k| parts(&k.init).into_iter().find(|(p, _)| *p == part).map(|(_, at)| (&k.buffer, at))) {
+                copies.copy_buffer_to_buffer(from, at, &buffer, offset, Some(len));
+            } else if let Some(bytes) = part.bytes() {
+                write_mapped(&buffer, offset, &bytes);
             }
         }
+        buffer.unmap();
+        buffer
+    }
+
+    /// A buffer of `bytes` (padded to 4), written mapped at its creation ([`write_mapped`]).
+    fn buffer_of(&self, label: &str, bytes: &[u8], usage: wgpu::BufferUsages) -> wgpu::Buffer {
+        let size = (bytes.len() as u64).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT).max(wgpu::COPY_BUFFER_ALIGNMENT);
+        let buffer = self.device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size, usage, mapped_at_creation: true });
+        write_mapped(&buffer, 0, bytes);
         buffer.unmap();
         buffer
     }
@@ -1107,6 +1108,27 @@ impl Gpu {
 }
 
 /// The watch, also after a callback panicked while holding it.
+/// Writes `bytes` at `offset` of `buffer`, which is mapped at its creation. In the browser they go
+/// straight into the mapped `ArrayBuffer`: wgpu's writable view first copies the whole mapping
+/// into the WASM heap and back out on drop, three copies of a model's weights where one will do
+/// (Chrome took 12–23 s to upload a seeded TinyLlama on the H200). A buffer refused at its
+/// creation (too large) maps to nothing: the error scope says why.
+fn write_mapped(buffer: &wgpu::Buffer, offset: u64, bytes: &[u8]) {
+    if bytes.is_empty() {
+        return;
+    }
+    let range = buffer.slice(offset..offset + bytes.len() as u64);
+    #[cfg(target_arch = "wasm32")]
+    if let Ok(view) = range.get_mapped_range() {
+        // SAFETY: nothing allocates between the view of WASM memory and the copy out of it.
+        unsafe { view.as_uint8array().set(&js_sys::Uint8Array::view(bytes), 0) };
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    if let Ok(mut view) = range.get_mapped_range_mut() {
+        view.copy_from_slice(bytes);
+    }
+}
+
 /// A buffer of seeded contents a device keeps for the next program: its contents, and it.
 struct Kept {
     init: Init,
