@@ -52,7 +52,7 @@ mod tests {
         let stderr = "INFO:             Vulkan Loader Version 1.3.239\nWARNING: [Loader Message] Code 0 : terminator_CreateInstance: Failed to CreateInstance in ICD 0.  Skipping ICD.\nDRIVER:           Found ICD manifest file /usr/share/vulkan/icd.d/nvidia_icd.json\n";
         assert_eq!(said(stderr), ["WARNING: [Loader Message] Code 0 : terminator_CreateInstance: Failed to CreateInstance in ICD 0. Skipping ICD."]);
         // What it said on the H200 with only libvulkan1 and libglvnd0, each reason once.
-        let h200 = said(include_str!("../../../docs/hardware/h200-phases/doctor-loader-two-packages.txt"));
+        let h200 = said(include_str!("../../../docs/hardware/h200-phases/lease2/doctor-loader-two-packages.txt"));
         assert_eq!(h200, [
             "ERROR: loader_scanned_icd_add: Could not get 'vkCreateInstance' via 'vk_icdGetInstanceProcAddr' for ICD libGLX_nvidia.so.0",
             "ERROR | DRIVER: vkCreateInstance: Found no drivers!",

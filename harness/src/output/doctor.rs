@@ -270,7 +270,7 @@ mod tests {
     fn on_the_h200_with_two_packages_the_missing_libraries_and_the_loaders_words_are_named() {
         let machine = crate::measure::gpu_stack::tests::h200_two_packages();
         let stack = GpuStack::detect(&machine);
-        let loader = crate::measure::loader::said(include_str!("../../../docs/hardware/h200-phases/doctor-loader-two-packages.txt"));
+        let loader = crate::measure::loader::said(include_str!("../../../docs/hardware/h200-phases/lease2/doctor-loader-two-packages.txt"));
         let d = diagnose(stack.links(&stack.env_fixes(&machine)), &stack, &[], &loader, &[]);
         let (name, fix) = first_broken(&d);
         assert!(name.starts_with("libglvnd's"), "{name}");
