@@ -207,6 +207,35 @@ impl Ctx<'_> {
                     .ok_or(format!("no variant of `{prefix}`"))?;
                 if name == "best" { Self::pointer(best, "/gpu/median")? } else { Self::pointer(best, "/variant")? }
             }
+            "phase" | "casetime" | "beyond" | "timed" => {
+                // Over a run's cases that say where their time went (`caseTime`): the sum of phase
+                // NAME's ms, of their wall ms, the mean of their wall ms beyond the timed samples,
+                // or their number.
+                want(2)?;
+                let json = self.file(args[0].str()?)?;
+                let cases = json["runs"][args[1].num()? as usize]["cases"].as_array().ok_or("no run")?;
+                let times: Vec<&Value> = cases.iter().map(|c| &c["caseTime"]).filter(|t| t.is_object()).collect();
+                let phase = |t: &Value, name: &str| t["phases"].as_array().into_iter().flatten().filter(|p| p["name"] == name).filter_map(|p| p["ms"].as_f64()).sum::<f64>();
+                let wall = |t: &Value| t["wallMs"].as_f64().unwrap_or(0.0);
+                V::Num(match name {
+                    "phase" => {
+                        want(3)?;
+                        let n = args[2].str()?;
+                        times.iter().map(|t| phase(t, n)).sum()
+                    }
+                    "casetime" => times.iter().map(|t| wall(t)).sum(),
+                    "beyond" => times.iter().map(|t| wall(t) - phase(t, "samples")).sum::<f64>() / times.len().max(1) as f64,
+                    _ => times.len() as f64,
+                })
+            }
+            "phaseof" => {
+                // One case's phase NAME, ms (its `caseTime`).
+                want(4)?;
+                let json = self.file(args[0].str()?)?;
+                let case = Self::case(&json, args[1].num()? as usize, args[2].str()?)?;
+                let n = args[3].str()?;
+                V::Num(case["caseTime"]["phases"].as_array().into_iter().flatten().filter(|p| p["name"] == n).filter_map(|p| p["ms"].as_f64()).sum())
+            }
             "minratio" => V::Num(self.ratios(&args)?.into_iter().fold(f64::INFINITY, f64::min)),
             "maxratio" => V::Num(self.ratios(&args)?.into_iter().fold(f64::NEG_INFINITY, f64::max)),
             "nratio" => V::Num(self.ratios(&args)?.len() as f64),
