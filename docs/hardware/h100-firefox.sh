@@ -63,8 +63,9 @@
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 pack="$top/target/gpu-pack"
-# Bytes a part: a call to the GPU machine carries at most 64 MiB, the working tree (about 29 MB) included.
-part=27000000
+# Bytes a part: a call to the GPU machine carries at most 64 MiB, the working tree (about 29 MB) included
+# (PART to choose: h200-phases.sh's calls carry a larger tree).
+part=${PART:-27000000}
 case "${1:-}" in
 pack-model)
   tar cf - -C "$top/models" all-MiniLM-L6-v2 | split -b "$part" - "$pack/minilm.tar."

@@ -17,22 +17,15 @@
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 pack="$top/target/gpu-pack"
-# Bytes a part: a call carries at most 64 MiB, the working tree (about 41 MB) included.
-part=20000000
+# Bytes a part: a call carries at most 64 MiB, the working tree (about 48 MB) included.
+part=15000000
 case "${1:-}" in
 pack)
   mkdir -p "$pack"
   work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
   # Chromium once (its parts are kept); the harness binary and bundle every time.
   if ! ls "$pack"/chromium.tar.xz.aa >/dev/null 2>&1; then
-    (cd "$work" && apt-get download chromium chromium-common chromium-driver >/dev/null 2>&1 &&
-      for d in *.deb; do dpkg -x "$d" x; done)
-    mkdir -p "$work/pack/chromium-lib"
-    cp -a "$work/x/usr/lib/chromium" "$work/pack/chromium"
-    cp -L "$work/x/usr/bin/chromedriver" "$work/pack/chromium/"
-    ldd "$work/pack/chromium/chromium" | awk '/=> \//{print $3}' | sort -u \
-      | grep -vE '/(libc|libm|libpthread|libdl|librt|libstdc\+\+|libgcc_s)\.so|/ld-linux' | xargs -I{} cp -L {} "$work/pack/chromium-lib/"
-    tar cf - -C "$work/pack" . | xz -T0 -9 | split -b "$part" - "$pack/chromium.tar.xz."
+    PART=$part bash "$top/docs/hardware/h100-firefox.sh" pack-chromium
   fi
   mkdir -p "$work/harness"
   cp "$top/target/release/harness" "$work/harness/" && cp -a "$top/target/harness-bundle" "$work/harness/bundle"
