@@ -1113,11 +1113,15 @@ impl Gpu {
 /// into the WASM heap and back out on drop, three copies of a model's weights where one will do
 /// (Chrome took 12–23 s to upload a seeded TinyLlama on the H200). A buffer refused at its
 /// creation (too large) maps to nothing: the error scope says why.
+///
+/// A mapped range's size must be a multiple of 4 (WebGPU's `getMappedRange`): the range covers
+/// `bytes` padded to it (the buffer is), else an odd count of f16s maps to nothing and stays zero.
 fn write_mapped(buffer: &wgpu::Buffer, offset: u64, bytes: &[u8]) {
     if bytes.is_empty() {
         return;
     }
-    let range = buffer.slice(offset..offset + bytes.len() as u64);
+    let len = (bytes.len() as u64).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
+    let range = buffer.slice(offset..offset + len);
     #[cfg(target_arch = "wasm32")]
     if let Ok(view) = range.get_mapped_range() {
         // SAFETY: nothing allocates between the view of WASM memory and the copy out of it.
@@ -1125,7 +1129,7 @@ fn write_mapped(buffer: &wgpu::Buffer, offset: u64, bytes: &[u8]) {
     }
     #[cfg(not(target_arch = "wasm32"))]
     if let Ok(mut view) = range.get_mapped_range_mut() {
-        view.copy_from_slice(bytes);
+        view.slice(..bytes.len()).copy_from_slice(bytes);
     }
 }
 
