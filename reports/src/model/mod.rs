@@ -286,10 +286,12 @@ impl MemoryGrowth {
     pub const MIN_CASES: usize = 100;
 
     /// harness's growth per case above which it leaks, KiB. harness keeps each finished case's
-    /// report (samples, statistics, check): about 4 KiB a case in a 500-case Chromium soak of
-    /// `add`; a leak of each case's inputs and output (12 to 48 KiB at the quick shapes) is
-    /// three times this at least.
-    pub const HARNESS_LEAK_KIB_PER_CASE: f64 = 8.0;
+    /// report (samples, statistics, check, phases): 3.2 KiB a case in a 200-case Chromium soak of
+    /// `add` on an idle 2-core machine, 6.6 KiB with three busy loops beside it (CI's suite runs
+    /// four tests at once, and failed the soak at a bound of 8). A leak of each case's inputs and
+    /// output (12 to 48 KiB at the quick shapes) comes on top of the kept reports: the bound sits
+    /// between the reports under load and the smallest such leak above the idle ones (15 KiB).
+    pub const HARNESS_LEAK_KIB_PER_CASE: f64 = 10.0;
 
     /// Whether harness grew by more than [`Self::HARNESS_LEAK_KIB_PER_CASE`] a case.
     pub fn harness_leaks(&self) -> bool {
