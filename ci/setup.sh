@@ -58,6 +58,17 @@ if ! $only_chrome; then
   command -v java >/dev/null 2>&1 || packages+=(default-jre-headless)
 fi
 
+host=
+page=
+if $only_chrome; then
+  # harness's build is minutes of CPU, and installing Chromium and the wasm32 target mostly waits
+  # on the network and the disk: it starts first and runs beside them. It stops with this script.
+  echo "ci/setup.sh: building harness (a few minutes on 2 cores), beside the installs"
+  cargo build --quiet -p harness &
+  host=$!
+  trap 'kill $host $page 2>/dev/null' EXIT INT TERM
+fi
+
 if [ ${#packages[@]} -gt 0 ]; then
   echo "ci/setup.sh: installing ${packages[*]}"
   sudo_if_needed apt-get update -qq
@@ -69,14 +80,11 @@ if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   rustup target add wasm32-unknown-unknown
 fi
 if $only_chrome; then
-  # harness and its page, built at once: each leaves a core idle part of the time (the page's
-  # build is its own profile and target, so cargo runs both). Both stop with this script.
-  echo "ci/setup.sh: building harness and its page (wasm32) at once (a few minutes on 2 cores)"
-  cargo build --quiet -p harness &
-  host=$!
+  # The page beside harness: each build leaves a core idle part of the time (the page's build is
+  # its own profile and target, so cargo runs both).
+  echo "ci/setup.sh: building harness's page (wasm32) beside it"
   cargo build --quiet -p page --target wasm32-unknown-unknown --profile wasm &
   page=$!
-  trap 'kill $host $page 2>/dev/null' EXIT INT TERM
   wait $host
   wait $page
   trap - EXIT INT TERM

@@ -125,11 +125,11 @@ impl Sampling {
     /// SwiftShader, lavapipe, llvmpipe) and the user left the sampling to harness: the default
     /// policy is sized for a GPU, where a sample takes microseconds to milliseconds, and spends
     /// tens of seconds a case on a CPU that takes a second a sample. On a CPU there is no clock to
-    /// ramp up and the first run already compiled everything: [`MIN_SAMPLES`] samples within
-    /// [`CPU_MAX_TIME_MS`], after one warm-up run. Mode, nudging and profiling stay.
+    /// ramp up, and the first run (never timed) already compiled everything: [`MIN_SAMPLES`]
+    /// samples within [`CPU_MAX_TIME_MS`], right after it. Mode, nudging and profiling stay.
     pub fn for_cpu(&self) -> Sampling {
         Sampling {
-            warmup: WarmupPolicy::Fixed(1),
+            warmup: WarmupPolicy::Fixed(0),
             samples: self.samples.min(MIN_SAMPLES),
             max_time_ms: self.max_time_ms.min(CPU_MAX_TIME_MS),
             target_ci_pct: None,

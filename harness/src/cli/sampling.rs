@@ -78,7 +78,7 @@ pub struct SamplingArgs {
     pub nudge: NudgeArg,
     /// Timed samples per case; with --target-ci, the fewest taken before the target is checked.
     /// [default: 30; on a software adapter (a CPU: SwiftShader, lavapipe), where a sample can take
-    /// a second, 5 within 1 s after one warm-up run and a 300 s case timeout, unless any of
+    /// a second, 5 within 1 s right after the first (untimed) run and a 300 s case timeout, unless any of
     /// --samples, --max-time, --warmup, --target-ci and --timeout is given]
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000), conflicts_with = "resume")]
     pub samples: Option<u32>,

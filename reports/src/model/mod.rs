@@ -174,12 +174,13 @@ pub struct CpuAdapterPolicy {
 impl CpuAdapterPolicy {
     /// The policy in words, for the terminal and the reports.
     pub fn describe(&self) -> String {
+        let warmup = match self.warmup {
+            WarmupPolicy::Fixed(0) => String::new(),
+            w => format!(" and {w} warm-up"),
+        };
         format!(
-            "{} samples a case within {} s after {} warm-up, and {} s before a case times out (a CPU takes seconds where a GPU takes milliseconds; --samples, --max-time, --warmup or --timeout choose for yourself)",
-            self.samples,
-            self.max_time_s,
-            self.warmup,
-            self.case_timeout_s
+            "{} samples a case within {} s after its first run (never timed){warmup}, and {} s before a case times out (a CPU takes seconds where a GPU takes milliseconds; --samples, --max-time, --warmup or --timeout choose for yourself)",
+            self.samples, self.max_time_s, self.case_timeout_s
         )
     }
 }
