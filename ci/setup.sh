@@ -64,9 +64,7 @@ if $only_chrome; then
   # harness's build is minutes of CPU, and installing Chromium and the wasm32 target mostly waits
   # on the network and the disk: it starts first and runs beside them. It stops with this script.
   echo "ci/setup.sh: building harness (a few minutes on 2 cores), beside the installs"
-  # From nothing, incremental compilation's bookkeeping only slows the build; a later `cargo run`
-  # reuses what this built all the same (incremental or not, the artifacts are fresh).
-  CARGO_INCREMENTAL=0 cargo build --quiet -p harness &
+  cargo build --quiet -p harness &
   host=$!
   trap 'kill $host $page 2>/dev/null' EXIT INT TERM
 fi
