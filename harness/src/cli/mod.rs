@@ -124,7 +124,7 @@ mod tests {
         let policy = s.policy();
         assert_eq!((policy.samples, policy.warmup, policy.max_time_ms, s.timeout().as_secs()), (30, stats::WarmupPolicy::Auto, 10_000.0, 60));
         let cpu = s.cpu_policy().expect("nothing chosen: a CPU adapter gets its own");
-        assert_eq!((cpu.samples, cpu.warmup, cpu.max_time_ms, s.cpu_timeout().map(|t| t.as_secs())), (5, stats::WarmupPolicy::Fixed(1), 1000.0, Some(300)));
+        assert_eq!((cpu.samples, cpu.warmup, cpu.max_time_ms, s.cpu_timeout().map(|t| t.as_secs())), (5, stats::WarmupPolicy::Fixed(0), 1000.0, Some(300)));
         // One choice of the user's holds everywhere, and so do harness's defaults for the rest.
         for chosen in [&["--samples", "30"][..], &["--timeout", "60"], &["--warmup", "auto"], &["--max-time", "10"], &["--target-ci", "2"]] {
             let s = &run(chosen).pipeline.sampling;
