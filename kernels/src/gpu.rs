@@ -579,18 +579,19 @@ impl Gpu {
     /// it); its pipeline time runs from `since_ms` (when a precompilation began, or now).
     async fn create_pipelines(&self, label: &str, program: &Program, buffers: Vec<wgpu::Buffer>, owned: Vec<bool>, since_ms: f64, reuse: bool) -> Result<Prepared, GpuError> {
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        // The lock is never held across an await: two programs may be prepared at once (a cold
-        // start's parts), and a second lock in the same thread panics in WASM.
-        let compiled = self.compiled.lock().unwrap_or_else(|e| e.into_inner());
+        // The lock is held only for each lookup, never across an await: two programs may be
+        // prepared at once (a cold start's parts), and a second lock in the same thread panics
+        // in WASM.
+        let compiled = |s| self.compiled.lock().unwrap_or_else(|e| e.into_inner()).iter().find(|(shader, _)| shader == s).map(|(_, p)| p.clone());
         let mut reused = 0;
         let mut fresh = Vec::new();
         let pipelines: Vec<wgpu::ComputePipeline> = program
             .shaders
             .iter()
             .map(|s| {
-                if let Some((_, pipeline)) = compiled.iter().find(|(shader, _)| reuse && shader == s) {
+                if let Some(pipeline) = reuse.then(|| compiled(s)).flatten() {
                     reused += 1;
-                    return pipeline.clone();
+                    return pipeline;
                 }
                 let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
                     label: Some(&s.label),
@@ -608,7 +609,6 @@ impl Gpu {
                 pipeline
             })
             .collect();
-        drop(compiled);
         let pipeline_ms = now_ms() - since_ms;
         if let Some(err) = scope.pop().await {
             return Err(GpuError::Pipeline { kernel: label.to_string(), message: err.to_string() });
@@ -1107,7 +1107,6 @@ impl Gpu {
     }
 }
 
-/// The watch, also after a callback panicked while holding it.
 /// Writes `bytes` at `offset` of `buffer`, which is mapped at its creation. In the browser they go
 /// straight into the mapped `ArrayBuffer`: wgpu's writable view first copies the whole mapping
 /// into the WASM heap and back out on drop, three copies of a model's weights where one will do
@@ -1169,6 +1168,7 @@ fn generated(init: &Init) -> bool {
     }
 }
 
+/// The watch, also after a callback panicked while holding it.
 fn lock(watch: &Mutex<Watch>) -> MutexGuard<'_, Watch> {
     watch.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }

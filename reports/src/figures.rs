@@ -110,6 +110,11 @@ impl Ctx<'_> {
         }
     }
 
+    /// The ms of phase `name` in a case's `caseTime` (0 where it has none).
+    fn phase_ms(time: &Value, name: &str) -> f64 {
+        time["phases"].as_array().into_iter().flatten().filter(|p| p["name"] == name).filter_map(|p| p["ms"].as_f64()).sum()
+    }
+
     fn pointer(v: &Value, pointer: &str) -> Result<V, String> {
         match v.pointer(pointer) {
             Some(Value::Number(n)) => Ok(V::Num(n.as_f64().unwrap())),
@@ -215,16 +220,15 @@ impl Ctx<'_> {
                 let json = self.file(args[0].str()?)?;
                 let cases = json["runs"][args[1].num()? as usize]["cases"].as_array().ok_or("no run")?;
                 let times: Vec<&Value> = cases.iter().map(|c| &c["caseTime"]).filter(|t| t.is_object()).collect();
-                let phase = |t: &Value, name: &str| t["phases"].as_array().into_iter().flatten().filter(|p| p["name"] == name).filter_map(|p| p["ms"].as_f64()).sum::<f64>();
                 let wall = |t: &Value| t["wallMs"].as_f64().unwrap_or(0.0);
                 V::Num(match name {
                     "phase" => {
                         want(3)?;
                         let n = args[2].str()?;
-                        times.iter().map(|t| phase(t, n)).sum()
+                        times.iter().map(|t| Self::phase_ms(t, n)).sum()
                     }
                     "casetime" => times.iter().map(|t| wall(t)).sum(),
-                    "beyond" => times.iter().map(|t| wall(t) - phase(t, "samples")).sum::<f64>() / times.len().max(1) as f64,
+                    "beyond" => times.iter().map(|t| wall(t) - Self::phase_ms(t, "samples")).sum::<f64>() / times.len().max(1) as f64,
                     _ => times.len() as f64,
                 })
             }
@@ -234,7 +238,7 @@ impl Ctx<'_> {
                 let json = self.file(args[0].str()?)?;
                 let case = Self::case(&json, args[1].num()? as usize, args[2].str()?)?;
                 let n = args[3].str()?;
-                V::Num(case["caseTime"]["phases"].as_array().into_iter().flatten().filter(|p| p["name"] == n).filter_map(|p| p["ms"].as_f64()).sum())
+                V::Num(Self::phase_ms(&case["caseTime"], n))
             }
             "minratio" => V::Num(self.ratios(&args)?.into_iter().fold(f64::INFINITY, f64::min)),
             "maxratio" => V::Num(self.ratios(&args)?.into_iter().fold(f64::NEG_INFINITY, f64::max)),
