@@ -55,7 +55,7 @@ pub struct RunArgs {
     pub no_tensor_cores: bool,
     /// Choose models' kernels as for a GPU even on a software adapter (a CPU: SwiftShader,
     /// lavapipe), where harness otherwise runs every linear layer of several rows as one matmul
-    /// of large blocks, never a matvec a row nor with K split, which a CPU runs many times
+    /// of 16×16 blocks, never a matvec a row nor with K split, which a CPU runs many times
     /// faster: to check a GPU's kernels in CI, which has only software adapters.
     #[arg(long, help_heading = MEASURING)]
     pub gpu_kernels: bool,
