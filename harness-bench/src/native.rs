@@ -5,10 +5,11 @@
 
 use crate::runner::{references, run_case};
 use crate::Benches;
-use kernels::gpu::Gpu;
-use kernels::sampling::{now_ms, NoClock};
-use kernels::wire::{AdapterReport, PageError, PageEvent, Progress};
-use kernels::{RunPlan, Workload};
+use kernels::case_loop::{open_gpu, run_cases, Sink};
+use kernels::gpu::GpuError;
+use kernels::sampling::NoClock;
+use kernels::wire::{AdapterReport, PageEvent, Progress};
+use kernels::{CaseSpec, RunPlan, Workload};
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -69,14 +70,42 @@ fn all_references(benches: &Benches) -> String {
     serde_json::to_string(&out).unwrap_or_default()
 }
 
-/// Sends `event` to harness; where harness is gone (killed, its end of the pipe closed), ends this
-/// process: nobody reads what it would go on to measure.
-fn emit(event: &PageEvent) {
-    if let Ok(json) = serde_json::to_string(event) {
-        let mut out = std::io::stdout().lock();
-        if writeln!(out, "{EVENT_PREFIX}{json}").and_then(|()| out.flush()).is_err() {
-            std::process::exit(3);
+/// Where the bench binary's case loop sends its events: a JSON line each on standard output.
+/// Where harness is gone (killed, its end of the pipe closed), this process ends: nobody reads
+/// what it would go on to measure.
+struct Stdout;
+
+impl Stdout {
+    fn emit(&self, event: &PageEvent) {
+        if let Ok(json) = serde_json::to_string(event) {
+            let mut out = std::io::stdout().lock();
+            if writeln!(out, "{EVENT_PREFIX}{json}").and_then(|()| out.flush()).is_err() {
+                std::process::exit(3);
+            }
         }
+    }
+}
+
+impl Sink for Stdout {
+    type Error = std::convert::Infallible;
+
+    fn progress(&self, event: Progress) {
+        self.emit(&PageEvent::Progress(event));
+    }
+
+    async fn send(&mut self, event: PageEvent) -> Result<(), Self::Error> {
+        self.emit(&event);
+        Ok(())
+    }
+
+    fn latency_unmeasured(&mut self, error: GpuError) -> Result<(), Self::Error> {
+        eprintln!("harness-bench: the completion latency could not be measured: {error}");
+        Ok(())
+    }
+
+    /// The message the panic hook kept, which says where the bench panicked.
+    fn panic_message(&self, payload: Box<dyn std::any::Any + Send>) -> String {
+        PANIC.lock().unwrap_or_else(|e| e.into_inner()).take().unwrap_or_else(|| kernels::case_loop::panic_message(payload.as_ref()))
     }
 }
 
@@ -91,43 +120,19 @@ fn run_plan(benches: &Benches) -> Result<(), String> {
     }));
     // Everything but a CPU bench (GPU benches, the roofline's probes) needs the GPU.
     let gpu_cases = plan.cases.iter().any(|c| !matches!(&c.workload, Some(Workload::Bench(b)) if b.kind == kernels::bench::BenchKind::Cpu));
-    let mut gpu = match gpu_cases {
-        true => match pollster::block_on(Gpu::new()) {
-            Ok(gpu) => Some(gpu),
-            Err(e) => {
-                emit(&PageEvent::Adapter(AdapterReport { available: false, reason: Some(e.to_string()), ..Default::default() }));
-                return Ok(());
+    let Ok(()) = pollster::block_on(async {
+        let mut gpu = match gpu_cases {
+            true => match open_gpu(&mut Stdout, plan.sampling.nudge, |_| {}).await? {
+                Some(gpu) => Some(gpu),
+                None => return Ok(()),
+            },
+            false => {
+                Stdout.emit(&PageEvent::Adapter(cpu_only()));
+                None
             }
-        },
-        false => None,
-    };
-    match &mut gpu {
-        Some(gpu) => {
-            emit(&PageEvent::Adapter(gpu.report()));
-            match pollster::block_on(gpu.measure_latency(plan.sampling.nudge)) {
-                Ok(latency) => emit(&PageEvent::Latency(latency)),
-                Err(e) => eprintln!("harness-bench: the completion latency could not be measured: {e}"),
-            }
-        }
-        None => emit(&PageEvent::Adapter(cpu_only())),
-    }
-    for case in &plan.cases {
-        emit(&PageEvent::Progress(Progress::CaseStarted { case_id: case.id.clone(), at_ms: now_ms() }));
-        let on_sample = |done| emit(&PageEvent::Progress(Progress::SampleDone { case_id: case.id.clone(), done }));
-        let measured = catch_unwind(AssertUnwindSafe(|| pollster::block_on(run_case(benches, gpu.as_mut(), &plan, case, &mut NoClock, on_sample))));
-        emit(&match measured {
-            Ok(Ok(mut m)) => {
-                m.sent_ms = now_ms();
-                PageEvent::Result(Box::new(m))
-            }
-            Ok(Err(error)) => PageEvent::Error(error),
-            Err(_) => {
-                let message = PANIC.lock().unwrap_or_else(|e| e.into_inner()).take().unwrap_or_else(|| "the bench panicked".into());
-                PageEvent::Error(PageError::case(&case.id, message))
-            }
-        });
-    }
-    emit(&PageEvent::Done);
+        };
+        run_cases(&plan.cases, &mut Stdout, async |case: &CaseSpec, on_sample: &dyn Fn(u32)| Ok(run_case(benches, gpu.as_mut(), &plan, case, &mut NoClock, on_sample).await?)).await
+    });
     Ok(())
 }
 

@@ -4,11 +4,9 @@
 
 use crate::runner::run_case;
 use crate::Benches;
-use kernels::api::{Api, ServerClock};
-use kernels::gpu::Gpu;
-use kernels::sampling::now_ms;
-use kernels::wire::Progress;
-use kernels::{Platform, RunPlan};
+use kernels::api::{Api, PageSink, ServerClock};
+use kernels::case_loop::{open_gpu, run_cases};
+use kernels::{CaseSpec, Platform, RunPlan};
 use wasm_bindgen::prelude::*;
 
 unsafe extern "Rust" {
@@ -17,7 +15,7 @@ unsafe extern "Rust" {
 }
 
 /// Runs the plan of the run `token` with the bench target's benches. `progress` is called with
-/// each [`Progress`] event as JSON. A panicking bench aborts the WASM instance; its message is
+/// each [`kernels::wire::Progress`] event as JSON. A panicking bench aborts the WASM instance; its message is
 /// left in `globalThis.harnessPanic` for the page to report, and harness goes on in a fresh
 /// page.
 #[wasm_bindgen]
@@ -28,31 +26,11 @@ pub async fn harness_bench_run(token: String, progress: js_sys::Function) -> Res
     let benches = __harness_bench_registered();
     let api = Api::new(token);
     let plan: RunPlan = api.get("plan").await?;
-    let js_error = |e: kernels::gpu::GpuError| JsValue::from(js_sys::Error::new(&e.to_string()));
+    let mut sink = PageSink { api: &api, progress: &progress };
     let mut gpu = match plan.platform {
-        Platform::Webgpu => {
-            let mut gpu = Gpu::new().await.map_err(js_error)?;
-            let latency = gpu.measure_latency(plan.sampling.nudge).await.map_err(js_error)?;
-            api.post("latency", &latency).await?;
-            Some(gpu)
-        }
+        Platform::Webgpu => open_gpu(&mut sink, plan.sampling.nudge, |_| {}).await?,
         _ => None,
     };
-    let emit = |event: Progress| {
-        if let Ok(json) = serde_json::to_string(&event) {
-            let _ = progress.call1(&JsValue::NULL, &JsValue::from_str(&json));
-        }
-    };
-    for case in &plan.cases {
-        emit(Progress::CaseStarted { case_id: case.id.clone(), at_ms: now_ms() });
-        let on_sample = |done| emit(Progress::SampleDone { case_id: case.id.clone(), done });
-        match run_case(&benches, gpu.as_mut(), &plan, case, &mut ServerClock(&api), on_sample).await {
-            Ok(mut measurement) => {
-                measurement.sent_ms = now_ms();
-                api.post("result", &measurement).await?
-            }
-            Err(error) => api.post("error", &error).await?,
-        }
-    }
-    Ok(())
+    let (benches, plan, api) = (&benches, &plan, &api);
+    run_cases(&plan.cases, &mut sink, async |case: &CaseSpec, on_sample: &dyn Fn(u32)| Ok(run_case(benches, gpu.as_mut(), plan, case, &mut ServerClock(api), on_sample).await?)).await
 }

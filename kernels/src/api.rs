@@ -74,3 +74,43 @@ impl crate::sampling::ClockGate for ServerClock<'_> {
         self.0.get::<Answer>("clock").await.ok().and_then(|a| a.steady)
     }
 }
+
+/// Where a page's case loop sends its events: progress to `progress` (the page's script, which
+/// forwards it over the WebSocket) as JSON, the rest POSTed to harness. The adapter is the page
+/// script's to report (it asked for it), so only an adapter that could not be had is sent, as the
+/// failure that stops the page.
+pub struct PageSink<'a> {
+    /// The harness server the page came from.
+    pub api: &'a Api,
+    /// The page script's progress callback.
+    pub progress: &'a js_sys::Function,
+}
+
+impl crate::case_loop::Sink for PageSink<'_> {
+    type Error = JsValue;
+
+    fn progress(&self, event: crate::wire::Progress) {
+        if let Ok(json) = serde_json::to_string(&event) {
+            let _ = self.progress.call1(&JsValue::NULL, &JsValue::from_str(&json));
+        }
+    }
+
+    async fn send(&mut self, event: crate::wire::PageEvent) -> Result<(), JsValue> {
+        use crate::wire::PageEvent;
+        match event {
+            PageEvent::Adapter(adapter) if !adapter.available => Err(js_sys::Error::new(&adapter.reason.unwrap_or_default()).into()),
+            PageEvent::Adapter(_) | PageEvent::Done => Ok(()),
+            PageEvent::Progress(progress) => {
+                crate::case_loop::Sink::progress(self, progress);
+                Ok(())
+            }
+            PageEvent::Latency(latency) => self.api.post("latency", &latency).await,
+            PageEvent::Result(measurement) => self.api.post("result", &measurement).await,
+            PageEvent::Error(error) => self.api.post("error", &error).await,
+        }
+    }
+
+    fn latency_unmeasured(&mut self, error: crate::gpu::GpuError) -> Result<(), JsValue> {
+        Err(js_sys::Error::new(&error.to_string()).into())
+    }
+}

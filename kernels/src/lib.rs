@@ -6,6 +6,7 @@
 //! Vulkan/Metal/DX12), so a case is reproducible from `(kernel, shape, seed)` on every platform.
 
 pub mod bench;
+pub mod case_loop;
 pub mod catalog;
 pub mod check;
 pub mod dtype;

@@ -1,46 +1,35 @@
 //! Runs the plan's cases one after another, on WebGPU, on the CPU in WASM, with TensorFlow.js,
 //! with onnxruntime-web, or with WebNN.
 
-use kernels::api::{Api, ServerClock};
+use kernels::api::{Api, PageSink, ServerClock};
+use kernels::case_loop::{open_gpu, run_cases, Failure};
 use crate::engine::Completion;
 use crate::ort::Ort;
 use crate::tfjs::Tfjs;
 use kernels::gpu::Gpu;
 use kernels::sampling::{now_ms, sample, CaseClock, Sample, Timed};
-use kernels::wire::{CaseMeasurement, ColdMeasurement, PageError, Progress};
+use kernels::wire::{CaseMeasurement, ColdMeasurement, PageError};
 use kernels::{CaseSpec, Fault, Platform, RunPlan};
 use wasm_bindgen::prelude::*;
 use std::collections::HashMap;
 use wasm_bindgen_futures::JsFuture;
 
-/// Runs the plan of the run `token`. `progress` is called with each [`Progress`] event as JSON.
+/// Runs the plan of the run `token`. `progress` is called with each [`kernels::wire::Progress`]
+/// event as JSON.
 /// Resolves when every case was measured and POSTed; rejects on a failure that stops the page.
 #[wasm_bindgen]
 pub async fn run(token: String, progress: js_sys::Function) -> Result<(), JsValue> {
     let api = Api::new(token);
     let mut plan: RunPlan = api.get("plan").await?;
-    let emit = |event: Progress| {
-        if let Ok(json) = serde_json::to_string(&event) {
-            let _ = progress.call1(&JsValue::NULL, &JsValue::from_str(&json));
-        }
-    };
+    let mut sink = PageSink { api: &api, progress: &progress };
     // A cold start's page runs its one case the way an app would, nothing measured before it.
     if plan.cases.iter().any(|c| c.cold.is_some()) {
-        for case in &plan.cases {
-            emit(Progress::CaseStarted { case_id: case.id.clone(), at_ms: now_ms() });
-            let measured = run_cold(&plan, case, &api).await;
-            post_measured(&api, measured).await?;
-        }
-        return Ok(());
+        return run_cases(&plan.cases, &mut sink, async |case: &CaseSpec, _: &dyn Fn(u32)| run_cold(&plan, case, &api).await).await;
     }
-    let js_error = |e: kernels::gpu::GpuError| JsValue::from(js_sys::Error::new(&e.to_string()));
     let gpu = match plan.platform {
+        // Measured before the cases: the latency is a fact about the browser, and it sizes the batches.
         Platform::Webgpu | Platform::Tfjs | Platform::OrtWebgpu | Platform::OrtJsep | Platform::Transformers => {
-            let mut gpu = device(&mut plan).await.map_err(js_error)?;
-            // Measured before the cases: it is a fact about the browser, and it sizes the batches.
-            let latency = gpu.measure_latency(plan.sampling.nudge).await.map_err(js_error)?;
-            api.post("latency", &latency).await?;
-            Some(gpu)
+            open_gpu(&mut sink, plan.sampling.nudge, |gpu| adapt_to_page(gpu, &mut plan)).await?
         }
         _ => None,
     };
@@ -54,78 +43,57 @@ pub async fn run(token: String, progress: js_sys::Function) -> Result<(), JsValu
         (_, _, gpu) => (gpu, None, None),
     };
     let mut weights = Weights::default();
-    for case in &plan.cases {
-        emit(Progress::CaseStarted { case_id: case.id.clone(), at_ms: now_ms() });
-        let on_sample = |done| emit(Progress::SampleDone { case_id: case.id.clone(), done });
-        let measured: Result<CaseMeasurement, CaseError> = if let Some(tfjs) = &tfjs {
-            tfjs.run_case(&plan, case, &mut ServerClock(&api), on_sample).await.map_err(CaseError::Gpu)
+    let (plan, api) = (&plan, &api);
+    run_cases(&plan.cases, &mut sink, async |case: &CaseSpec, on_sample: &dyn Fn(u32)| {
+        let failed = |message| Failure::Case(PageError::case(&case.id, message));
+        if let Some(tfjs) = &tfjs {
+            tfjs.run_case(plan, case, &mut ServerClock(api), on_sample).await.map_err(failed)
         } else if let Some(ort) = &ort {
-            match weights.of(case, &api, &mut CaseClock::start()).await {
-                Ok(w) => ort.run_case(&plan, case, w, &mut ServerClock(&api), on_sample).await.map_err(CaseError::Gpu),
-                Err(e) => Err(e),
-            }
+            let w = weights.of(case, api, &mut CaseClock::start()).await?;
+            ort.run_case(plan, case, w, &mut ServerClock(api), on_sample).await.map_err(failed)
         } else if plan.platform == Platform::Transformers {
-            match weights.of(case, &api, &mut CaseClock::start()).await {
-                Ok(w) => crate::text::run_transformers(&plan, case, w, &api, &mut ServerClock(&api), on_sample).await.map_err(CaseError::Gpu),
-                Err(e) => Err(e),
-            }
+            let w = weights.of(case, api, &mut CaseClock::start()).await?;
+            crate::text::run_transformers(plan, case, w, api, &mut ServerClock(api), on_sample).await.map_err(failed)
         } else if plan.platform == Platform::Webnn {
-            crate::webnn::run_case(&plan, case, &mut ServerClock(&api), on_sample).await.map_err(CaseError::Gpu)
+            crate::webnn::run_case(plan, case, &mut ServerClock(api), on_sample).await.map_err(failed)
         } else {
-            run_case(gpu.as_mut(), &plan, case, &api, &mut weights, &emit).await
-        };
-        post_measured(&api, measured.map_err(|e| (case.id.as_str(), e))).await?;
-    }
-    Ok(())
-}
-
-/// Sends a case's measurement, or what went wrong with it; a case the GPU rejects is reported
-/// and the run goes on.
-async fn post_measured(api: &Api, measured: Result<CaseMeasurement, (&str, CaseError)>) -> Result<(), JsValue> {
-    match measured {
-        Ok(mut measurement) => {
-            measurement.sent_ms = now_ms();
-            api.post("result", &measurement).await
+            run_case(gpu.as_mut(), plan, case, api, &mut weights, on_sample).await
         }
-        Err((id, CaseError::Gpu(message))) => api.post("error", &PageError::case(id, message)).await,
-        Err((_, CaseError::Adapter(error))) => api.post("error", &error).await,
-        Err((_, CaseError::Js(e))) => Err(e),
-    }
+    })
+    .await
 }
 
-/// A WebGPU device, it and `plan` adapted to each other ([`Gpu::adapt`]) by what the page
-/// reported of the adapter (`main.js` keeps it in `harnessAdapter`).
-async fn device(plan: &mut RunPlan) -> Result<Gpu, kernels::gpu::GpuError> {
-    let mut gpu = Gpu::new().await?;
+/// Fits `gpu` and `plan` to each other ([`Gpu::adapt`]) by what the page reported of the adapter
+/// (`main.js` keeps it in `harnessAdapter`).
+fn adapt_to_page(gpu: &mut Gpu, plan: &mut RunPlan) {
     let reported = js_sys::Reflect::get(&js_sys::global(), &"harnessAdapter".into()).ok().and_then(|v| js_sys::JSON::stringify(&v).ok()).and_then(|s| s.as_string());
     let adapter = reported.and_then(|json| serde_json::from_str(&json).ok()).unwrap_or_else(|| gpu.report());
     gpu.adapt(plan, &adapter);
-    Ok(gpu)
 }
 
 /// A cold start of `case`: from the page's navigation to its first output read back, in phases,
 /// on harness's own WebGPU or onnxruntime-web's.
-async fn run_cold<'a>(plan: &RunPlan, case: &'a CaseSpec, api: &Api) -> Result<CaseMeasurement, (&'a str, CaseError)> {
-    let fail = |e| (case.id.as_str(), e);
+async fn run_cold(plan: &RunPlan, case: &CaseSpec, api: &Api) -> Result<CaseMeasurement, Failed> {
     let mut marks = Vec::new();
     let mut weights = Weights::default();
     let values = match plan.platform.ort_ep() {
         Some(ep) => {
             // As an app starts: no latency measured first, nothing nudged.
-            let ort = Ort::load(ep, Completion { latency_ms: 0.0, nudge: false }).await.map_err(|e| fail(CaseError::Js(e)))?;
+            let ort = Ort::load(ep, Completion { latency_ms: 0.0, nudge: false }).await.map_err(Failure::Stop)?;
             marks.push(("engine", now_ms()));
-            let w = weights.of(case, api, &mut CaseClock::start()).await.map_err(fail)?;
+            let w = weights.of(case, api, &mut CaseClock::start()).await?;
             marks.push(("fetch", now_ms()));
-            let values = ort.run_cold(case, w, &mut marks).await.map_err(|e| fail(CaseError::Gpu(e)))?;
+            let values = ort.run_cold(case, w, &mut marks).await.map_err(|e| Failure::Case(PageError::case(&case.id, e)))?;
             kernels::wire::f32s_to_le_bytes(&values)
         }
         None => {
-            let js_error = |e: kernels::gpu::GpuError| fail(CaseError::Adapter(e.for_case(&case.id)));
-            let mut gpu = device(&mut plan.clone()).await.map_err(js_error)?;
+            let gpu_error = |e: kernels::gpu::GpuError| Failure::Case(e.for_case(&case.id));
+            let mut gpu = Gpu::new().await.map_err(gpu_error)?;
+            adapt_to_page(&mut gpu, &mut plan.clone());
             marks.push(("device", now_ms()));
-            let w = weights.of(case, api, &mut CaseClock::start()).await.map_err(fail)?;
+            let w = weights.of(case, api, &mut CaseClock::start()).await?;
             marks.push(("fetch", now_ms()));
-            gpu.run_cold(case, w, &mut marks).await.map_err(js_error)?
+            gpu.run_cold(case, w, &mut marks).await.map_err(gpu_error)?
         }
     };
     let time_origin = js_sys::Reflect::get(&js_sys::global(), &"performance".into())
@@ -157,12 +125,9 @@ impl Timed for CpuKernel<'_> {
     }
 }
 
-enum CaseError {
-    Gpu(String),
-    /// What the GPU said, as the case's report (unsupported where a feature is missing).
-    Adapter(PageError),
-    Js(JsValue),
-}
+/// Why a case ended unmeasured: its error (what the GPU said, or unsupported where a feature is
+/// missing), or an exception that stops the page.
+type Failed = Failure<JsValue>;
 
 /// Model weights fetched from the harness, by key, kept for the cases after the first.
 #[derive(Default)]
@@ -170,11 +135,12 @@ struct Weights(HashMap<String, kernels::model::weights::Weights>);
 
 impl Weights {
     /// The weights `case` needs, fetched on first use: then the `weights` phase of `phases`.
-    async fn of(&mut self, case: &CaseSpec, api: &Api, phases: &mut CaseClock) -> Result<Option<&kernels::model::weights::Weights>, CaseError> {
+    async fn of(&mut self, case: &CaseSpec, api: &Api, phases: &mut CaseClock) -> Result<Option<&kernels::model::weights::Weights>, Failed> {
         let Some(key) = case.workload.as_ref().and_then(|w| w.weights_key()) else { return Ok(None) };
         if !self.0.contains_key(key) {
-            let bytes = api.get_bytes(&format!("weights?name={key}")).await.map_err(|e| CaseError::Gpu(format!("fetching the weights `{key}`: {e:?}")))?;
-            let parsed = kernels::model::weights::Weights::parse(bytes).map_err(|e| CaseError::Gpu(e.to_string()))?;
+            let failed = |message| Failure::Case(PageError::case(&case.id, message));
+            let bytes = api.get_bytes(&format!("weights?name={key}")).await.map_err(|e| failed(format!("fetching the weights `{key}`: {e:?}")))?;
+            let parsed = kernels::model::weights::Weights::parse(bytes).map_err(|e| failed(e.to_string()))?;
             self.0.insert(key.to_string(), parsed);
             phases.mark("weights");
         }
@@ -182,41 +148,37 @@ impl Weights {
     }
 }
 
-async fn run_case(
-    mut gpu: Option<&mut Gpu>,
-    plan: &RunPlan,
-    case: &CaseSpec,
-    api: &Api,
-    weights: &mut Weights,
-    emit: &impl Fn(Progress),
-) -> Result<CaseMeasurement, CaseError> {
-    let on_sample = |done| emit(Progress::SampleDone { case_id: case.id.clone(), done });
+async fn run_case(mut gpu: Option<&mut Gpu>, plan: &RunPlan, case: &CaseSpec, api: &Api, weights: &mut Weights, on_sample: &dyn Fn(u32)) -> Result<CaseMeasurement, Failed> {
+    let gpu_error = |e: kernels::gpu::GpuError| Failure::Case(e.for_case(&case.id));
     let mut phases = CaseClock::start();
     if let (Some(gpu), Some(_)) = (gpu.as_deref_mut(), &case.workload) {
         let weights = weights.of(case, api, &mut phases).await?;
         if case.from_text {
-            return crate::text::run_harness(gpu, plan, case, weights, api, &mut ServerClock(api), on_sample).await.map_err(|e| CaseError::Adapter(e.for_case(&case.id)));
+            return crate::text::run_harness(gpu, plan, case, weights, api, &mut ServerClock(api), on_sample).await.map_err(gpu_error);
         }
-        return gpu.run_case(plan, case, weights, &mut ServerClock(api), &mut phases, on_sample).await.map_err(|e| CaseError::Adapter(e.for_case(&case.id)));
+        return gpu.run_case(plan, case, weights, &mut ServerClock(api), &mut phases, on_sample).await.map_err(gpu_error);
     }
-    let kernel = case.kernel().ok_or_else(|| match case.workload {
-        Some(_) => CaseError::Gpu(format!("{}: models and user kernels run on webgpu and native only", case.kernel)),
-        None => CaseError::Gpu(format!("unknown kernel `{}` (page and harness differ in version)", case.kernel)),
+    let kernel = case.kernel().ok_or_else(|| {
+        let message = match case.workload {
+            Some(_) => format!("{}: models and user kernels run on webgpu and native only", case.kernel),
+            None => format!("unknown kernel `{}` (page and harness differ in version)", case.kernel),
+        };
+        Failure::Case(PageError::case(&case.id, message))
     })?;
     match kernel.fault() {
         Some(Fault::Hang) => {
-            JsFuture::from(js_sys::Promise::new(&mut |_, _| {})).await.map_err(CaseError::Js)?;
+            JsFuture::from(js_sys::Promise::new(&mut |_, _| {})).await.map_err(Failure::Stop)?;
         }
         Some(Fault::Throw) => {
-            return Err(CaseError::Js(js_sys::Error::new(&format!("{}: deliberate exception from the page", case.kernel)).into()));
+            return Err(Failure::Stop(js_sys::Error::new(&format!("{}: deliberate exception from the page", case.kernel)).into()));
         }
         // The GPU destroys its own device in `run_case`, as a real loss would come mid-case.
         Some(Fault::LoseDevice) | None => {}
     }
     let Some(gpu) = gpu else {
         let mut cpu = CpuKernel { kernel: &*kernel, shape: &case.shape, inputs: kernel.inputs(&case.shape, case.seed), output: Vec::new() };
-        let sampled = sample(&plan.sampling, &mut cpu, &mut kernels::sampling::NoClock, on_sample).await.map_err(|e| match e {})?;
+        let Ok(sampled) = sample(&plan.sampling, &mut cpu, &mut kernels::sampling::NoClock, on_sample).await;
         return Ok(CaseMeasurement::of_sampled(case.id.clone(), 0.0, sampled, CaseMeasurement::encode_output(&cpu.output)));
     };
-    gpu.run_case(plan, case, None, &mut ServerClock(api), &mut phases, on_sample).await.map_err(|e| CaseError::Adapter(e.for_case(&case.id)))
+    gpu.run_case(plan, case, None, &mut ServerClock(api), &mut phases, on_sample).await.map_err(gpu_error)
 }

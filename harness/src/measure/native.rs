@@ -10,9 +10,10 @@ use crate::plan::reference::References;
 use crate::measure::server::PageEvent;
 use anyhow::{bail, Context, Result};
 use std::path::PathBuf;
+use kernels::case_loop::{self, open_gpu, Sink};
 use kernels::gpu::Gpu;
-use kernels::wire::{AdapterReport, CaseMeasurement, PageError, Progress};
-use kernels::{Platform, RunPlan};
+use kernels::wire::{CaseMeasurement, PageError, Progress};
+use kernels::{CaseSpec, Platform, RunPlan};
 use reports::{BrowserInfo, PlatformRun};
 use std::sync::Arc;
 use std::time::Instant;
@@ -185,41 +186,35 @@ impl Restart for BenchProcess {
     }
 }
 
+/// Where the worker's case loop sends its events: the controller's channel. Once the controller
+/// stops listening, the loop ends.
+struct Channel(mpsc::UnboundedSender<PageEvent>);
+
+/// The controller stopped listening.
+struct Gone;
+
+impl Sink for Channel {
+    type Error = Gone;
+
+    fn progress(&self, event: Progress) {
+        let _ = self.0.send(PageEvent::Progress(event));
+    }
+
+    async fn send(&mut self, event: PageEvent) -> Result<(), Gone> {
+        self.0.send(event).map_err(|_| Gone)
+    }
+
+    fn latency_unmeasured(&mut self, error: kernels::gpu::GpuError) -> Result<(), Gone> {
+        tracing::warn!("native wgpu: the completion latency could not be measured: {error}");
+        Ok(())
+    }
+}
+
 /// Plays the page: adapter, then each case, then done. Stops when the controller stops listening.
 async fn worker(mut plan: RunPlan, references: Arc<References>, probe: RunProbe, tx: mpsc::UnboundedSender<PageEvent>) {
-    let mut gpu = match Gpu::new().await {
-        Ok(mut g) => {
-            g.adapt(&mut plan, &g.report());
-            g
-        }
-        Err(e) => {
-            let _ = tx.send(PageEvent::Adapter(AdapterReport { available: false, reason: Some(e.to_string()), ..Default::default() }));
-            return;
-        }
-    };
-    if tx.send(PageEvent::Adapter(gpu.report())).is_err() {
-        return;
-    }
-    match gpu.measure_latency(plan.sampling.nudge).await {
-        Ok(latency) => {
-            let _ = tx.send(PageEvent::Latency(latency));
-        }
-        Err(e) => tracing::warn!("native wgpu: the completion latency could not be measured: {e}"),
-    }
-    for case in &plan.cases {
-        let _ = tx.send(PageEvent::Progress(Progress::CaseStarted { case_id: case.id.clone(), at_ms: kernels::sampling::now_ms() }));
-        let event = match measure(&mut gpu, &plan, case, &references, &probe, &tx).await {
-            Ok(mut m) => {
-                m.sent_ms = kernels::sampling::now_ms();
-                PageEvent::Result(Box::new(m))
-            }
-            Err(error) => PageEvent::Error(error),
-        };
-        if tx.send(event).is_err() {
-            return;
-        }
-    }
-    let _ = tx.send(PageEvent::Done);
+    let mut sink = Channel(tx);
+    let Ok(Some(mut gpu)) = open_gpu(&mut sink, plan.sampling.nudge, |gpu| gpu.adapt(&mut plan, &gpu.report())).await else { return };
+    let _ = case_loop::run_cases(&plan.cases, &mut sink, async |case: &CaseSpec, on_sample: &dyn Fn(u32)| Ok(measure(&mut gpu, &plan, case, &references, &probe, on_sample).await?)).await;
 }
 
 async fn measure(
@@ -228,7 +223,7 @@ async fn measure(
     case: &kernels::CaseSpec,
     references: &References,
     probe: &RunProbe,
-    tx: &mpsc::UnboundedSender<PageEvent>,
+    on_sample: &dyn Fn(u32),
 ) -> Result<CaseMeasurement, PageError> {
     if case.kernel().and_then(|k| k.fault()).is_some_and(|f| f != kernels::Fault::LoseDevice) {
         return Err(PageError::case(&case.id, format!("{}: self-test faults are page-only", case.kernel)));
@@ -241,9 +236,5 @@ async fn measure(
     if weights.is_some() {
         phases.mark("weights");
     }
-    gpu.run_case(plan, case, weights.as_deref(), &mut &*probe, &mut phases, |done| {
-        let _ = tx.send(PageEvent::Progress(Progress::SampleDone { case_id: case.id.clone(), done }));
-    })
-    .await
-    .map_err(|e| e.for_case(&case.id))
+    gpu.run_case(plan, case, weights.as_deref(), &mut &*probe, &mut phases, on_sample).await.map_err(|e| e.for_case(&case.id))
 }
