@@ -3,25 +3,15 @@
 //! places it.
 
 use crate::baseline::BaselineComparison;
-use crate::model::{format_ci as pct, format_ms, model_rows, phased_tables, vs_f32_note, CaseReport, ModelRow, PhasedTable, PlatformRun, RunReport, Timer};
+use crate::model::{format_ci as pct, format_ms, CaseReport, PlatformRun, RunReport, Timer};
+use crate::tables::{model_rows, phased_tables, vs_f32_note, ModelRow, PhasedTable};
+use crate::template::render_template;
 use crate::ReportError;
 use serde::Serialize;
 use stats::outliers::Severity;
 use stats::Summary;
 
 const TEMPLATE: &str = include_str!("../templates/report.html.tera");
-const STYLE: &str = include_str!("../templates/style.css");
-const SCRIPT: &str = include_str!("../templates/tables.js");
-
-/// Renders `template` with `context`, plus the shared stylesheet (`style`) and table script
-/// (`script`) every harness page inlines.
-pub(crate) fn render_template(name: &str, template: &str, mut context: tera::Context) -> Result<String, ReportError> {
-    let mut tera = tera::Tera::default();
-    tera.add_raw_template(name, template).map_err(|e| ReportError::Template(format!("{e:?}")))?;
-    context.insert("style", STYLE);
-    context.insert("script", SCRIPT);
-    tera.render(name, &context).map_err(|e| ReportError::Template(format!("{e:?}")))
-}
 
 /// Renders `report` as one HTML document.
 pub fn render(report: &RunReport) -> Result<String, ReportError> {

@@ -121,7 +121,7 @@ pub fn render(title: &str, scan: &Scan) -> Result<String, ReportError> {
     context.insert("title", title);
     context.insert("runs", &scan.runs);
     context.insert("problems", &scan.problems);
-    crate::html::render_template("index.html", include_str!("../templates/index.html.tera"), context)
+    crate::template::render_template("index.html", include_str!("../templates/index.html.tera"), context)
 }
 
 #[cfg(test)]

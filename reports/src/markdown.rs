@@ -5,7 +5,8 @@ use crate::compare::{compare_runs, Comparison};
 use crate::probe::{case_clocks, enough_samples, judging_rule, ClockFlag, THROTTLE_THRESHOLD};
 use stats::Class;
 use crate::model::roofline::{any_roofline, format_roofline};
-use crate::model::{format_ms as ms, model_rows, phased_tables, vs_f32_note, RunReport, Timer};
+use crate::model::{format_ms as ms, RunReport, Timer};
+use crate::tables::{model_rows, phased_tables, vs_f32_note};
 use std::fmt::Write;
 
 /// Renders the summary of `report`.

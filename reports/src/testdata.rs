@@ -8,6 +8,8 @@ use kernels::model::decoder::{DecoderCase, LlamaConfig, Phase};
 use kernels::model::encoder::{BertConfig, EncoderCase};
 use kernels::user::{BufferInit, ElemType, UserBuffer, UserKernel};
 use kernels::{CaseSpec, Shape, Workload};
+use serde_json::Value;
+use std::path::Path;
 
 /// A measured `add` case called `id` (shape 4, seed 1) with the given sample times, verdict, and
 /// GPU timestamps or not.
@@ -258,4 +260,12 @@ pub fn assert_schema_checks(json: &serde_json::Value, broken: &[(&str, serde_jso
         *broken.pointer_mut(pointer).unwrap() = bad.clone();
         assert!(!validator.is_valid(&broken), "{pointer} must be checked");
     }
+}
+
+/// Violations of `reports/schema/results.schema.json` by `results`.
+pub(crate) fn schema_errors(results: &Value) -> Vec<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/results.schema.json");
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    validator.iter_errors(results).map(|e| format!("{e} at {}", e.instance_path())).collect()
 }
