@@ -29,13 +29,16 @@ pub struct Reference {
 /// The label of the native run, as [`Reference::measured_by`] names it.
 const NATIVE_RUN: &str = "wgpu native";
 
+/// A reference computed once, or why it could not be: a second asker waits for the first's result.
+type Once = Arc<OnceLock<Result<Arc<Reference>, String>>>;
+
 /// References by case id, and what computing them needs.
 #[derive(Default)]
 pub struct References {
     weights_paths: HashMap<String, PathBuf>,
     weights: Mutex<HashMap<String, Arc<Weights>>>,
     /// By reference id, each computed once: a second asker waits for the first's result.
-    computed: Mutex<HashMap<String, Arc<OnceLock<Result<Arc<Reference>, String>>>>>,
+    computed: Mutex<HashMap<String, Once>>,
     native: OnceLock<Option<Mutex<Gpu>>>,
     disk: Option<DiskCache>,
     /// References computed elsewhere, by reference id: a bench's, by its own CPU reference in
