@@ -403,6 +403,35 @@ fn every_workspace_member_is_checked() {
     assert_eq!(members, CRATES.iter().copied().collect(), "list every workspace member in checked_crates!");
 }
 
+/// The rooms a change is looked for in: folders of one concern a file, which the layering check
+/// above walks like any module (`kernels::gpu`'s files are siblings that must form a DAG). A room
+/// merged back, renamed or left out fails here, and README's layout table with it.
+const ROOMS: &[(&str, &[&str])] = &[
+    ("kernels/src/gpu", &["mod", "device", "error", "latency", "prepare", "timing", "readback", "run"]),
+    ("harness/src/measure/controller", &["mod", "lifecycle", "crash", "session", "cold_start", "unavailable"]),
+    ("harness/src/plan/workload", &["mod", "minilm", "decoder", "perception", "clip"]),
+    ("reports/src/model", &["mod", "run", "case", "measurement", "memory", "correctness", "hardware", "peaks", "roofline", "schema"]),
+];
+
+#[test]
+fn each_room_is_a_file_of_its_folder_and_readmes_layout_names_only_paths_that_exist() {
+    for (folder, rooms) in ROOMS {
+        for room in *rooms {
+            let file = workspace().join(folder).join(format!("{room}.rs"));
+            assert!(file.is_file(), "{} is gone: README's layout table sends readers to it", file.display());
+        }
+    }
+    // Every path README's layout table names from the workspace root (`kernels/src/gpu/`, `harness/src/measure/native.rs`).
+    let readme = std::fs::read_to_string(workspace().join("README.md")).unwrap();
+    let table = readme.split("\n| step | where | what |").nth(1).expect("README has its layout table").split("\n\n").next().unwrap();
+    let tops = ["harness/", "harness-bench/", "kernels/", "page/", "reports/", "stats/"];
+    let named: Vec<&str> = table.split('`').skip(1).step_by(2).filter(|p| tops.iter().any(|t| p.starts_with(t)) && !p.contains(' ')).collect();
+    assert!(named.len() > 10, "the table names its rooms by path: {named:?}");
+    for path in named {
+        assert!(workspace().join(path).exists(), "README's layout table names `{path}`, which does not exist");
+    }
+}
+
 #[test]
 fn the_checker_finds_cycles_through_uses_paths_macros_and_reexports() {
     let dir = tempfile::tempdir().unwrap();
