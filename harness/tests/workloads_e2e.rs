@@ -338,19 +338,21 @@ fn a_quantized_gguf_decoder_passes_its_checks_in_chromium_and_firefox() {
 /// A llama GGUF written by llama.cpp's own Python writer (`gguf` 0.19.0;
 /// kernels/tests/fixtures/make_gguf_fixture.py), not harness's: hidden 256, 4 heads sharing 2
 /// KV heads, FFN 704, 2 layers, matrices in Q4_0. A prompt of 16 tokens, a decode step after
-/// them and every op of both alone pass in headless Chromium and Firefox, each against the f64
+/// them and every op of both alone pass in headless Chromium, each against the f64
 /// reference over the file's dequantized blocks at the models' strict bound, RoPE alone too. Its
 /// rotations read a cos/sin table computed on the CPU: with WGSL's own `sin` and `cos`, which
 /// SwiftShader computes 2e-4 off within the spec's bounds, Chromium's prefill read 8–10 of 4,096
-/// elements outside that bound (issue 54).
+/// elements outside that bound (issue 54). Chromium alone: the file is read by the same WASM in
+/// either browser, and Firefox's compiler takes the same q4_0 kernels in
+/// `a_quantized_gguf_decoder_passes_its_checks_in_chromium_and_firefox`.
 #[test]
-fn a_gguf_written_by_llama_cpps_writer_passes_prefill_and_decode_in_chromium_and_firefox() {
+fn a_gguf_written_by_llama_cpps_writer_passes_prefill_and_decode_in_chromium() {
     let gguf = workspace().join("kernels/tests/fixtures/llama-gguf-py-q4_0.gguf");
     let (code, results, stderr) = run_checked(
         "gguf-py",
         &[
             "--model", "llama", "--weights", gguf.to_str().unwrap(), "--dtype", "q4_0", "--context", "16", "--prefill-ops",
-            "--browser", "chrome,firefox", "--platform", "webgpu", "--sampling", "isolated", "--samples", "1", "--warmup", "0",
+            "--browser", "chrome", "--platform", "webgpu", "--sampling", "isolated", "--samples", "1", "--warmup", "0",
         ],
     );
     assert_eq!(code, Some(0), "stderr:\n{stderr}");
