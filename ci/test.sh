@@ -10,7 +10,7 @@ export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 # Mesa (lavapipe, for the native wgpu tests) complains without a runtime dir.
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$(mktemp -d)}"
 bash ci/lint-workflows.sh
-# With cargo-nextest (on CI's machines; .config/nextest.toml): four tests at a time, each in a process
+# With cargo-nextest (on CI's machines; .config/nextest.toml): six tests at a time, each in a process
 # of its own. Without it, cargo test, one test binary after another. Either way every test runs even
 # after a failure, and a test that skips says why.
 if cargo nextest --version >/dev/null 2>&1; then

@@ -65,7 +65,10 @@ fn three_crashes_in_a_row_give_up_chromium_and_firefox_still_runs() {
     let failure = chrome["failure"].as_str().unwrap();
     assert!(failure.contains("crashed 3 times in a row"), "{failure}");
     println!("chrome: {failure}");
-    assert_eq!(killed, 3, "one kill per session: {printed:#?}");
+    // On a loaded machine a Chromium can take over 2 s to be a session: killed before that, it is a
+    // session that did not start (tried again), not a crash of one.
+    let unstarted = printed.iter().filter(|l| l.contains("a fresh session did not start")).count();
+    assert_eq!(killed, 3 + unstarted, "one kill per session, and one per start that it cut short: {printed:#?}");
     // Its cases are crashed or never reached; none passed or is lost.
     for case in chrome["cases"].as_array().unwrap() {
         assert!(case["status"] == "crashed" || case["status"] == "notRun", "{case}");
