@@ -117,7 +117,7 @@ impl<O: Output, W: FnMut() -> O> Timed for Units<'_, W> {
         if elapsed < self.resolution_ms {
             elapsed = self.resolution_ms;
         }
-        Ok(Sample { wall_ms: elapsed / batch as f64, gpu_ms: None })
+        Ok(Sample::new(elapsed / batch as f64, None))
     }
 }
 
@@ -180,7 +180,7 @@ mod tests {
     use super::*;
 
     fn bench(work: impl FnMut() -> f64) -> Measured {
-        let sampling = Sampling { mode: kernels::SamplingMode::Steady, warmup: kernels::WarmupPolicy::Fixed(1), samples: 10, max_time_ms: 1e3, target_ci_pct: None, nudge: kernels::Nudge::Auto, profile: false };
+        let sampling = Sampling { mode: kernels::SamplingMode::Steady, warmup: kernels::WarmupPolicy::Fixed(1), samples: 10, max_time_ms: 1e3, target_ci_pct: None, nudge: kernels::Nudge::Auto, profile: false, gpu_timer: Default::default(), timer_cost: false };
         let mut on_sample = |_| {};
         let mut b = Bencher { sampling: &sampling, on_sample: &mut on_sample, measured: None };
         b.iter(work);

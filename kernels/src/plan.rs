@@ -370,7 +370,7 @@ pub struct RunPlan {
 impl RunPlan {
     /// A plan with no cases: what the server holds before the first run.
     pub fn empty(platform: Platform) -> Self {
-        let sampling = Sampling { mode: crate::SamplingMode::Isolated, warmup: crate::WarmupPolicy::Fixed(0), samples: 1, max_time_ms: 0.0, target_ci_pct: None, nudge: crate::Nudge::Auto, profile: false };
+        let sampling = Sampling { mode: crate::SamplingMode::Isolated, warmup: crate::WarmupPolicy::Fixed(0), samples: 1, max_time_ms: 0.0, target_ci_pct: None, nudge: crate::Nudge::Auto, profile: false, gpu_timer: Default::default(), timer_cost: false };
         RunPlan { platform, sampling, cases: Vec::new(), webnn: None, no_tensor_cores: false, cpu_sampling: None, gpu_kernels: false }
     }
 }

@@ -115,6 +115,13 @@ pub struct Sampling {
     /// ([`crate::gpu::Gpu::profile`]): where its GPU time goes, at the cost of a few more runs.
     #[serde(default)]
     pub profile: bool,
+    /// Which GPU timer times harness's own cases in a browser (`--gpu-timer`).
+    #[serde(default)]
+    pub gpu_timer: crate::gpu_timer::GpuTimerChoice,
+    /// Whether each case is sampled again with the page's GPU timer off, for its cost
+    /// (`--gpu-timer-cost`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub timer_cost: bool,
 }
 
 /// Time budget of a case's timed samples on a CPU adapter ([`Sampling::for_cpu`]), ms.
@@ -212,9 +219,22 @@ pub struct Sample {
     /// `queue.submit` until the queue reported the work done (`onSubmittedWorkDone`), or, with
     /// batches queued ahead, from the previous batch's completion until this one's.
     pub wall_ms: f64,
-    /// Milliseconds between the compute pass's begin and end GPU timestamps, when the device has
-    /// `timestamp-query`.
+    /// GPU milliseconds, when the device has `timestamp-query`: between the begin and end
+    /// timestamps of the pass harness records a batch in, or, by the page's GPU timer
+    /// ([`crate::gpu_timer`]), the span from the sample's first pass's begin to its last pass's end.
     pub gpu_ms: Option<f64>,
+    /// By the page's GPU timer: the sample's passes' GPU times summed, ms (its span, `gpu_ms`,
+    /// holds the idle gaps between them too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy_ms: Option<f64>,
+}
+
+impl Sample {
+    /// A sample of a wall time and, where timestamps measured one, a GPU time with no busy time
+    /// of its own (one pass: busy is the span).
+    pub fn new(wall_ms: f64, gpu_ms: Option<f64>) -> Self {
+        Sample { wall_ms, gpu_ms, busy_ms: None }
+    }
 }
 
 /// What ended a case's sampling.
@@ -311,6 +331,8 @@ pub struct Sampled {
     pub timed_span: (f64, f64),
     /// Empty command buffers submitted while its batches waited ([`Timed::nudges`]).
     pub nudges: u64,
+    /// Which timer gave the GPU times, where the sampler says ([`crate::gpu_timer`]).
+    pub gpu_timer: Option<crate::gpu_timer::GpuTimerUse>,
 }
 
 /// The time by the headline timer: GPU where measured.
@@ -401,7 +423,7 @@ pub async fn sample<T: Timed>(
         }
     }
     let timed_span = (timed_from, now_ms());
-    Ok(Sampled { first_ms, warmup, warmup_stop, samples, stopped_by, mode: s.mode, batch, in_flight, timed_span, nudges: timed.nudges() })
+    Ok(Sampled { first_ms, warmup, warmup_stop, samples, stopped_by, mode: s.mode, batch, in_flight, timed_span, nudges: timed.nudges(), gpu_timer: None })
 }
 
 /// A named span of wall time: a phase of a measured case, of a cold start, or of one run of a
@@ -474,6 +496,11 @@ pub trait Phased {
     type Error;
     /// Makes one call and returns its phases, each `(name, wall ms)`, in order.
     async fn call(&mut self) -> Result<Vec<(&'static str, f64)>, Self::Error>;
+    /// The last call's GPU span and busy times, ms, where a GPU timer timed it: beside the
+    /// phases, never in them.
+    fn gpu_ms(&self) -> (Option<f64>, Option<f64>) {
+        (None, None)
+    }
 }
 
 /// Samples `work` by the policy `s`, isolated (each sample one call, awaited, as an app awaits
@@ -492,13 +519,17 @@ pub async fn sample_phases<P: Phased>(
     impl<P: Phased> Timed for Calls<'_, P> {
         type Error = P::Error;
         async fn run(&mut self, batch: u32) -> Result<Sample, P::Error> {
-            let mut total = 0.0;
+            let (mut total, mut span, mut busy) = (0.0, Some(0.0), Some(0.0));
             for _ in 0..batch {
                 let phases = self.work.call().await?;
                 total += phases.iter().map(|p| p.1).sum::<f64>();
+                let (s, b) = self.work.gpu_ms();
+                span = span.zip(s).map(|(a, b)| a + b);
+                busy = busy.zip(b).map(|(a, b)| a + b);
                 self.phases.push(phases.into_iter().map(|(name, ms)| Phase { name: name.to_string(), ms }).collect());
             }
-            Ok(Sample { wall_ms: total / batch as f64, gpu_ms: None })
+            let n = batch as f64;
+            Ok(Sample { busy_ms: busy.map(|b| b / n), ..Sample::new(total / n, span.map(|s| s / n)) })
         }
     }
     let isolated = Sampling { mode: SamplingMode::Isolated, ..*s };
@@ -540,7 +571,7 @@ mod tests {
             let t = (self.times)(self.runs - 1);
             let wall = t + if self.in_flight > 1 { 0.0 } else { self.latency / batch as f64 };
             self.clock += wall * batch as f64 / if self.overlap { 8.0 } else { 1.0 };
-            Ok(Sample { wall_ms: wall, gpu_ms: self.gpu.then_some(t) })
+            Ok(Sample::new(wall, self.gpu.then_some(t)))
         }
         fn now_ms(&self) -> f64 {
             self.clock
@@ -557,7 +588,7 @@ mod tests {
     }
 
     fn sampling(samples: u32, max_time_ms: f64, target_ci_pct: Option<f64>) -> Sampling {
-        Sampling { mode: SamplingMode::Isolated, warmup: WarmupPolicy::Fixed(2), samples, max_time_ms, target_ci_pct, nudge: Nudge::Auto, profile: false }
+        Sampling { mode: SamplingMode::Isolated, warmup: WarmupPolicy::Fixed(2), samples, max_time_ms, target_ci_pct, nudge: Nudge::Auto, profile: false, gpu_timer: Default::default(), timer_cost: false }
     }
 
     fn go<F: Fn(usize) -> f64>(s: Sampling, timed: &mut Scripted<F>) -> Sampled {
@@ -700,7 +731,7 @@ mod tests {
 
     #[test]
     fn phased_samples_are_the_sums_of_their_phases_and_keep_only_the_timed_calls_phases() {
-        let s = Sampling { mode: SamplingMode::Steady, warmup: WarmupPolicy::Fixed(2), samples: 3, max_time_ms: 1e9, target_ci_pct: None, nudge: Nudge::Auto, profile: false };
+        let s = Sampling { mode: SamplingMode::Steady, warmup: WarmupPolicy::Fixed(2), samples: 3, max_time_ms: 1e9, target_ci_pct: None, nudge: Nudge::Auto, profile: false, gpu_timer: Default::default(), timer_cost: false };
         let mut steps = Steps(0);
         let (sampled, phases) = pollster::block_on(sample_phases(&s, &mut steps, &mut NoClock, |_| {})).unwrap();
         // One first call and two warm-up calls come before the three timed ones, isolated.

@@ -110,6 +110,10 @@ pub struct CaseMeasurement {
     /// how the numbers were made.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub features: Vec<String>,
+    /// Which GPU timer gave the samples' GPU times, and what the page's timer could not time; or
+    /// why there are none. `None` for harness's own timestamps on a case of one pass a batch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_timer: Option<crate::gpu_timer::GpuTimerUse>,
 }
 
 /// One cold start: a fresh page's way to its first result, phase by phase.
@@ -144,7 +148,7 @@ impl ColdMeasurement {
     /// The measurement of a cold start: its one sample is [`ColdMeasurement::first_result_ms`],
     /// by the wall clock, and `output` its first result.
     pub fn into_measurement(self, case_id: String, output: String) -> CaseMeasurement {
-        let sample = Sample { wall_ms: self.first_result_ms(), gpu_ms: None };
+        let sample = Sample::new(self.first_result_ms(), None);
         let sampled = Sampled {
             first_ms: sample.wall_ms,
             warmup: Vec::new(),
@@ -156,6 +160,7 @@ impl ColdMeasurement {
             in_flight: 1,
             timed_span: (0.0, 0.0),
             nudges: 0,
+            gpu_timer: None,
         };
         CaseMeasurement { cold: Some(self), ..CaseMeasurement::of_sampled(case_id, 0.0, sampled, output) }
     }
@@ -216,6 +221,7 @@ impl CaseMeasurement {
             in_flight: sampled.in_flight,
             nudges: sampled.nudges,
             timed_span_ms: sampled.timed_span,
+            gpu_timer: sampled.gpu_timer,
             sent_ms: 0.0,
             timer_resolution_ms: None,
             engine_profile: None,
@@ -417,6 +423,7 @@ mod tests {
             phases: Vec::new(),
             dispatches: None,
             features: Vec::new(),
+            gpu_timer: None,
         };
         let back = m.decode_output().unwrap();
         assert_eq!(

@@ -65,7 +65,7 @@ fn measure_and_check(
     samples: u32,
     max_time_ms: f64,
 ) -> (Sampled, kernels::Verdict) {
-    let sampling = Sampling { mode: SamplingMode::Steady, warmup: WarmupPolicy::Fixed(1), samples, max_time_ms, target_ci_pct: None, nudge: kernels::Nudge::Auto, profile: false };
+    let sampling = Sampling { mode: SamplingMode::Steady, warmup: WarmupPolicy::Fixed(1), samples, max_time_ms, target_ci_pct: None, nudge: kernels::Nudge::Auto, profile: false, gpu_timer: Default::default(), timer_cost: false };
     measure_with(gpu, kernel, shape, &sampling)
 }
 
@@ -622,7 +622,7 @@ fn a_target_ci_and_auto_warmup_work_on_the_gpu_timer() {
     let kernel = catalog::find("matmul_tiled").unwrap();
     let shape = &kernel.shapes(Suite::Quick)[0];
     // A generous target: met within the time budget on any adapter, after the minimum count.
-    let sampling = Sampling { mode: SamplingMode::Steady, warmup: WarmupPolicy::Auto, samples: 10, max_time_ms: 30_000.0, target_ci_pct: Some(25.0), nudge: kernels::Nudge::Auto, profile: false };
+    let sampling = Sampling { mode: SamplingMode::Steady, warmup: WarmupPolicy::Auto, samples: 10, max_time_ms: 30_000.0, target_ci_pct: Some(25.0), nudge: kernels::Nudge::Auto, profile: false, gpu_timer: Default::default(), timer_cost: false };
     let (m, verdict) = measure_with(&gpu, kernel, shape, &sampling);
     assert!(verdict.passed);
     assert_eq!(m.stopped_by, StopReason::TargetCi, "{:?}", m.samples);
@@ -643,7 +643,7 @@ fn steady_batches_a_fast_kernel_and_isolated_takes_it_one_at_a_time() {
     assert!(verdict.passed);
     // A 1001-element add takes microseconds: a batch of many of them reaches the target.
     assert!(steady.batch > 1, "{}", steady.batch);
-    let isolated = Sampling { mode: SamplingMode::Isolated, warmup: WarmupPolicy::Fixed(1), samples: 5, max_time_ms: 1e9, target_ci_pct: None, nudge: kernels::Nudge::Auto, profile: false };
+    let isolated = Sampling { mode: SamplingMode::Isolated, warmup: WarmupPolicy::Fixed(1), samples: 5, max_time_ms: 1e9, target_ci_pct: None, nudge: kernels::Nudge::Auto, profile: false, gpu_timer: Default::default(), timer_cost: false };
     let (one, verdict) = measure_with(&gpu, kernel, shape, &isolated);
     assert!(verdict.passed);
     assert_eq!((one.mode, one.batch, one.in_flight), (SamplingMode::Isolated, 1, 1));
@@ -759,7 +759,7 @@ fn a_decode_step_dispatches_what_its_report_says() {
 fn a_models_weights_stay_on_the_device_from_case_to_case_and_every_output_still_checks() {
     use kernels::model::decoder::{DecoderCase, LlamaConfig, Phase};
     let Some(mut gpu) = gpu() else { return };
-    let sampling = Sampling { mode: SamplingMode::Isolated, warmup: WarmupPolicy::Fixed(0), samples: 1, max_time_ms: 1e9, target_ci_pct: None, nudge: kernels::Nudge::Auto, profile: false };
+    let sampling = Sampling { mode: SamplingMode::Isolated, warmup: WarmupPolicy::Fixed(0), samples: 1, max_time_ms: 1e9, target_ci_pct: None, nudge: kernels::Nudge::Auto, profile: false, gpu_timer: Default::default(), timer_cost: false };
     let mut plan = kernels::RunPlan { sampling, ..kernels::RunPlan::empty(kernels::Platform::Native) };
     gpu.adapt(&mut plan, &kernels::wire::AdapterReport { available: true, is_fallback_adapter: Some(true), ..Default::default() });
     // K and V 64 wide, gate and up 512: each a whole number of 256-byte views, so they join.
@@ -793,7 +793,7 @@ fn a_models_weights_stay_on_the_device_from_case_to_case_and_every_output_still_
 #[test]
 fn a_destroyed_device_fails_its_case_as_lost_and_the_next_case_gets_a_fresh_one() {
     let Some(mut gpu) = gpu() else { return };
-    let sampling = Sampling { mode: SamplingMode::Isolated, warmup: WarmupPolicy::Fixed(0), samples: 2, max_time_ms: 1e9, target_ci_pct: None, nudge: kernels::Nudge::Auto, profile: false };
+    let sampling = Sampling { mode: SamplingMode::Isolated, warmup: WarmupPolicy::Fixed(0), samples: 2, max_time_ms: 1e9, target_ci_pct: None, nudge: kernels::Nudge::Auto, profile: false, gpu_timer: Default::default(), timer_cost: false };
     let plan = kernels::RunPlan { sampling, ..kernels::RunPlan::empty(kernels::Platform::Native) };
     let run = |gpu: &mut Gpu, kernel: &str| {
         let case = kernels::CaseSpec::new(kernel, kernels::Shape(vec![4096]), 1);

@@ -1,9 +1,10 @@
 //! What the JavaScript engines harness drives (TensorFlow.js, onnxruntime-web) share: their work
-//! is submitted in batches by a JavaScript function that resolves to `[submittedMs, doneMs,
-//! gpuMs or NaN]`, and sampled under the same policy as every platform, with batches kept in
-//! flight.
+//! is submitted in batches by a JavaScript function that resolves to `[submittedMs, doneMs, ...the
+//! page GPU timer's packed times]` (`static/gpu-timer.js`: NaN where it was off), and sampled under
+//! the same policy as every platform, with batches kept in flight.
 
 use kernels::gpu::{share_ticks, steady_wall_ms};
+use kernels::gpu_timer::{GpuTimerSource, GpuTimerUse, WindowTimes};
 use kernels::sampling::{sample, ClockGate, Sample, Sampled, Timed, MAX_IN_FLIGHT};
 use kernels::RunPlan;
 use std::collections::VecDeque;
@@ -28,29 +29,63 @@ pub struct Completion {
     /// Whether steady batches are nudged while they wait (`kernels::gpu::nudges`): every engine
     /// is, alike, where harness's own are.
     pub nudge: bool,
+    /// Whether the adapter has `timestamp-query`, so the page's GPU timer can time the engines.
+    pub timestamps: bool,
 }
 
-/// How an engine submits work: `submit(batch, timed, nudge)` runs the case `batch` times and
-/// resolves once the GPU finished it, nudging its device meanwhile with `nudge`.
+impl Completion {
+    /// How the page's GPU timer times an engine here: from the start, or why it cannot.
+    pub fn gpu_timer(&self) -> GpuTimerUse {
+        match self.timestamps {
+            true => GpuTimerUse::page(),
+            false => GpuTimerUse::unavailable(GpuTimerSource::Page, "the adapter has no timestamp-query"),
+        }
+    }
+}
+
+/// Turns the page's GPU timer on for an engine's samples (`static/gpu-timer.js`).
+#[wasm_bindgen]
+extern "C" {
+    /// `harnessGpuTimer.enable(on)`: the passes recorded from now on get its timestamps, or not.
+    #[wasm_bindgen(catch, js_namespace = harnessGpuTimer, js_name = enable)]
+    pub fn enable_timer(on: bool) -> Result<(), JsValue>;
+}
+
+/// How an engine submits work: `submit(batch, timed, nudge)` runs the case `batch` times, with
+/// `timed` in a window of the page's GPU timer, and resolves once the GPU finished it, nudging its
+/// device meanwhile with `nudge`.
 pub struct Engine<'a> {
     /// The engine's submit function.
     pub submit: &'a dyn Fn(u32, bool, bool) -> Result<js_sys::Promise, JsValue>,
-    /// Whether its third time is a GPU time (timestamps).
-    pub timestamps: bool,
     /// How this browser reports completion.
     pub completion: Completion,
 }
 
 impl Engine<'_> {
-    /// Samples the case by the plan's policy, then lets every batch still in flight finish.
+    /// Samples the case by the plan's policy, then lets every batch still in flight finish; with
+    /// `--gpu-timer-cost`, samples it again with the page's GPU timer off.
     pub async fn sample(&self, plan: &RunPlan, clock: &mut impl ClockGate, on_sample: impl FnMut(u32)) -> Result<Sampled, JsValue> {
+        let timed = self.completion.timestamps;
+        let mut sampled = self.sample_timed(plan, timed, clock, on_sample).await?;
+        if let (true, Some(t)) = (plan.sampling.timer_cost && timed, &mut sampled.gpu_timer) {
+            t.without_timer_ms = self.sample_timed(plan, false, clock, |_| {}).await?.samples.iter().map(|s| s.wall_ms).collect();
+        }
+        Ok(sampled)
+    }
+
+    /// Samples the case with the page's GPU timer on or off.
+    async fn sample_timed(&self, plan: &RunPlan, timed: bool, clock: &mut impl ClockGate, on_sample: impl FnMut(u32)) -> Result<Sampled, JsValue> {
         let nudge = plan.sampling.nudged(self.completion.nudge);
-        let mut batches = Batches { engine: self, depth: 1, nudge, nudged_from: nudged(), queued: VecDeque::new(), last_done_ms: f64::NEG_INFINITY, returned: Vec::new() };
+        let gpu_timer = self.completion.gpu_timer();
+        let mut batches = Batches { engine: self, timed, gpu_timer, depth: 1, nudge, nudged_from: nudged(), queued: VecDeque::new(), last_done_ms: f64::NEG_INFINITY, returned: Vec::new() };
+        enable_timer(timed)?;
         let measured = sample(&plan.sampling, &mut batches, clock, on_sample).await;
         let drained = batches.drain().await;
+        enable_timer(false)?;
         let mut sampled = measured?;
         drained?;
         share_ticks(&mut sampled, &batches.returned);
+        sampled.gpu_timer = Some(batches.gpu_timer);
         Ok(sampled)
     }
 }
@@ -59,6 +94,10 @@ impl Engine<'_> {
 /// time runs from the later of its submit and the previous completion to its own.
 struct Batches<'a> {
     engine: &'a Engine<'a>,
+    /// Whether each batch is timed by the page's GPU timer.
+    timed: bool,
+    /// What that timer said so far.
+    gpu_timer: GpuTimerUse,
     depth: u32,
     /// Whether the engine nudges its device while a batch waits.
     nudge: bool,
@@ -75,12 +114,20 @@ impl Batches<'_> {
     async fn complete(&mut self) -> Result<(Sample, f64), JsValue> {
         let (batch, done) = self.queued.pop_front().ok_or("no batch in flight")?;
         let times = js_sys::Float64Array::new(&done.await?).to_vec();
-        let [submitted_ms, done_ms, gpu_total_ms] = times[..] else { return Err("the engine's submit resolved to something else than 3 times".into()) };
+        let (Some(&[submitted_ms, done_ms]), Some(window)) = (times.get(..2), WindowTimes::unpack(times.get(2..).unwrap_or_default())) else {
+            return Err("the engine's submit resolved to something else than [submittedMs, doneMs, ...the GPU timer's times]".into());
+        };
         let n = batch as f64;
-        let gpu_ms = (self.engine.timestamps && gpu_total_ms.is_finite() && gpu_total_ms > 0.0).then(|| gpu_total_ms / n);
+        let (gpu_ms, busy_ms) = match self.timed {
+            true => {
+                self.gpu_timer.add(&window);
+                (window.span_ms.map(|ms| ms / n), window.busy_ms.map(|ms| ms / n))
+            }
+            false => (None, None),
+        };
         let wall_ms = steady_wall_ms(submitted_ms, self.last_done_ms, done_ms, n, gpu_ms);
         self.last_done_ms = done_ms;
-        Ok((Sample { wall_ms, gpu_ms }, done_ms))
+        Ok((Sample { busy_ms, ..Sample::new(wall_ms, gpu_ms) }, done_ms))
     }
 
     /// Waits for every batch still queued, discarding their times.
@@ -102,7 +149,7 @@ impl Timed for Batches<'_> {
             self.drain().await?;
         }
         while self.queued.len() < self.depth.max(1) as usize {
-            self.queued.push_back((batch, JsFuture::from((self.engine.submit)(batch, self.engine.timestamps, self.nudge)?)));
+            self.queued.push_back((batch, JsFuture::from((self.engine.submit)(batch, self.timed, self.nudge)?)));
         }
         let (sample, done_ms) = self.complete().await?;
         self.returned.push(done_ms);
@@ -114,7 +161,7 @@ impl Timed for Batches<'_> {
     }
 
     fn gpu_timer(&self) -> bool {
-        self.engine.timestamps
+        self.timed
     }
 
     fn completion_latency_ms(&self) -> f64 {

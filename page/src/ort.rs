@@ -2,7 +2,8 @@
 //! (`static/ort.js` loads it) on the ONNX file harness writes of the case's graph
 //! ([`kernels::model::onnx`]): the same wiring, weights and inputs as harness's own WebGPU run,
 //! checked against the same f64 reference. Inputs and outputs stay in GPU buffers while sampling
-//! ([`Engine`]'s policy, wall clock); then one more run under ORT's own profiler where it has one
+//! ([`Engine`]'s policy: wall clock, and GPU busy and span by the page's GPU timer where the adapter
+//! has `timestamp-query`); then one more run under ORT's own profiler where it has one
 //! (JSEP, with `timestamp-query`), and the outputs are read back once at the end.
 
 use crate::engine::{describe, Completion, Engine};
@@ -26,10 +27,11 @@ extern "C" {
     /// Runs every session once, resolving when ORT has handed the runs to the GPU.
     #[wasm_bindgen(catch, js_namespace = harnessOrt, js_name = runOnce)]
     async fn run_once() -> Result<JsValue, JsValue>;
-    /// Runs the session `batch` times; resolves to `[submittedMs, doneMs, NaN]`, nudging ORT's
-    /// device meanwhile with `nudge`.
+    /// Runs the session `batch` times, with `timed` in a window of the page's GPU timer; resolves
+    /// to `[submittedMs, doneMs, ...the timer's packed times]`, nudging ORT's device meanwhile
+    /// with `nudge`.
     #[wasm_bindgen(catch, js_namespace = harnessOrt, js_name = submit)]
-    fn submit(batch: u32, nudge: bool) -> Result<js_sys::Promise, JsValue>;
+    fn submit(batch: u32, timed: bool, nudge: bool) -> Result<js_sys::Promise, JsValue>;
     /// ORT's own per-kernel GPU times of one more run (`[{op, node, ms}]`), or null where its
     /// execution provider has no profile.
     #[wasm_bindgen(catch, js_namespace = harnessOrt, js_name = profile)]
@@ -59,8 +61,7 @@ impl Ort {
     pub async fn run_case(&self, plan: &RunPlan, case: &CaseSpec, weights: Option<&Weights>, clock: &mut impl ClockGate, on_sample: impl FnMut(u32)) -> Result<CaseMeasurement, String> {
         let graph = case.workload.as_ref().and_then(|w| w.graph(case.seed)).ok_or_else(|| only_models(case))?;
         let models = onnx_models(&[graph], weights)?;
-        let submit = |batch: u32, _timed: bool, nudge: bool| submit(batch, nudge);
-        let engine = Engine { submit: &submit, timestamps: false, completion: self.completion };
+        let engine = Engine { submit: &submit, completion: self.completion };
         let result = async {
             prepare(models, false).await?;
             let sampled = engine.sample(plan, clock, on_sample).await?;

@@ -35,12 +35,12 @@ pub async fn run(token: String, progress: js_sys::Function) -> Result<(), JsValu
     };
     // TensorFlow.js, onnxruntime-web and transformers.js have devices of their own: harness's
     // is only kept for the latency it measured.
-    let completion = |gpu: &Gpu| Completion { latency_ms: gpu.latency_ms, nudge: gpu.nudge };
-    let (mut gpu, tfjs, ort) = match (plan.platform, plan.platform.ort_ep(), gpu) {
-        (Platform::Tfjs, _, Some(gpu)) => (None, Some(Tfjs::load(completion(&gpu)).await?), None),
-        (_, Some(ep), Some(gpu)) => (None, None, Some(Ort::load(ep, completion(&gpu)).await?)),
-        (Platform::Transformers, _, _) => (None, None, None),
-        (_, _, gpu) => (gpu, None, None),
+    let completion = gpu.as_ref().map(|gpu: &Gpu| Completion { latency_ms: gpu.latency_ms, nudge: gpu.nudge, timestamps: gpu.timestamps });
+    let (mut gpu, tfjs, ort) = match (plan.platform, plan.platform.ort_ep(), gpu, completion) {
+        (Platform::Tfjs, _, Some(_), Some(c)) => (None, Some(Tfjs::load(c).await?), None),
+        (_, Some(ep), Some(_), Some(c)) => (None, None, Some(Ort::load(ep, c).await?)),
+        (Platform::Transformers, ..) => (None, None, None),
+        (_, _, gpu, _) => (gpu, None, None),
     };
     let mut weights = Weights::default();
     let (plan, api) = (&plan, &api);
@@ -53,7 +53,7 @@ pub async fn run(token: String, progress: js_sys::Function) -> Result<(), JsValu
             ort.run_case(plan, case, w, &mut ServerClock(api), on_sample).await.map_err(failed)
         } else if plan.platform == Platform::Transformers {
             let w = weights.of(case, api, &mut CaseClock::start()).await?;
-            crate::text::run_transformers(plan, case, w, api, &mut ServerClock(api), on_sample).await.map_err(failed)
+            crate::text::run_transformers(plan, case, w, api, completion, &mut ServerClock(api), on_sample).await.map_err(failed)
         } else if plan.platform == Platform::Webnn {
             crate::webnn::run_case(plan, case, &mut ServerClock(api), on_sample).await.map_err(failed)
         } else {
@@ -79,7 +79,7 @@ async fn run_cold(plan: &RunPlan, case: &CaseSpec, api: &Api) -> Result<CaseMeas
     let values = match plan.platform.ort_ep() {
         Some(ep) => {
             // As an app starts: no latency measured first, nothing nudged.
-            let ort = Ort::load(ep, Completion { latency_ms: 0.0, nudge: false }).await.map_err(Failure::Stop)?;
+            let ort = Ort::load(ep, Completion { latency_ms: 0.0, nudge: false, timestamps: false }).await.map_err(Failure::Stop)?;
             marks.push(("engine", now_ms()));
             let w = weights.of(case, api, &mut CaseClock::start()).await?;
             marks.push(("fetch", now_ms()));
@@ -121,7 +121,7 @@ impl Timed for CpuKernel<'_> {
         for _ in 0..batch {
             self.output = self.kernel.cpu(self.shape, &self.inputs);
         }
-        Ok(Sample { wall_ms: (now_ms() - t0) / batch as f64, gpu_ms: None })
+        Ok(Sample::new((now_ms() - t0) / batch as f64, None))
     }
 }
 

@@ -8,7 +8,8 @@
 //! `pipeline('feature-extraction')` step by step (`static/transformers.js`), on the ONNX file
 //! harness writes of the same graph with BERT's signature.
 
-use crate::engine::describe;
+use crate::engine::{describe, enable_timer, Completion};
+use kernels::gpu_timer::{GpuTimerSource, GpuTimerUse, WindowTimes};
 use kernels::api::Api;
 use kernels::gpu::{Gpu, GpuError, Prepared};
 use kernels::model::encoder::{pack, EncoderCase};
@@ -28,9 +29,10 @@ extern "C" {
     /// (`{name: Uint8Array}`).
     #[wasm_bindgen(catch, js_namespace = harnessTransformers, js_name = prepare)]
     async fn prepare(files: &js_sys::Object) -> Result<JsValue, JsValue>;
-    /// One call on `texts`; resolves to `[tokenize, run, pool]` ms.
+    /// One call on `texts`, its model's run with `timed` in a window of the page's GPU timer;
+    /// resolves to `[tokenize, run, pool]` ms and the window's packed times.
     #[wasm_bindgen(catch, js_namespace = harnessTransformers, js_name = call)]
-    async fn call(texts: &js_sys::Array) -> Result<JsValue, JsValue>;
+    async fn call(texts: &js_sys::Array, timed: bool) -> Result<JsValue, JsValue>;
     /// The last call's embeddings, a `Float32Array`.
     #[wasm_bindgen(catch, js_namespace = harnessTransformers, js_name = output)]
     fn output() -> Result<JsValue, JsValue>;
@@ -113,21 +115,36 @@ pub async fn run_harness(gpu: &mut Gpu, plan: &RunPlan, case: &CaseSpec, weights
 /// transformers.js's call, through `static/transformers.js`.
 struct Transformers {
     texts: js_sys::Array,
+    /// Whether the page's GPU timer times each call's model run.
+    timed: bool,
+    /// What it said so far.
+    gpu_timer: GpuTimerUse,
+    /// The last call's window.
+    last: Option<WindowTimes>,
 }
 
 impl Phased for Transformers {
     type Error = JsValue;
 
     async fn call(&mut self) -> Result<Vec<(&'static str, f64)>, JsValue> {
-        let times = js_sys::Float64Array::new(&call(&self.texts).await?).to_vec();
-        Ok(["tokenize", "run", "pool"].into_iter().zip(times).collect())
+        let times = js_sys::Float64Array::new(&call(&self.texts, self.timed).await?).to_vec();
+        let (phases, packed) = times.split_at(3.min(times.len()));
+        self.last = WindowTimes::unpack(packed).filter(|_| self.timed);
+        if let Some(w) = &self.last {
+            self.gpu_timer.add(w);
+        }
+        Ok(["tokenize", "run", "pool"].into_iter().zip(phases.iter().copied()).collect())
+    }
+
+    fn gpu_ms(&self) -> (Option<f64>, Option<f64>) {
+        self.last.map(|w| (w.span_ms, w.busy_ms)).unwrap_or_default()
     }
 }
 
 /// Runs the from-text `case` on transformers.js: the model folder handed over (the ONNX file
 /// written here, the rest fetched from the harness), the pipeline created, then each sample one
 /// call.
-pub async fn run_transformers(plan: &RunPlan, case: &CaseSpec, weights: Option<&Weights>, api: &Api, clock: &mut impl ClockGate, on_sample: impl FnMut(u32)) -> Result<CaseMeasurement, String> {
+pub async fn run_transformers(plan: &RunPlan, case: &CaseSpec, weights: Option<&Weights>, api: &Api, completion: Option<Completion>, clock: &mut impl ClockGate, on_sample: impl FnMut(u32)) -> Result<CaseMeasurement, String> {
     let e = encoder(case)?;
     let onnx = kernels::model::onnx::export_bert(&e.graph(), weights).map_err(|err| err.to_string())?;
     let files = js_sys::Object::new();
@@ -142,7 +159,14 @@ pub async fn run_transformers(plan: &RunPlan, case: &CaseSpec, weights: Option<&
         let begun = now_ms();
         prepare(&files).await?;
         let pipeline_ms = now_ms() - begun;
-        let (sampled, phases) = sample_phases(&plan.sampling, &mut Transformers { texts }, clock, on_sample).await?;
+        let timed = completion.is_some_and(|c| c.timestamps);
+        let gpu_timer = completion.map(|c| c.gpu_timer()).unwrap_or_else(|| GpuTimerUse::unavailable(GpuTimerSource::Page, "no WebGPU adapter"));
+        let mut work = Transformers { texts, timed, gpu_timer, last: None };
+        enable_timer(timed)?;
+        let sampled = sample_phases(&plan.sampling, &mut work, clock, on_sample).await;
+        enable_timer(false)?;
+        let (mut sampled, phases) = sampled?;
+        sampled.gpu_timer = Some(work.gpu_timer);
         let values = js_sys::Float32Array::new(&output()?).to_vec();
         Ok::<_, JsValue>((pipeline_ms, sampled, phases, values))
     }

@@ -1,7 +1,7 @@
 //! `--platform tfjs`: runs a case with TensorFlow.js's WebGPU backend (`static/tfjs.js` loads it
 //! and runs its ops) under the same sampling policy as every platform ([`Engine`]): calibrated
-//! batches of ops with batches kept in flight, GPU time from `tf.time()`'s `kernelMs` where the backend has
-//! `timestamp-query`, the wall clock always.
+//! batches of ops with batches kept in flight, GPU busy and span times from the page's GPU timer
+//! (`static/gpu-timer.js`) where the adapter has `timestamp-query`, the wall clock always.
 
 use crate::engine::{describe, Completion, Engine};
 use kernels::sampling::ClockGate;
@@ -11,15 +11,15 @@ use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen]
 extern "C" {
-    /// Loads TensorFlow.js from the harness server and selects its WebGPU backend; resolves to
-    /// whether that backend has GPU timestamps.
+    /// Loads TensorFlow.js from the harness server and selects its WebGPU backend.
     #[wasm_bindgen(catch, js_namespace = harnessTfjs, js_name = load)]
     async fn load() -> Result<JsValue, JsValue>;
     /// Makes the case's input tensors (freeing the last case's) and the op that runs it.
     #[wasm_bindgen(catch, js_namespace = harnessTfjs, js_name = prepare)]
     fn prepare(op: &str, shapes: &str, inputs: js_sys::Array) -> Result<(), JsValue>;
-    /// Runs the op `batch` times and submits the work; resolves to `[submittedMs, doneMs,
-    /// kernelMs or NaN]` once the GPU finished it, nudging the device meanwhile with `nudge`.
+    /// Runs the op `batch` times and submits the work, with `timed` in a window of the page's GPU
+    /// timer; resolves to `[submittedMs, doneMs, ...the timer's packed times]` once the GPU
+    /// finished it, nudging the device meanwhile with `nudge`.
     #[wasm_bindgen(catch, js_namespace = harnessTfjs, js_name = submit)]
     fn submit(batch: u32, timed: bool, nudge: bool) -> Result<js_sys::Promise, JsValue>;
     /// The last op's output as a `Float32Array`.
@@ -32,8 +32,6 @@ extern "C" {
 
 /// TensorFlow.js, loaded and on its WebGPU backend.
 pub struct Tfjs {
-    /// Whether `tf.time()` reports GPU timestamps (`kernelMs`).
-    timestamps: bool,
     /// How this browser reports completion (measured by the runner): it sizes the batches and
     /// says whether they are nudged, like on every platform.
     completion: Completion,
@@ -42,8 +40,8 @@ pub struct Tfjs {
 impl Tfjs {
     /// Loads TensorFlow.js.
     pub async fn load(completion: Completion) -> Result<Tfjs, JsValue> {
-        let timestamps = load().await?.as_bool().unwrap_or(false);
-        Ok(Tfjs { timestamps, completion })
+        load().await?;
+        Ok(Tfjs { completion })
     }
 
     /// Runs `case` by the plan's sampling policy and reads its output back.
@@ -53,7 +51,7 @@ impl Tfjs {
         let inputs: js_sys::Array = kernel.inputs(&case.shape, case.seed).iter().map(|v| JsValue::from(js_sys::Float32Array::from(v.as_slice()))).collect();
         let shapes = serde_json::to_string(&call.shapes).map_err(|e| e.to_string())?;
         prepare(&call.op, &shapes, inputs).map_err(describe)?;
-        let engine = Engine { submit: &submit, timestamps: self.timestamps, completion: self.completion };
+        let engine = Engine { submit: &submit, completion: self.completion };
         let result = async {
             let sampled = engine.sample(plan, clock, on_sample).await?;
             let values = js_sys::Float32Array::new(&output().await?).to_vec();

@@ -55,6 +55,6 @@ impl Timed for Dispatches {
     async fn run(&mut self, batch: u32) -> Result<Sample, JsValue> {
         let times = js_sys::Float64Array::new(&JsFuture::from(submit(batch)?).await?).to_vec();
         let [submitted_ms, done_ms] = times[..] else { return Err("harnessWebnn.submit resolved to something else than 2 times".into()) };
-        Ok(Sample { wall_ms: (done_ms - submitted_ms) / batch as f64, gpu_ms: None })
+        Ok(Sample::new((done_ms - submitted_ms) / batch as f64, None))
     }
 }

@@ -1,5 +1,7 @@
 // The page's JavaScript: reports the adapter, forwards progress over the WebSocket, reports
 // exceptions, and runs the WASM runner. Everything it learns goes to the harness server.
+// The GPU timer first: it must wrap WebGPU before any engine asks for a device.
+import './gpu-timer.js';
 import init, * as pkg from './pkg/page.js';
 import './tfjs.js';
 import './ort.js';

@@ -7,6 +7,7 @@
 // jsep WASM). Both register as 'webgpu', so a page loads exactly one.
 import { script } from './tfjs.js';
 import { settle } from './completion.js';
+import { windowed, finished } from './gpu-timer.js';
 
 const BUNDLES = { webgpu: 'ort/ort.webgpu.min.js', jsep: 'ort/ort.min.js' };
 
@@ -80,23 +81,26 @@ globalThis.harnessOrt = {
   // Runs every session once (a cold start's first run), keeping the outputs.
   runOnce: runParts,
 
-  // Runs the session `batch` times, keeping only the last outputs. Resolves to [submittedMs,
-  // doneMs, NaN] once ORT's device finished the work submitted; with `nudge`, nudges that device
+  // Runs the session `batch` times, keeping only the last outputs; with `timed`, in a window of the
+  // page's GPU timer (gpu-timer.js). Resolves to [submittedMs, doneMs, ...the window's packed times]
+  // once ORT's device finished the work submitted; with `nudge`, nudges that device
   // from submit to done (completion.js), ORT's own waits within its runs included. A session runs one run at a time
   // (two at once clobber its state: 'Session mismatch' in JSEP, a hang in the C++ provider), so
   // the batches kept in flight are chained: a batch's runs start once the previous batch's runs
   // were handed to the GPU, not once the GPU finished them. JSEP submits every 16 dispatches, so
   // up to 15 of a batch's last run go to the GPU with the next batch: steady batches still count
-  // each run's work once.
-  submit(batch, nudge) {
+  // each run's work once. The GPU timer's windows follow the same rule: a window is the command
+  // buffers submitted during its batch's runs.
+  submit(batch, timed, nudge) {
     const submittedMs = performance.now();
-    const runs = queued.then(async () => {
-      for (let i = 0; i < batch; i++) await runParts();
-    });
+    const runs = queued.then(() =>
+      windowed(timed, async () => {
+        for (let i = 0; i < batch; i++) await runParts();
+      }),
+    );
     queued = runs.catch(() => {});
     const device = ort.env.webgpu.device;
-    return settle(device, runs.then(() => device.queue.onSubmittedWorkDone()), nudge)
-      .then(() => new Float64Array([submittedMs, performance.now(), NaN]));
+    return settle(device, finished(device, runs), nudge).then((t) => new Float64Array([submittedMs, ...t]));
   },
 
   // ORT's own GPU time of one more run, kernel by kernel: [{op, node, ms}], or null where its

@@ -3,6 +3,7 @@
 // tf-backend-webgpu.min.js under /tfjs/ only for a tfjs run; they are loaded on first use.
 
 import { settle } from './completion.js';
+import { windowed, finished } from './gpu-timer.js';
 
 let inputs = [];
 let run = null;
@@ -29,8 +30,7 @@ function flush(backend) {
 }
 
 globalThis.harnessTfjs = {
-  // Loads TensorFlow.js and selects its WebGPU backend; resolves to whether tf.time() reports GPU
-  // timestamps (the adapter has timestamp-query).
+  // Loads TensorFlow.js and selects its WebGPU backend.
   async load() {
     if (!globalThis.tf) {
       await script('tfjs/tf-core.min.js');
@@ -44,7 +44,6 @@ globalThis.harnessTfjs = {
     for (const member of ['submitQueue', 'endComputePassEncoder', 'queue']) {
       if (!(member in backend)) throw new Error(`tfjs-webgpu ${tf.version_core} lacks ${member}: harness drives tfjs 4.22`);
     }
-    return backend.supportTimestampQuery === true;
   },
 
   // Tensors of the case's inputs (Float32Arrays, shapes as JSON) and the op tf[op] over them.
@@ -57,27 +56,22 @@ globalThis.harnessTfjs = {
     run = () => f(...inputs);
   },
 
-  // Runs the op `batch` times, back to back, keeping only the last output. Resolves to
-  // [submittedMs, doneMs, kernelMs] once the GPU is done: with `timed`, through tf.time() (its
-  // kernelMs sums each op's GPU timestamps; the backend submits each op on its own then), else
-  // after a flush through onSubmittedWorkDone (kernelMs NaN); with `nudge`, nudges the backend's
+  // Runs the op `batch` times, back to back, keeping only the last output, and submits the work;
+  // with `timed`, in a window of the page's GPU timer (gpu-timer.js). Resolves to [submittedMs,
+  // doneMs, ...the window's packed times] once the GPU is done; with `nudge`, nudges the backend's
   // device until then (completion.js).
   submit(batch, timed, nudge) {
     const submittedMs = performance.now();
-    const work = () => {
+    const backend = tf.backend();
+    const handed = windowed(timed, () => {
       for (let i = 0; i < batch; i++) {
         const y = run();
         if (last) last.dispose();
         last = y;
       }
-    };
-    const backend = tf.backend();
-    if (timed) {
-      return settle(backend.device, tf.time(work), nudge).then((t) => new Float64Array([submittedMs, performance.now(), Number(t.kernelMs)]));
-    }
-    work();
-    flush(backend);
-    return settle(backend.device, backend.queue.onSubmittedWorkDone(), nudge).then(() => new Float64Array([submittedMs, performance.now(), NaN]));
+      flush(backend);
+    });
+    return settle(backend.device, finished(backend.device, handed), nudge).then((t) => new Float64Array([submittedMs, ...t]));
   },
 
   // The last output, read back.

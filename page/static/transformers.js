@@ -8,6 +8,8 @@
 // graph, with BERT's signature, in the page. No file is fetched from anywhere else: remote models,
 // the browser cache and transformers.js's WASM cache are off.
 
+import { windowed, packed, UNTIMED } from './gpu-timer.js';
+
 const MODEL = 'harness/minilm';
 const FOLDER = '/harness-models/';
 
@@ -57,18 +59,22 @@ globalThis.harnessTransformers = {
   },
 
   // One call of the pipeline on `texts`, as its _call makes it (tokenizer with padding and
-  // truncation, model, mean pooling over the mask, L2 normalisation), timed step by step:
-  // resolves to [tokenize, run, pool] in ms. The embeddings are kept for output().
-  async call(texts) {
+  // truncation, model, mean pooling over the mask, L2 normalisation), timed step by step, the
+  // model's run with `timed` in a window of the page's GPU timer (gpu-timer.js): resolves to
+  // [tokenize, run, pool] in ms and the window's packed times. The embeddings are kept for output().
+  async call(texts, timed) {
     const t0 = performance.now();
     const inputs = pipe.tokenizer(texts, { padding: true, truncation: true });
     const t1 = performance.now();
-    const outputs = await pipe.model(inputs);
+    let outputs;
+    const { times } = await windowed(timed, async () => {
+      outputs = await pipe.model(inputs);
+    });
     const t2 = performance.now();
     const pooled = tjs.mean_pooling(outputs.last_hidden_state, inputs.attention_mask).normalize(2, -1);
     const t3 = performance.now();
     last = pooled.data;
-    return new Float64Array([t1 - t0, t2 - t1, t3 - t2]);
+    return new Float64Array([t1 - t0, t2 - t1, t3 - t2, ...(times ? packed(await times) : UNTIMED)]);
   },
 
   // The last call's embeddings, a Float32Array of batch × hidden.

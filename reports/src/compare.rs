@@ -23,6 +23,9 @@ pub struct Entry {
     pub status: Option<CaseStatus>,
     /// Statistics of the compared timer.
     pub stats: Option<Summary>,
+    /// That timer as tables name it (`gpu`, `gpu span·page`, `wall`): GPU is compared with GPU
+    /// wherever every run has it, whichever GPU timer each used.
+    pub timer: &'static str,
     /// median / fastest median, among the entries compared for speed (none where fewer than two
     /// are).
     pub ratio: Option<f64>,
@@ -100,6 +103,23 @@ impl CaseComparison {
     }
 }
 
+impl CaseComparison {
+    /// The timers its runs were compared by, once each: `gpu`, or `gpu / gpu span·page` where
+    /// harness's timestamps meet the page GPU timer's.
+    pub fn timer_words(&self) -> String {
+        let mut seen: Vec<&str> = Vec::new();
+        for e in self.entries.iter().filter(|e| e.stats.is_some()) {
+            if !seen.contains(&e.timer) {
+                seen.push(e.timer);
+            }
+        }
+        if seen.is_empty() {
+            return self.timer.short().into();
+        }
+        seen.join(" / ")
+    }
+}
+
 impl Comparison {
     /// Cases flagged for a disagreement or a slow run.
     pub fn flagged(&self) -> impl Iterator<Item = &CaseComparison> {
@@ -155,6 +175,11 @@ pub fn compare_runs(report: &RunReport) -> Option<Comparison> {
                     run: run.clone(),
                     status: c.map(|c| c.status),
                     stats: *s,
+                    timer: match (all_gpu, c) {
+                        (true, Some(c)) => c.gpu_label(),
+                        (false, Some(_)) => Timer::WallClock.short(),
+                        (_, None) => "–",
+                    },
                     ratio: s.filter(|_| ranked && software.is_none()).map(|s| s.median / fastest),
                     software,
                     variant: c.and_then(|c| c.variant.clone()),

@@ -4,7 +4,7 @@
 
 use crate::baseline::BaselineComparison;
 use crate::model::{format_ci as pct, format_ms, CaseReport, PlatformRun, RunReport, Timer};
-use crate::tables::{model_rows, phased_tables, vs_f32_note, ModelRow, PhasedTable};
+use crate::tables::{gpu_timer_rows, model_rows, phased_tables, vs_f32_note, GpuTimerRow, ModelRow, PhasedTable, GPU_TIMER_NOTE};
 use crate::template::render_template;
 use crate::ReportError;
 use serde::Serialize;
@@ -31,6 +31,10 @@ struct ReportView<'a> {
     vs_f32_note: Option<&'static str>,
     /// Cases timed in phases (`--cold-start`, `--from-text`), a table a kind.
     phased: Vec<PhasedTable<'a>>,
+    /// Cases the page GPU timer timed, with what it could not time and its cost.
+    gpu_timers: Vec<GpuTimerRow<'a>>,
+    /// What the GPU timer table says under it.
+    gpu_timer_note: &'static str,
     comparison: Option<ComparisonView>,
     /// Browsers that ran on a software adapter on a machine with a hardware GPU: a banner.
     warnings: Vec<String>,
@@ -62,7 +66,7 @@ struct FlagView {
 #[derive(Serialize)]
 struct ComparisonRow {
     id: String,
-    timer: &'static str,
+    timer: String,
     flagged: bool,
     cells: Vec<ComparisonCell>,
     bars: Vec<Bar>,
@@ -346,6 +350,8 @@ impl<'a> ReportView<'a> {
             vs_f32_note: vs_f32_note(&models),
             models,
             phased: phased_tables(report),
+            gpu_timers: gpu_timer_rows(report),
+            gpu_timer_note: GPU_TIMER_NOTE,
             comparison: comparison(report, &clock_flags),
             warnings: crate::adapter::software_adapter_warnings(report),
             clock_flags,
@@ -386,7 +392,7 @@ fn comparison(report: &RunReport, clock_flags: &[crate::probe::ClockFlag]) -> Op
                 .collect::<Vec<_>>();
             ComparisonRow {
                 id: c.id.clone(),
-                timer: c.timer.short(),
+                timer: c.timer_words(),
                 flagged: c.correctness_disagrees || !c.slow_runs.is_empty(),
                 bars_height: bars.len() as f64 * BAR_ROW + 2.0,
                 bars,
@@ -508,7 +514,7 @@ fn row<'a>(c: &'a CaseReport, latency: Option<&crate::model::Latency>) -> RowVie
         case: c,
         status: c.status.as_str(),
         shape: c.dims.iter().zip(&c.shape.0).map(|(d, v)| format!("{d}={v}")).collect::<Vec<_>>().join(" "),
-        timer: c.timer.map(Timer::short).unwrap_or("–"),
+        timer: c.timer_label(),
         median: ms(h.map(|s| s.median)),
         median_sort: h.map(|s| s.median).unwrap_or(f64::INFINITY),
         ci: pct(h.and_then(|s| s.ci_half_width_pct)),

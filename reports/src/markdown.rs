@@ -5,7 +5,7 @@ use crate::compare::{compare_runs, Comparison};
 use crate::probe::{case_clocks, enough_samples, judging_rule, ClockFlag, THROTTLE_THRESHOLD};
 use stats::Class;
 use crate::model::roofline::{any_roofline, format_roofline};
-use crate::model::{format_ms as ms, RunReport, Timer};
+use crate::model::{format_ms as ms, RunReport};
 use crate::tables::{model_rows, phased_tables, vs_f32_note};
 use std::fmt::Write;
 
@@ -90,6 +90,7 @@ pub fn render(report: &RunReport) -> String {
     }
     models(&mut s, report);
     phased(&mut s, report);
+    gpu_timers(&mut s, report);
     let clocks = ClockFlags { flags: crate::probe::clock_flags(report), note: clock_note(report) };
     match compare_runs(report) {
         Some(cmp) => comparison(&mut s, &cmp, &clocks),
@@ -188,6 +189,20 @@ fn phased(s: &mut String, report: &RunReport) {
     }
 }
 
+fn gpu_timers(s: &mut String, report: &RunReport) {
+    let rows = crate::tables::gpu_timer_rows(report);
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "\n## GPU timer\n");
+    let _ = writeln!(s, "| case | run | span ms | busy ms | wall ms | timer cost | timer |");
+    let _ = writeln!(s, "|---|---|---:|---:|---:|---:|---|");
+    for r in rows {
+        let _ = writeln!(s, "| `{}` | {} | {} | {} | {} | {} | {} |", r.case.id, r.run, r.span, r.busy, r.wall, r.cost, r.timer);
+    }
+    let _ = writeln!(s, "\n{}", crate::tables::GPU_TIMER_NOTE);
+}
+
 /// The report's clock flags and how they were judged.
 struct ClockFlags {
     /// Cases measured below the report's clock.
@@ -260,7 +275,7 @@ fn comparison(s: &mut String, cmp: &Comparison, clocks: &ClockFlags) {
                 None => cell,
             })
             .collect();
-        let _ = writeln!(s, "| `{}` | {} | {} |", c.id, c.timer.short(), cells.join(" | "));
+        let _ = writeln!(s, "| `{}` | {} | {} |", c.id, c.timer_words(), cells.join(" | "));
     }
 }
 
@@ -279,7 +294,7 @@ fn single(s: &mut String, report: &RunReport) {
             "| `{}` | {} | {} | {} | {} | {} | {} | {} | {} |{peak}",
             c.label(),
             c.status.as_str(),
-            c.timer.map(Timer::short).unwrap_or("–"),
+            c.timer_label(),
             h.map(|h| ms(h.median)).unwrap_or_else(|| "–".into()),
             crate::model::format_ci(h.and_then(|h| h.ci_half_width_pct)),
             h.map(|h| format!("{:.0}%", h.cv * 100.0)).unwrap_or_else(|| "–".into()),

@@ -2,7 +2,7 @@
 //! model so the HTML report, the Markdown summary and the terminal agree, with what each says
 //! under it.
 
-use crate::model::{format_check, format_ci, format_drift, format_ms, labels, phases_line, CaseReport, RunReport, Timer};
+use crate::model::{format_check, format_ci, format_drift, format_ms, labels, phases_line, CaseReport, RunReport};
 use kernels::wire::Phase;
 use serde::Serialize;
 
@@ -55,7 +55,7 @@ pub fn model_rows(report: &RunReport) -> Vec<ModelRow<'_>> {
             rows.push(ModelRow {
                 case,
                 run: label.clone(),
-                timer: case.timer.map(Timer::short).unwrap_or("–"),
+                timer: case.timer_label(),
                 median: h.map(|s| format_ms(s.median)).unwrap_or_else(|| "–".into()),
                 ci: format_ci(h.and_then(|s| s.ci_half_width_pct)),
                 rate: t.format_rate(),
@@ -156,3 +156,55 @@ pub const COLD_NOTE: &str = "Each page is new, in a fresh browser profile (no HT
 
 /// What the From text tables mean, said under each.
 pub const TEXT_NOTE: &str = "Sentences to L2-normalised embeddings read back into JavaScript or WASM, as a web app calls it: each sample one call, awaited, after the pipeline was created (wall clock). transformers.js: its pipeline('feature-extraction') step by step, tokenize (its tokenizer, padding to the longest sentence), run (pipe.model: inputs uploaded, onnxruntime-web's C++ WebGPU provider, the hidden states read back), pool (mean over the mask, then L2, in JavaScript). harness: tokenize (the tokenizers crate in the page's WASM, same padding), run (ids written, one pass, the embeddings read back; pooling runs on the GPU inside it). Both on the ONNX-equivalent graph of the same weights, checked against the same reference.";
+
+/// What the GPU timer table says under it.
+pub const GPU_TIMER_NOTE: &str = "The page GPU timer (page/static/gpu-timer.js) gives every compute pass that has no timestamps \
+    of its own a begin and an end timestamp, whoever records it. A sample's work is the command buffers submitted during it. \
+    span: from its first pass's begin to its last pass's end, idle gaps included (the headline, as harness's own timestamps, \
+    which bracket the one pass a batch is recorded in). busy: its passes' times summed. Passes with timestamps of their own, \
+    render passes and copies are not timed: a window holding any is incomplete. Cost: the same case sampled again right after \
+    with the timer off, wall medians compared.";
+
+/// One case of one run timed by the page GPU timer, or that says why it could not be.
+#[derive(Debug, Clone, Serialize)]
+pub struct GpuTimerRow<'a> {
+    /// The case.
+    pub case: &'a CaseReport,
+    /// The run's label.
+    pub run: String,
+    /// Median span ms per run, or `–`.
+    pub span: String,
+    /// Median busy ms per run, or `–`.
+    pub busy: String,
+    /// Median wall ms per run, or `–`.
+    pub wall: String,
+    /// The timer's cost on wall time (`+0.4% (1.234 vs 1.229)`), or `–` where not measured.
+    pub cost: String,
+    /// The timer and what it could not time, in words.
+    pub timer: String,
+}
+
+/// Every case the page GPU timer timed (or could not), run by run.
+pub fn gpu_timer_rows(report: &RunReport) -> Vec<GpuTimerRow<'_>> {
+    let ms = |s: Option<&stats::Summary>| s.map(|s| format_ms(s.median)).unwrap_or_else(|| "–".into());
+    let labels = labels(report);
+    let mut rows = Vec::new();
+    for (run, label) in report.runs.iter().zip(labels) {
+        for case in run.cases.iter() {
+            let Some(t) = &case.gpu_timer else { continue };
+            rows.push(GpuTimerRow {
+                case,
+                run: label.clone(),
+                span: ms(case.gpu.as_ref()),
+                busy: ms(case.busy.as_ref()),
+                wall: ms(case.wall.as_ref()),
+                cost: case
+                    .timer_cost
+                    .map(|c| format!("{:+.1}% ({} vs {} ms)", c.cost_pct, format_ms(c.with.median), format_ms(c.without.median)))
+                    .unwrap_or_else(|| "–".into()),
+                timer: t.describe(),
+            });
+        }
+    }
+    rows
+}

@@ -113,7 +113,7 @@ pub fn measurement(spec: &CaseSpec, times: &[f64], gpu: bool) -> CaseMeasurement
         first_dispatch_ms: 1.0,
         warmup: vec![0.25, 0.25],
         warmup_stop: kernels::WarmupStop::Fixed,
-        samples: times.iter().map(|&t| Sample { wall_ms: t, gpu_ms: gpu.then_some(t) }).collect(),
+        samples: times.iter().map(|&t| Sample::new(t, gpu.then_some(t))).collect(),
         output: String::new(),
         stopped_by: StopReason::SampleCount,
         sampling: kernels::SamplingMode::Steady,
@@ -129,6 +129,7 @@ pub fn measurement(spec: &CaseSpec, times: &[f64], gpu: bool) -> CaseMeasurement
         phases: Vec::new(),
         dispatches: None,
         features: Vec::new(),
+        gpu_timer: None,
     }
 }
 
@@ -178,6 +179,8 @@ pub fn report_with(runs: Vec<(&str, Vec<CaseReport>)>) -> RunReport {
             webnn_device: None,
             no_tensor_cores: false,
             profile: false,
+            gpu_timer: Default::default(),
+            gpu_timer_cost: false,
             headless: true,
             weights: None,
             gguf: None,

@@ -60,6 +60,8 @@ pub fn apply_report(args: &mut RunArgs, report: &RunReport, shown: &str) -> Resu
     args.no_tensor_cores = s.no_tensor_cores;
     args.gpu_kernels = s.gpu_kernels;
     args.profile = s.profile;
+    args.gpu_timer = s.gpu_timer.into();
+    args.gpu_timer_cost = s.gpu_timer_cost;
     if let Some(device) = s.webnn_device {
         args.webnn_device = WebnnDeviceArg::from_str(device.as_str(), false).map_err(|_| unknown("webnnDevice", device.as_str()))?;
     }

@@ -3,7 +3,7 @@
 //! and WebNN settings, models and user kernels.
 
 use super::pipeline::{PipelineArgs, CASES};
-use super::values::{SuiteArg, WebnnDeviceArg};
+use super::values::{GpuTimerArg, SuiteArg, WebnnDeviceArg};
 use crate::plan::workload::WorkloadArgs;
 use clap::Args;
 use std::path::PathBuf;
@@ -68,6 +68,19 @@ pub struct RunArgs {
     /// pass takes a while.
     #[arg(long, help_heading = MEASURING)]
     pub profile: bool,
+    /// Which GPU timer times harness's own cases on `webgpu`: `harness`, its own timestamps at
+    /// the begin and end of the pass a batch is recorded in; or `page`, the page's GPU timer
+    /// alone (page/static/gpu-timer.js), with harness's timestamps off. The page's timer times
+    /// every compute pass any code in the page records: it is how onnxruntime-web, TensorFlow.js
+    /// and transformers.js get GPU busy and span times (always, where the adapter has
+    /// `timestamp-query`). Run both on the same cases to check that they agree.
+    #[arg(long, value_enum, default_value_t = GpuTimerArg::Harness, help_heading = MEASURING)]
+    pub gpu_timer: GpuTimerArg,
+    /// Measure the page GPU timer's cost: sample each case it times a second time, right after
+    /// and in the same page, with the timer off, and report the two wall medians (the GPU timer
+    /// table of the reports). For the engines and `--gpu-timer page`.
+    #[arg(long, help_heading = MEASURING)]
+    pub gpu_timer_cost: bool,
     /// Tune: run every variant of the tunable kernels selected (`matmul`'s tile sizes, workgroup
     /// shapes and vector widths; `matvec`'s workgroup sizes, rows per workgroup and vector
     /// widths) instead of their default, check each, rank the correct ones per

@@ -130,6 +130,8 @@ impl SamplingArgs {
             target_ci_pct: self.target_ci,
             nudge: self.nudge.into(),
             profile: false,
+            gpu_timer: Default::default(),
+            timer_cost: false,
         }
     }
 

@@ -81,6 +81,34 @@ impl From<WebnnDeviceArg> for kernels::webnn::Device {
     }
 }
 
+/// `--gpu-timer`: which GPU timer times harness's own cases in a browser.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum GpuTimerArg {
+    /// Harness's own timestamps around the pass a batch is recorded in.
+    Harness,
+    /// The page's GPU timer alone, the one that times onnxruntime-web, TensorFlow.js and
+    /// transformers.js: run beside `harness` to check that the two agree.
+    Page,
+}
+
+impl From<GpuTimerArg> for kernels::gpu_timer::GpuTimerChoice {
+    fn from(t: GpuTimerArg) -> Self {
+        match t {
+            GpuTimerArg::Harness => kernels::gpu_timer::GpuTimerChoice::Harness,
+            GpuTimerArg::Page => kernels::gpu_timer::GpuTimerChoice::Page,
+        }
+    }
+}
+
+impl From<kernels::gpu_timer::GpuTimerChoice> for GpuTimerArg {
+    fn from(t: kernels::gpu_timer::GpuTimerChoice) -> Self {
+        match t {
+            kernels::gpu_timer::GpuTimerChoice::Harness => GpuTimerArg::Harness,
+            kernels::gpu_timer::GpuTimerChoice::Page => GpuTimerArg::Page,
+        }
+    }
+}
+
 /// How much to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum SuiteArg {

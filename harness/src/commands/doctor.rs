@@ -81,6 +81,8 @@ fn adapter_plan() -> kernels::RunPlan {
             target_ci_pct: None,
             nudge: kernels::Nudge::Off,
             profile: false,
+            gpu_timer: Default::default(),
+            timer_cost: false,
         },
         cases: vec![kernels::CaseSpec::new("matmul_tiled", kernels::Shape(vec![64, 64, 64]), 1)],
         ..kernels::RunPlan::empty(kernels::Platform::Webgpu)

@@ -57,6 +57,11 @@ pub async fn exec(mut args: RunArgs) -> Result<ExitCode> {
 
 /// The shared settings with `run`'s own: the suite, tuning, WebNN device, TensorFlow.js, the
 /// page bundle and which cases the WASM CPU runs.
+/// `sampling` with what `run`'s own flags add: `--profile`, `--gpu-timer`, `--gpu-timer-cost`.
+fn measuring(args: &RunArgs, sampling: kernels::Sampling) -> kernels::Sampling {
+    kernels::Sampling { profile: args.profile, gpu_timer: args.gpu_timer.into(), timer_cost: args.gpu_timer_cost, ..sampling }
+}
+
 fn settings(args: &RunArgs, shared: Settings) -> Settings {
     let tuning = match args.tune {
         true => Tuning::Tune(args.tune_cache.clone()),
@@ -67,8 +72,8 @@ fn settings(args: &RunArgs, shared: Settings) -> Settings {
         webnn_device: args.webnn_device.into(),
         no_tensor_cores: args.no_tensor_cores,
         gpu_kernels: args.gpu_kernels,
-        sampling: kernels::Sampling { profile: args.profile, ..shared.sampling },
-        cpu_sampling: shared.cpu_sampling.map(|c| kernels::Sampling { profile: args.profile, ..c }),
+        sampling: measuring(args, shared.sampling),
+        cpu_sampling: shared.cpu_sampling.map(|c| measuring(args, c)),
         tfjs_dir: args.tfjs_dir.clone(),
         ort_dir: args.ort_dir.clone(),
         transformers_dir: args.transformers_dir.clone(),

@@ -49,6 +49,8 @@ pub async fn exec(args: VerifyArgs) -> Result<ExitCode> {
             // The browser as it is: verify judges its waits too.
             nudge: kernels::Nudge::Off,
             profile: false,
+            gpu_timer: Default::default(),
+            timer_cost: false,
         },
         cases: vec![case.clone()],
         webnn: Some(kernels::webnn::Options::default()),

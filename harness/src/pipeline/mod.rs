@@ -396,6 +396,8 @@ impl Settings {
                 webnn_device: self.platforms.contains(&Platform::Webnn).then_some(self.webnn_device),
                 no_tensor_cores: self.no_tensor_cores,
                 profile: sampling.profile,
+                gpu_timer: sampling.gpu_timer,
+                gpu_timer_cost: sampling.timer_cost,
                 headless: self.headless,
                 weights: weights.get(workload::MINILM).and_then(|p| p.parent()).map(|p| p.display().to_string()),
                 gguf: weights.get(workload::GGUF).map(|p| p.display().to_string()),

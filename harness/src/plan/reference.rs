@@ -239,7 +239,7 @@ impl References {
     fn native_output(&self, spec: &CaseSpec) -> Result<(Vec<f64>, String), String> {
         let gpu = self.native.get_or_init(|| pollster::block_on(Gpu::new()).map_err(|e| tracing::warn!("native wgpu: {e}")).ok().map(Mutex::new));
         let mut gpu = gpu.as_ref().ok_or("no native wgpu adapter")?.lock().map_err(|_| "the native GPU failed earlier")?;
-        let sampling = Sampling { mode: kernels::SamplingMode::Isolated, warmup: WarmupPolicy::Fixed(0), samples: 1, max_time_ms: 0.0, target_ci_pct: None, nudge: kernels::Nudge::Off, profile: false };
+        let sampling = Sampling { mode: kernels::SamplingMode::Isolated, warmup: WarmupPolicy::Fixed(0), samples: 1, max_time_ms: 0.0, target_ci_pct: None, nudge: kernels::Nudge::Off, profile: false, gpu_timer: Default::default(), timer_cost: false };
         let plan = RunPlan { sampling, ..RunPlan::empty(Platform::Native) };
         let m = pollster::block_on(gpu.run_case(&plan, spec, None, &mut kernels::sampling::NoClock, &mut kernels::sampling::CaseClock::start(), |_| {})).map_err(|e| e.to_string())?;
         let bytes = m.output_bytes().ok_or("native output is not 4-byte values")?;
@@ -291,6 +291,7 @@ fn nothing() -> CaseMeasurement {
         in_flight: 1,
         timed_span: (0.0, 0.0),
         nudges: 0,
+        gpu_timer: None,
     };
     CaseMeasurement::of_sampled(String::new(), 0.0, sampled, String::new())
 }

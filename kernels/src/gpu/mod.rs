@@ -11,6 +11,7 @@
 mod device;
 mod error;
 mod latency;
+mod page_timer;
 mod prepare;
 mod readback;
 mod run;

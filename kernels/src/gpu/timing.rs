@@ -4,8 +4,10 @@
 //! dispatch.
 
 use super::error::GpuError;
+use super::page_timer::{self, Window};
 use super::prepare::Prepared;
 use super::Gpu;
+use crate::gpu_timer::{GpuTimerChoice, GpuTimerSource, GpuTimerUse};
 use crate::sampling::{now_ms, sample, ClockGate, Sample, Sampled, Sampling, Timed, MAX_IN_FLIGHT};
 use futures_channel::oneshot;
 use std::collections::VecDeque;
@@ -136,7 +138,8 @@ impl Gpu {
     }
 
     /// Measures `work` as [`Gpu::measure`] measures a program: GPU timestamps (where the device
-    /// has them) on queries of its own, freed when it is done.
+    /// has them) on queries of its own, freed when it is done; or, with `--gpu-timer page`, by
+    /// the page's GPU timer alone ([`page_timer`]).
     pub async fn measure_work(
         &self,
         work: &dyn Recorded,
@@ -144,10 +147,41 @@ impl Gpu {
         clock: &mut impl ClockGate,
         on_sample: impl FnMut(u32),
     ) -> Result<Sampled, GpuError> {
-        let queries = self.timestamps();
+        // Natively there is no page: harness's own timestamps time `--platform native` either way.
+        let page = (cfg!(target_arch = "wasm32") && sampling.gpu_timer == GpuTimerChoice::Page).then(|| match self.timestamps {
+            true => GpuTimerUse::page(),
+            false => GpuTimerUse::unavailable(GpuTimerSource::Page, "the adapter has no timestamp-query"),
+        });
+        let timed_by_page = page.as_ref().is_some_and(|p| p.unavailable.is_none());
+        let mut sampled = self.sample_batches(work, sampling, page, clock, on_sample).await?;
+        // The timer's cost: the same case again right after, no timestamps at all.
+        if let (true, Some(t)) = (sampling.timer_cost && timed_by_page, &mut sampled.gpu_timer) {
+            let off = GpuTimerUse::unavailable(GpuTimerSource::Page, "off, for its cost");
+            t.without_timer_ms = self.sample_batches(work, sampling, Some(off), clock, |_| {}).await?.samples.iter().map(|s| s.wall_ms).collect();
+        }
+        Ok(sampled)
+    }
+
+    /// Samples `work`'s batches: by the page's timer where `page` says it can, with no
+    /// timestamps where it says it cannot, else with harness's own where the device has them.
+    async fn sample_batches(
+        &self,
+        work: &dyn Recorded,
+        sampling: &Sampling,
+        page: Option<GpuTimerUse>,
+        clock: &mut impl ClockGate,
+        on_sample: impl FnMut(u32),
+    ) -> Result<Sampled, GpuError> {
+        let queries = if page.is_some() { None } else { self.timestamps() };
+        let timed_by_page = page.as_ref().is_some_and(|p| p.unavailable.is_none());
+        if timed_by_page {
+            page_timer::enable(true)?;
+        }
         let mut batches = Batches {
             gpu: self,
             work,
+            page,
+            timed_by_page,
             queries: queries.as_ref(),
             depth: 1,
             nudge: sampling.nudged(self.nudge),
@@ -158,11 +192,17 @@ impl Gpu {
             tick_ms: 0.0,
             returned: Vec::new(),
         };
-        let mut sampled = sample(sampling, &mut batches, clock, on_sample).await?;
+        let measured = sample(sampling, &mut batches, clock, on_sample).await;
         // Batches queued ahead of the last sample are waited for, so their timestamp buffers
         // are free and the output read next sees a quiet queue.
-        batches.drain().await?;
+        let drained = batches.drain().await;
+        if timed_by_page {
+            page_timer::enable(false)?;
+        }
+        let mut sampled = measured?;
+        drained?;
         share_ticks(&mut sampled, &batches.returned);
+        sampled.gpu_timer = batches.page;
         Ok(sampled)
     }
 
@@ -213,6 +253,8 @@ struct InFlight {
     done: oneshot::Receiver<()>,
     /// The timestamp slot and its pending mapping, where timestamps are taken.
     timestamps: Option<(u32, oneshot::Receiver<Result<(), wgpu::BufferAsyncError>>)>,
+    /// The page timer's window around its submit, where that timer times it.
+    window: Option<Window>,
 }
 
 /// One prepared case as the sampling policy runs it: batches of dispatches, `depth` of them
@@ -222,6 +264,10 @@ struct InFlight {
 struct Batches<'a> {
     gpu: &'a Gpu,
     work: &'a dyn Recorded,
+    /// What the page's timer said so far, where it times the batches (`--gpu-timer page`).
+    page: Option<GpuTimerUse>,
+    /// Whether the page's timer times them (it does not where the adapter has no timestamps).
+    timed_by_page: bool,
     queries: Option<&'a Queries>,
     depth: u32,
     /// Whether waits are nudged ([`nudges`](super::nudges)): steady batches in a browser that needs it.
@@ -239,7 +285,7 @@ struct Batches<'a> {
 }
 
 impl Batches<'_> {
-    fn submit(&mut self, batch: u32) {
+    fn submit(&mut self, batch: u32) -> Result<(), GpuError> {
         let slot = self.queries.map(|_| {
             let slot = self.next_slot;
             self.next_slot = (slot + 1) % TIMESTAMP_SLOTS;
@@ -247,7 +293,10 @@ impl Batches<'_> {
         });
         let commands = self.gpu.encode(self.work, self.queries, batch, slot);
         let submitted_ms = now_ms();
-        let index = self.gpu.queue.submit([commands]);
+        let (index, window) = match self.timed_by_page {
+            true => page_timer::around(|| self.gpu.queue.submit([commands])).map(|(i, w)| (i, Some(w)))?,
+            false => (self.gpu.queue.submit([commands]), None),
+        };
         let done = self.gpu.done_after_submit();
         let timestamps = slot.zip(self.queries).map(|(slot, q)| {
             let (tx, rx) = oneshot::channel();
@@ -257,7 +306,8 @@ impl Batches<'_> {
             });
             (slot, rx)
         });
-        self.queued.push_back(InFlight { batch, submitted_ms, index, done, timestamps });
+        self.queued.push_back(InFlight { batch, submitted_ms, index, done, timestamps, window });
+        Ok(())
     }
 
     /// Waits for the oldest batch and returns its per-dispatch times.
@@ -276,6 +326,14 @@ impl Batches<'_> {
         let n = front.batch as f64;
         let (submitted_ms, last_done_ms) = (front.submitted_ms, self.last_done_ms);
         self.last_done_ms = done_ms;
+        if let Some(window) = front.window {
+            let times = self.gpu.settle(self.nudge, window.times()).await?;
+            if let Some(page) = &mut self.page {
+                page.add(&times);
+            }
+            let (gpu_ms, busy_ms) = (times.span_ms.map(|ms| ms / n), times.busy_ms.map(|ms| ms / n));
+            return Ok(Sample { busy_ms, ..Sample::new(steady_wall_ms(submitted_ms, last_done_ms, done_ms, n, gpu_ms), gpu_ms) });
+        }
         let gpu_ms = match (front.timestamps, self.queries) {
             (Some((slot, mapped)), Some(q)) => {
                 self.gpu
@@ -290,7 +348,7 @@ impl Batches<'_> {
             }
             _ => None,
         };
-        Ok(Sample { wall_ms: steady_wall_ms(submitted_ms, last_done_ms, done_ms, n, gpu_ms), gpu_ms })
+        Ok(Sample::new(steady_wall_ms(submitted_ms, last_done_ms, done_ms, n, gpu_ms), gpu_ms))
     }
 
     /// Waits for every batch still queued, discarding their times.
@@ -312,7 +370,7 @@ impl Timed for Batches<'_> {
             self.drain().await?;
         }
         while self.queued.len() < self.depth.max(1) as usize {
-            self.submit(batch);
+            self.submit(batch)?;
         }
         let sample = self.complete().await?;
         self.returned.push(self.tick_ms);
@@ -324,7 +382,7 @@ impl Timed for Batches<'_> {
     }
 
     fn gpu_timer(&self) -> bool {
-        self.queries.is_some()
+        self.queries.is_some() || self.timed_by_page
     }
 
     fn completion_latency_ms(&self) -> f64 {
@@ -474,7 +532,7 @@ mod tests {
 
     #[test]
     fn a_profile_takes_as_many_runs_as_its_budget_holds() {
-        let at = |gpu: &[Option<f64>]| profile_runs(&gpu.iter().map(|&g| Sample { wall_ms: 40.0, gpu_ms: g }).collect::<Vec<_>>());
+        let at = |gpu: &[Option<f64>]| profile_runs(&gpu.iter().map(|&g| Sample::new(40.0, g)).collect::<Vec<_>>());
         // A pass on a GPU; one of 30 ms; one on a software adapter; no timestamps: the wall's 40 ms.
         assert_eq!(at(&[Some(2.2), Some(2.1), Some(2.3)]), PROFILE_RUNS);
         assert_eq!(at(&[Some(30.0), Some(31.0), Some(29.0)]), 3);
@@ -528,6 +586,7 @@ mod tests {
             in_flight,
             timed_span: (0.0, 1.0),
             nudges: 0,
+            gpu_timer: None,
         }
     }
 
@@ -541,7 +600,7 @@ mod tests {
         assert_eq!(steady_wall_ms(0.0, 6.0, 10.0, 10.0, Some(0.4)), 0.4);
         assert_eq!(steady_wall_ms(0.0, 9.9, 10.0, 10.0, None), (10.0 - 9.9) / 10.0);
         // A tick's share below a batch's GPU time is not given to it.
-        let sample = |wall_ms: f64, gpu_ms: f64| Sample { wall_ms, gpu_ms: Some(gpu_ms) };
+        let sample = |wall_ms: f64, gpu_ms: f64| Sample::new(wall_ms, Some(gpu_ms));
         let mut sampled = steady(vec![sample(0.5, 0.05), sample(0.5, 0.03)], 10, 2);
         share_ticks(&mut sampled, &[0.0, 0.8, 0.81, 5.0]);
         let walls: Vec<f64> = sampled.samples.iter().map(|s| s.wall_ms).collect();
@@ -563,7 +622,7 @@ mod tests {
         // Wall clock only (onnxruntime-web), batches of 1 run of about 5 ms, 3 in flight: warm-up
         // batches seen at 5, 10 and 15 ms, the last of them late, at 19.99, in one tick with the
         // first timed batch at 20; the timed ones after at 25 and 30.
-        let wall = |wall_ms: f64| Sample { wall_ms, gpu_ms: None };
+        let wall = |wall_ms: f64| Sample::new(wall_ms, None);
         let mut sampled = steady(vec![wall(0.01), wall(5.0), wall(5.0)], 1, 3);
         share_ticks(&mut sampled, &[0.0, 5.0, 10.0, 19.99, 20.0, 25.0, 30.0]);
         let walls: Vec<f64> = sampled.samples.iter().map(|s| s.wall_ms).collect();

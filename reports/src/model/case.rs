@@ -4,6 +4,7 @@
 use super::{describe_failure, CaseRoofline, CaseTime, ClockStats, ColdStartReport, EngineProfile, Latency, TextReport, Throughput, Timer};
 use kernels::check::Verdict;
 use kernels::sampling::{Sample, StopReason};
+use kernels::gpu_timer::{GpuTimerSource, GpuTimerUse};
 use kernels::wire::CaseMeasurement;
 use kernels::{CaseInfo, CaseSpec, SamplingMode, Shape, WarmupStop};
 use serde::{Deserialize, Serialize};
@@ -165,8 +166,20 @@ pub struct CaseReport {
     pub timer: Option<Timer>,
     /// Statistics of wall-clock samples.
     pub wall: Option<Summary>,
-    /// Statistics of GPU-timestamp samples.
+    /// Statistics of GPU-timestamp samples: the pass harness records a batch in, or the page GPU
+    /// timer's span (`gpu_timer` says which).
     pub gpu: Option<Summary>,
+    /// Statistics of the page GPU timer's busy times: each sample's passes' times summed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy: Option<Summary>,
+    /// Which GPU timer timed the case and what it could not time, or why there is no GPU time;
+    /// absent for harness's own timestamps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_timer: Option<GpuTimerUse>,
+    /// The page GPU timer's cost (`--gpu-timer-cost`): wall times with it (the samples) and
+    /// without it (sampled right after, in the same page).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timer_cost: Option<TimerCostReport>,
     /// FLOPs of one dispatch (kernel's cost model).
     pub flops: f64,
     /// Bytes one dispatch moves at least (inputs read once, output written once).
@@ -209,6 +222,26 @@ pub struct CaseReport {
     /// measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub case_time: Option<CaseTime>,
+}
+
+/// The page GPU timer's cost on a case: its wall times with the timer on and off.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TimerCostReport {
+    /// Wall times with the timer (the case's samples).
+    pub with: Summary,
+    /// Wall times without it, sampled right after.
+    pub without: Summary,
+    /// The difference of the medians, as a percentage of the median without.
+    pub cost_pct: f64,
+}
+
+impl TimerCostReport {
+    /// The cost from the two summaries, where both exist.
+    pub fn of(with: Option<Summary>, without: Option<Summary>) -> Option<Self> {
+        let (with, without) = (with?, without?);
+        (without.median > 0.0).then(|| TimerCostReport { with, without, cost_pct: (with.median / without.median - 1.0) * 100.0 })
+    }
 }
 
 /// An attempt at a case that did not settle it: it crashed or timed out, and was run again.
@@ -270,6 +303,9 @@ impl CaseReport {
             timer: None,
             wall: None,
             gpu: None,
+            busy: None,
+            gpu_timer: None,
+            timer_cost: None,
             flops: info.flops,
             bytes: info.bytes,
             gflops: None,
@@ -314,6 +350,8 @@ impl CaseReport {
         case.timer_resolution_ms = m.timer_resolution_ms;
         case.engine_profile = m.engine_profile.as_deref().and_then(EngineProfile::of);
         case.features = m.features;
+        let without = m.gpu_timer.as_ref().map(|t| t.without_timer_ms.clone()).unwrap_or_default();
+        case.gpu_timer = m.gpu_timer;
         if let (Some(report), Some(c)) = (&mut case.cold_start, m.cold) {
             *report = ColdStartReport::of(report.precompile, vec![c]);
         }
@@ -325,6 +363,7 @@ impl CaseReport {
         }
         case.correctness = Some(verdict);
         case.summarize_samples();
+        case.timer_cost = TimerCostReport::of(case.wall, summarize(&without));
         case
     }
 
@@ -333,9 +372,13 @@ impl CaseReport {
     fn summarize_samples(&mut self) {
         let walls: Vec<f64> = self.samples.iter().map(|s| s.wall_ms).collect();
         let gpus: Option<Vec<f64>> = self.samples.iter().map(|s| s.gpu_ms).collect();
+        let busy: Option<Vec<f64>> = self.samples.iter().map(|s| s.busy_ms).collect();
         self.wall = summarize(&walls);
         self.gpu = gpus.as_deref().and_then(summarize);
-        let (timer, headline) = match (self.gpu, self.wall) {
+        self.busy = busy.as_deref().and_then(summarize);
+        // A call from text is timed as an app awaits it: its GPU time stands beside the wall's.
+        let gpu_headline = self.gpu.filter(|_| self.from_text.is_none());
+        let (timer, headline) = match (gpu_headline, self.wall) {
             (Some(g), _) => (Some(Timer::GpuTimestamp), Some(g)),
             (None, Some(w)) => (Some(Timer::WallClock), Some(w)),
             _ => (None, None),
@@ -371,6 +414,25 @@ impl CaseReport {
         case.cold_start = Some(ColdStartReport::of(precompile, measured));
         case.summarize_samples();
         Some(case)
+    }
+
+    /// The headline timer as tables name it: `gpu` (harness's timestamps), `gpu span·page` (the
+    /// page GPU timer's span), `wall`, or `–` for an unmeasured case.
+    pub fn timer_label(&self) -> &'static str {
+        match self.timer {
+            Some(Timer::GpuTimestamp) => self.gpu_label(),
+            Some(t) => t.short(),
+            None => "–",
+        }
+    }
+
+    /// Its GPU timer as tables name it: `gpu span·page` for the page GPU timer, `gpu` for
+    /// harness's own timestamps.
+    pub fn gpu_label(&self) -> &'static str {
+        match &self.gpu_timer {
+            Some(t) if t.source == GpuTimerSource::Page => "gpu span·page",
+            _ => Timer::GpuTimestamp.short(),
+        }
     }
 
     /// Statistics of the headline timer.

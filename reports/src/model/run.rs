@@ -101,6 +101,12 @@ pub struct Settings {
     /// where not.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub profile: bool,
+    /// Which GPU timer timed harness's own cases (`--gpu-timer`).
+    #[serde(default)]
+    pub gpu_timer: kernels::gpu_timer::GpuTimerChoice,
+    /// Whether the page GPU timer's cost was measured (`--gpu-timer-cost`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub gpu_timer_cost: bool,
     /// Further attempts at a case that crashed or timed out (`--retries`); 0 in files written
     /// before it existed.
     #[serde(default)]

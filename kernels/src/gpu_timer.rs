@@ -1,0 +1,200 @@
+//! Which GPU timer timed a case, and what the page's GPU timer (`page/static/gpu-timer.js`) said
+//! of the work it timed: GPU time for WebGPU code harness does not record itself (onnxruntime-web,
+//! TensorFlow.js, transformers.js), and, as a check of the timer, for harness's own.
+//!
+//! The page's timer gives every compute pass without timestamps of its own a begin and an end
+//! timestamp. A sample's work is the command buffers submitted in its window; its GPU time is then
+//! known two ways: **busy**, the sum of its passes' times, and **span**, from its first pass's
+//! begin to its last pass's end (idle gaps between passes included). Harness's own timestamps
+//! bracket the one pass a batch is recorded in: span and busy alike.
+
+use serde::{Deserialize, Serialize};
+
+/// Which GPU timer times harness's own cases in a browser (`--gpu-timer`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum GpuTimerChoice {
+    /// Harness's own timestamps, written at the begin and end of the pass a batch is recorded in.
+    #[default]
+    Harness,
+    /// The page's GPU timer alone, harness's own timestamps off: the check that the timer that
+    /// times the engines agrees with harness's own.
+    Page,
+}
+
+/// The timer behind a case's GPU times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum GpuTimerSource {
+    /// Harness's own timestamps around the pass a batch is recorded in.
+    Harness,
+    /// The page's GPU timer, around every compute pass submitted in the sample's window.
+    Page,
+}
+
+impl GpuTimerSource {
+    /// The source as tables name it.
+    pub fn label(self) -> &'static str {
+        match self {
+            GpuTimerSource::Harness => "harness timestamps",
+            GpuTimerSource::Page => "page GPU timer",
+        }
+    }
+}
+
+/// What the page's timer said of one window: the work submitted while it was open.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct WindowTimes {
+    /// From the first timed pass's begin to the last's end, ms; `None` where no pass was timed.
+    pub span_ms: Option<f64>,
+    /// The timed passes' times summed, ms.
+    pub busy_ms: Option<f64>,
+    /// The window's counts.
+    pub counts: TimerCounts,
+}
+
+/// Counts of the work in a window, or over a case's windows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TimerCounts {
+    /// Compute passes the timer timed.
+    pub timed: u64,
+    /// Timed passes whose timestamps were unusable (a zero begin, an end before its begin).
+    pub invalid: u64,
+    /// Compute passes in all.
+    pub passes: u64,
+    /// Compute passes with timestamps of their own, left alone.
+    pub own_timestamps: u64,
+    /// Render passes: not timed.
+    pub render_passes: u64,
+    /// Copies, clears and query resolves: not timed.
+    pub copies: u64,
+    /// Compute passes recorded while the timer was off, or on a device without timestamps.
+    pub untimed: u64,
+}
+
+impl TimerCounts {
+    /// Whether the work holds nothing the timer could not time.
+    pub fn complete(&self) -> bool {
+        self.timed > 0 && self.invalid + self.own_timestamps + self.render_passes + self.copies + self.untimed == 0
+    }
+
+    fn add(&mut self, o: &TimerCounts) {
+        self.timed += o.timed;
+        self.invalid += o.invalid;
+        self.passes += o.passes;
+        self.own_timestamps += o.own_timestamps;
+        self.render_passes += o.render_passes;
+        self.copies += o.copies;
+        self.untimed += o.untimed;
+    }
+
+    /// What the timer could not time, in words (`2 copies, 1 render pass`); empty where nothing.
+    pub fn untimed_words(&self) -> String {
+        let parts = [
+            (self.own_timestamps, "pass with its own timestamps", "passes with their own timestamps"),
+            (self.render_passes, "render pass", "render passes"),
+            (self.copies, "copy", "copies"),
+            (self.untimed, "pass recorded with the timer off", "passes recorded with the timer off"),
+            (self.invalid, "pass with unusable timestamps", "passes with unusable timestamps"),
+        ];
+        parts.iter().filter(|(n, ..)| *n > 0).map(|(n, one, many)| format!("{n} {}", if *n == 1 { one } else { many })).collect::<Vec<_>>().join(", ")
+    }
+}
+
+/// Packed window times as `gpu-timer.js`'s `packed` hands them over.
+pub const PACKED_LEN: usize = 10;
+
+impl WindowTimes {
+    /// The times `gpu-timer.js`'s `packed` gives: `[spanMs, busyMs, timed, invalid, passes,
+    /// ownTimestamps, renderPasses, copies, untimed, complete]`; `None` where `v` is shorter.
+    pub fn unpack(v: &[f64]) -> Option<WindowTimes> {
+        let v = v.get(..PACKED_LEN)?;
+        let ms = |x: f64| (x.is_finite() && x >= 0.0).then_some(x);
+        let n = |x: f64| x.max(0.0) as u64;
+        Some(WindowTimes {
+            span_ms: ms(v[0]),
+            busy_ms: ms(v[1]),
+            counts: TimerCounts { timed: n(v[2]), invalid: n(v[3]), passes: n(v[4]), own_timestamps: n(v[5]), render_passes: n(v[6]), copies: n(v[7]), untimed: n(v[8]) },
+        })
+    }
+}
+
+/// How a case's GPU times were taken: which timer, and, for the page's, what its windows held.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GpuTimerUse {
+    /// The timer.
+    pub source: GpuTimerSource,
+    /// Why the case has no GPU time, where it has none (the adapter has no `timestamp-query`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
+    /// Windows the page's timer read (calibration and warm-up included).
+    #[serde(default)]
+    pub windows: u64,
+    /// Windows holding work the timer could not time: their GPU times leave that work out.
+    #[serde(default)]
+    pub incomplete: u64,
+    /// What the windows held, in all.
+    #[serde(default)]
+    pub counts: TimerCounts,
+    /// The timer's cost (`--gpu-timer-cost`): per-run wall ms of the samples taken right after
+    /// the case's own, in the same page, with the timer off.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub without_timer_ms: Vec<f64>,
+}
+
+impl GpuTimerUse {
+    /// The page's timer, no window read yet.
+    pub fn page() -> Self {
+        GpuTimerUse { source: GpuTimerSource::Page, unavailable: None, windows: 0, incomplete: 0, counts: TimerCounts::default(), without_timer_ms: Vec::new() }
+    }
+
+    /// No GPU time, and why.
+    pub fn unavailable(source: GpuTimerSource, why: impl Into<String>) -> Self {
+        GpuTimerUse { unavailable: Some(why.into()), source, ..GpuTimerUse::page() }
+    }
+
+    /// Counts one more window.
+    pub fn add(&mut self, w: &WindowTimes) {
+        self.windows += 1;
+        self.incomplete += u64::from(!w.counts.complete());
+        self.counts.add(&w.counts);
+    }
+
+    /// The timer in a few words, for a report: `page GPU timer, span (busy beside it)`, with what
+    /// it could not time.
+    pub fn describe(&self) -> String {
+        if let Some(why) = &self.unavailable {
+            return format!("no GPU time: {why}");
+        }
+        let mut words = self.source.label().to_string();
+        if self.source == GpuTimerSource::Page {
+            words += &format!(": {} passes timed over {} windows", self.counts.timed, self.windows);
+            let untimed = self.counts.untimed_words();
+            if self.incomplete > 0 {
+                words += &format!("; {} windows incomplete, holding {untimed} the timer cannot time", self.incomplete);
+            }
+        }
+        words
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packed_times_unpack_and_a_window_with_copies_is_incomplete() {
+        let w = WindowTimes::unpack(&[2.0, 1.5, 3.0, 0.0, 3.0, 0.0, 0.0, 2.0, 0.0, 0.0]).unwrap();
+        assert_eq!((w.span_ms, w.busy_ms, w.counts.copies, w.counts.complete()), (Some(2.0), Some(1.5), 2, false));
+        let none = WindowTimes::unpack(&[f64::NAN, f64::NAN, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]).unwrap();
+        assert_eq!((none.span_ms, none.counts.complete()), (None, false));
+        assert!(WindowTimes::unpack(&[1.0]).is_none());
+        let mut used = GpuTimerUse::page();
+        used.add(&w);
+        used.add(&WindowTimes { counts: TimerCounts { timed: 4, passes: 4, ..Default::default() }, ..w });
+        assert_eq!((used.windows, used.incomplete, used.counts.timed), (2, 1, 7));
+        assert!(used.describe().contains("1 windows incomplete, holding 2 copies"), "{}", used.describe());
+    }
+}
