@@ -35,6 +35,9 @@ fn from_text(browser: &str) {
         let case = &cases[1];
         assert_eq!(case["status"], "passed", "{platform}: {case:#}");
         assert_eq!((&case["timer"], &case["sampling"]), (&"wallClock".into(), &"isolated".into()), "{case:#}");
+        if platform == "transformers" {
+            assert_page_gpu_times(run, case);
+        }
         let expected: &[&str] = if platform == "webgpu" { &["tokenize", "run"] } else { &["tokenize", "run", "pool"] };
         let calls = case["fromText"]["calls"].as_array().unwrap();
         let samples = case["samples"].as_array().unwrap();

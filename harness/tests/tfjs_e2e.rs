@@ -36,10 +36,7 @@ fn webgpu_beside_tfjs(browser: &str) {
             assert_eq!(case["correctness"]["mismatches"], 0, "{platform}: {case:#}");
         }
         for case in tfjs {
-            let timer = case["timer"].as_str().unwrap_or_else(|| panic!("tfjs case without a timer: {case:#}"));
-            assert!(timer == "gpuTimestamp" || timer == "wallClock", "{timer}");
-            let gpu_samples = case["samples"].as_array().unwrap().iter().filter(|s| s["gpuMs"].is_number()).count();
-            assert_eq!(gpu_samples > 0, timer == "gpuTimestamp", "{case:#}");
+            assert_page_gpu_times(&runs[1], &case);
         }
     }
     assert!(runs[1]["completionLatency"].is_object(), "tfjs runs have the browser's completion latency");

@@ -468,3 +468,28 @@ pub fn assert_missing_engine_named(args: &[&str], flag: &str, command: &str) {
     assert!(stderr.contains(command) && stderr.contains("bash ci/setup.sh"), "{stderr}");
     assert!(!stderr.contains("starting"), "no browser starts: {stderr}");
 }
+
+/// An engine's `case` of `run` (onnxruntime-web, TensorFlow.js, transformers.js) was timed by the
+/// page's GPU timer (page/static/gpu-timer.js) where the adapter has `timestamp-query`: every
+/// sample has a span (`gpuMs`) and a busy time, busy never above span, and the timer says how many
+/// passes it timed; where the adapter has none, the case says so and has no GPU time.
+pub fn assert_page_gpu_times(run: &Value, case: &Value) {
+    let timestamps = run["adapter"]["features"].as_array().is_some_and(|f| f.iter().any(|f| f == "timestamp-query"));
+    let timer = &case["gpuTimer"];
+    assert_eq!(timer["source"], "page", "{}: {case:#}", run["platform"]);
+    let samples = case["samples"].as_array().unwrap();
+    if !timestamps {
+        assert!(timer["unavailable"].as_str().is_some_and(|w| w.contains("timestamp-query")), "{case:#}");
+        assert!(samples.iter().all(|s| s["gpuMs"].is_null()), "{case:#}");
+        return;
+    }
+    assert!(timer["unavailable"].is_null() && timer["counts"]["timed"].as_u64() > Some(0), "{}: {case:#}", run["platform"]);
+    for s in samples {
+        let (span, busy) = (s["gpuMs"].as_f64(), s["busyMs"].as_f64());
+        let (Some(span), Some(busy)) = (span, busy) else { panic!("{}: a sample without GPU busy and span times: {case:#}", run["platform"]) };
+        assert!(busy > 0.0 && busy <= span * (1.0 + 1e-9), "{}: busy {busy} ms against span {span} ms", run["platform"]);
+    }
+    // A call from text keeps the wall clock as its headline; every other case's headline is the span.
+    let headline = if case["fromText"].is_object() { "wallClock" } else { "gpuTimestamp" };
+    assert_eq!(case["timer"], headline, "{case:#}");
+}
