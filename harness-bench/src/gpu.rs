@@ -1,19 +1,47 @@
 //! GPU benches: the passes a user records, timed by harness's own GPU timer
 //! ([`kernels::gpu::Gpu::measure_work`]): batches of back-to-back runs, GPU timestamps around
-//! each batch where the adapter has them, steady or isolated sampling.
+//! each batch where the adapter has them, steady or isolated sampling; or work that submits its
+//! own command buffers (a framework such as burn), timed around its submissions
+//! ([`kernels::gpu::Gpu::measure_submitted`]).
 
 use kernels::gpu::Recorded;
+use std::future::Future;
+use std::pin::Pin;
 
 /// The device a GPU bench builds on: the browser's WebGPU adapter in the page, Vulkan, Metal or
-/// DX12 natively. Both are cheap to clone.
+/// DX12 natively. Everything a framework needs to be set up on it (cubecl-wgpu's `init_device`
+/// takes the instance, adapter, device, queue and backend). Cheap to clone.
 #[derive(Clone)]
 pub struct GpuContext {
+    /// The instance the adapter came from.
+    pub instance: wgpu::Instance,
+    /// The adapter.
+    pub adapter: wgpu::Adapter,
     /// The device, with `timestamp-query`, `shader-f16` and `subgroups` where the adapter offers
     /// them, and the adapter's full limits.
     pub device: wgpu::Device,
-    /// Its queue.
+    /// Its queue: work that submits itself ([`GpuWork::submitted`]) submits here.
     pub queue: wgpu::Queue,
+    /// The adapter's backend: `BrowserWebGpu` in the page, Vulkan, Metal or DX12 natively.
+    pub backend: wgpu::Backend,
 }
+
+impl GpuContext {
+    /// The context of harness's device `gpu`.
+    pub(crate) fn of(gpu: &kernels::gpu::Gpu) -> Self {
+        GpuContext {
+            instance: gpu.instance().clone(),
+            adapter: gpu.adapter().clone(),
+            device: gpu.device().clone(),
+            queue: gpu.queue().clone(),
+            backend: gpu.info.backend,
+        }
+    }
+}
+
+/// One run of work that submits itself, given the context.
+type SubmitRun = Box<dyn Fn(GpuContext) -> Pin<Box<dyn Future<Output = ()>>>>;
+
 
 /// An output buffer and how its bytes read.
 enum OutputBuffer {
@@ -27,6 +55,8 @@ enum Record {
     Encoder(Box<dyn Fn(&mut wgpu::CommandEncoder)>),
     /// Into one compute pass that harness opens for the whole batch.
     Pass(Box<dyn Fn(&mut wgpu::ComputePass<'_>)>),
+    /// Nowhere: the run records and submits its own command buffers.
+    Submitted(SubmitRun),
 }
 
 /// What a GPU bench times: one run, recorded back to back, and the buffers whose contents after
@@ -51,6 +81,31 @@ impl GpuWork {
     pub fn in_pass(record: impl Fn(&mut wgpu::ComputePass<'_>) + 'static) -> Self {
         GpuWork { record: Record::Pass(Box::new(record)), outputs: Vec::new() }
     }
+
+    /// Work that submits its own command buffers: `run` is one run of the bench, given the
+    /// context; it records and submits on [`GpuContext::queue`] (as a framework set up on that
+    /// device does) and may await. Runs are awaited one after another. harness times each batch
+    /// of runs: natively between timestamp-only submissions on the same queue before and after
+    /// it (the queue runs its submissions in order, so that is the batch's GPU span); in the
+    /// browser by the page's GPU timer, which times every compute pass submitted (span and busy).
+    /// A run that submits nothing is an error. Natively, a run that awaits a mapping must poll
+    /// the device, as wgpu requires (frameworks do).
+    pub fn submitted<F, Fut>(run: F) -> Self
+    where
+        F: Fn(GpuContext) -> Fut + 'static,
+        Fut: Future<Output = ()> + 'static,
+    {
+        GpuWork { record: Record::Submitted(Box::new(move |gpu| Box::pin(run(gpu)))), outputs: Vec::new() }
+    }
+
+    /// The run, where the work submits itself.
+    pub(crate) fn submitter(&self) -> Option<&SubmitRun> {
+        match &self.record {
+            Record::Submitted(run) => Some(run),
+            _ => None,
+        }
+    }
+
 
     /// Reads `buffer` (`f32`s; it needs `COPY_SRC`) back after the timing as (part of) the output:
     /// its contents after every timed run, so a run that reads what it writes (in place) is
@@ -112,6 +167,8 @@ impl Recorded for GpuWork {
     fn record(&self, encoder: &mut wgpu::CommandEncoder, batch: u32, timestamps: Option<wgpu::ComputePassTimestampWrites<'_>>) {
         let record = match &self.record {
             Record::Encoder(record) => record,
+            // The runner times it with Gpu::measure_submitted instead: nothing to record.
+            Record::Submitted(_) => return,
             Record::Pass(record) => {
                 let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("batch"), timestamp_writes: timestamps });
                 for _ in 0..batch {

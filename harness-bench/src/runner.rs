@@ -43,11 +43,17 @@ pub(crate) async fn run_case(
             let gpu = gpu.ok_or_else(|| fail(format!("{}: a GPU bench needs a GPU adapter, and there is none", bench.label())))?;
             gpu.ready().await.map_err(|e| e.for_case(&case.id))?;
             gpu.guarded(async |gpu: &Gpu| {
-                let context = GpuContext { device: gpu.device().clone(), queue: gpu.queue().clone() };
+                let context = GpuContext::of(gpu);
                 let t0 = now_ms();
-                let work = setup(context).await;
+                let work = setup(context.clone()).await;
                 let setup_ms = now_ms() - t0;
-                let sampled = gpu.measure_work(&work, &plan.sampling, clock, on_sample).await?;
+                let sampled = match work.submitter() {
+                    Some(run) => {
+                        let once = || run(context.clone());
+                        gpu.measure_submitted(&bench.label(), &once, &plan.sampling, clock, on_sample).await?
+                    }
+                    None => gpu.measure_work(&work, &plan.sampling, clock, on_sample).await?,
+                };
                 let values = work.decode(&gpu.read_buffers(&work.output_buffers()).await?);
                 Ok(CaseMeasurement::of_sampled(case.id.clone(), setup_ms, sampled, output(&values)))
             })

@@ -261,3 +261,37 @@ fn roofline_gives_a_bench_its_fraction_of_the_peak_that_binds_it() {
     let bench = cases.last().unwrap();
     assert!(bench["roofline"]["fraction"].as_f64().is_some_and(|f| f > 0.0), "{}", bench["roofline"]);
 }
+
+#[test]
+fn work_that_submits_itself_is_timed_checked_and_refused_when_it_submits_nothing_in_chromium_firefox_and_natively() {
+    let (code, results, stderr) = bench_checked(
+        "bench-submits",
+        &["--manifest-path", &fixture(), "--bench", "submits", "--browser", "chrome,firefox", "--platform", "webgpu,native", "--samples", "5", "--warmup", "1", "--retries", "0"],
+    );
+    let all = statuses(&results);
+    for run in ["chrome/webgpu", "firefox/webgpu", "wgpu/native"] {
+        let status = |id: &str| all.iter().find(|(r, i, _)| r == run && i == id).map(|(_, _, s)| s.as_str()).unwrap_or("missing");
+        assert_eq!([status("two-submissions"), status("wrong"), status("never-submits")], ["passed", "failed", "error"], "{run}: {all:#?}\n{stderr}");
+    }
+    assert_eq!(code, Some(1), "{stderr}");
+    for run in results["runs"].as_array().unwrap() {
+        let case = |id: &str| run["cases"].as_array().unwrap().iter().find(|c| c["id"] == id).unwrap().clone();
+        let never = case("never-submits");
+        assert!(never["message"].as_str().unwrap().contains("submitted no command buffer") && never["message"].as_str().unwrap().contains("GpuWork::new"), "{never:#}");
+        // Timed on the GPU where the adapter has timestamps: by the page's timer in a browser (two
+        // command buffers a run, one pass each), between bracketing submissions natively.
+        let timed = case("two-submissions");
+        let timestamps = run["adapter"]["features"].as_array().is_some_and(|f| f.iter().any(|f| f == "timestamp-query"));
+        let samples = timed["samples"].as_array().unwrap();
+        assert_eq!(samples.iter().all(|s| s["gpuMs"].as_f64().is_some_and(|g| g > 0.0)), timestamps, "{timed:#}");
+        if run["platform"] == "native" {
+            assert_eq!(timed["gpuTimer"]["source"], "bracket", "{timed:#}");
+        } else if timestamps {
+            let t = &timed["gpuTimer"];
+            assert_eq!(t["source"], "page", "{timed:#}");
+            let (windows, buffers, passes) = (t["windows"].as_u64().unwrap(), t["counts"]["commandBuffers"].as_u64().unwrap(), t["counts"]["timed"].as_u64().unwrap());
+            assert!(windows > 0 && buffers >= 2 * windows && passes == buffers, "two command buffers of one pass each a run: {t:#}");
+            assert!(samples.iter().all(|s| s["busyMs"].as_f64().is_some_and(|b| b <= s["gpuMs"].as_f64().unwrap())), "{timed:#}");
+        }
+    }
+}

@@ -30,6 +30,9 @@ pub enum GpuTimerSource {
     Harness,
     /// The page's GPU timer, around every compute pass submitted in the sample's window.
     Page,
+    /// Natively, work that submits its own command buffers: timestamp-only submissions on the
+    /// same queue before and after each batch (a queue runs its submissions in order).
+    Bracket,
 }
 
 impl GpuTimerSource {
@@ -38,6 +41,16 @@ impl GpuTimerSource {
         match self {
             GpuTimerSource::Harness => "harness timestamps",
             GpuTimerSource::Page => "page GPU timer",
+            GpuTimerSource::Bracket => "bracketing submissions",
+        }
+    }
+
+    /// The headline GPU timer of a case timed by it, as tables name it.
+    pub fn short(self) -> &'static str {
+        match self {
+            GpuTimerSource::Harness => "gpu",
+            GpuTimerSource::Page => "gpu span·page",
+            GpuTimerSource::Bracket => "gpu span·bracket",
         }
     }
 }
@@ -71,6 +84,9 @@ pub struct TimerCounts {
     pub copies: u64,
     /// Compute passes recorded while the timer was off, or on a device without timestamps.
     pub untimed: u64,
+    /// Command buffers submitted.
+    #[serde(default)]
+    pub command_buffers: u64,
 }
 
 impl TimerCounts {
@@ -87,6 +103,7 @@ impl TimerCounts {
         self.render_passes += o.render_passes;
         self.copies += o.copies;
         self.untimed += o.untimed;
+        self.command_buffers += o.command_buffers;
     }
 
     /// What the timer could not time, in words (`2 copies, 1 render pass`); empty where nothing.
@@ -103,11 +120,12 @@ impl TimerCounts {
 }
 
 /// Packed window times as `gpu-timer.js`'s `packed` hands them over.
-pub const PACKED_LEN: usize = 10;
+pub const PACKED_LEN: usize = 11;
 
 impl WindowTimes {
     /// The times `gpu-timer.js`'s `packed` gives: `[spanMs, busyMs, timed, invalid, passes,
-    /// ownTimestamps, renderPasses, copies, untimed, complete]`; `None` where `v` is shorter.
+    /// ownTimestamps, renderPasses, copies, untimed, complete, commandBuffers]`; `None` where `v`
+    /// is shorter.
     pub fn unpack(v: &[f64]) -> Option<WindowTimes> {
         let v = v.get(..PACKED_LEN)?;
         let ms = |x: f64| (x.is_finite() && x >= 0.0).then_some(x);
@@ -115,7 +133,16 @@ impl WindowTimes {
         Some(WindowTimes {
             span_ms: ms(v[0]),
             busy_ms: ms(v[1]),
-            counts: TimerCounts { timed: n(v[2]), invalid: n(v[3]), passes: n(v[4]), own_timestamps: n(v[5]), render_passes: n(v[6]), copies: n(v[7]), untimed: n(v[8]) },
+            counts: TimerCounts {
+                timed: n(v[2]),
+                invalid: n(v[3]),
+                passes: n(v[4]),
+                own_timestamps: n(v[5]),
+                render_passes: n(v[6]),
+                copies: n(v[7]),
+                untimed: n(v[8]),
+                command_buffers: n(v[10]),
+            },
         })
     }
 }
@@ -186,9 +213,9 @@ mod tests {
 
     #[test]
     fn packed_times_unpack_and_a_window_with_copies_is_incomplete() {
-        let w = WindowTimes::unpack(&[2.0, 1.5, 3.0, 0.0, 3.0, 0.0, 0.0, 2.0, 0.0, 0.0]).unwrap();
+        let w = WindowTimes::unpack(&[2.0, 1.5, 3.0, 0.0, 3.0, 0.0, 0.0, 2.0, 0.0, 0.0, 1.0]).unwrap();
         assert_eq!((w.span_ms, w.busy_ms, w.counts.copies, w.counts.complete()), (Some(2.0), Some(1.5), 2, false));
-        let none = WindowTimes::unpack(&[f64::NAN, f64::NAN, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]).unwrap();
+        let none = WindowTimes::unpack(&[f64::NAN, f64::NAN, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]).unwrap();
         assert_eq!((none.span_ms, none.counts.complete()), (None, false));
         assert!(WindowTimes::unpack(&[1.0]).is_none());
         let mut used = GpuTimerUse::page();

@@ -201,7 +201,8 @@ export class GpuTimer {
   }
 
   /// Reads the timestamps of `encoders`' passes and gives their chunks back: { busyMs, spanMs,
-  /// timed, invalid, passes, ownTimestamps, renderPasses, copies, untimed, complete }.
+  /// timed, invalid, passes, ownTimestamps, renderPasses, copies, untimed, commandBuffers,
+  /// complete }.
   async read(encoders) {
     const { GPUMapMode } = this.g;
     const chunks = encoders.flatMap((e) => e.chunks);
@@ -223,6 +224,7 @@ export class GpuTimer {
       e.chunks = [];
     }
     const t = timesOf(pairs);
+    counts.commandBuffers = encoders.length;
     const untimedWork = counts.ownTimestamps + counts.renderPasses + counts.copies + counts.untimed + t.invalid;
     return { busyMs: t.busyNs / 1e6, spanMs: t.spanNs / 1e6, timed: t.timed, invalid: t.invalid, ...counts, complete: t.timed > 0 && untimedWork === 0 };
   }
@@ -254,13 +256,14 @@ export class GpuTimer {
 }
 
 /// The window's times as engines hand them to the WASM runner (page/src/engine.rs): [spanMs,
-/// busyMs, timed, invalid, passes, ownTimestamps, renderPasses, copies, untimed, complete].
+/// busyMs, timed, invalid, passes, ownTimestamps, renderPasses, copies, untimed, complete,
+/// commandBuffers] (kernels/src/gpu_timer.rs reads them).
 export function packed(t) {
-  return [t.spanMs, t.busyMs, t.timed, t.invalid, t.passes, t.ownTimestamps, t.renderPasses, t.copies, t.untimed, t.complete ? 1 : 0];
+  return [t.spanMs, t.busyMs, t.timed, t.invalid, t.passes, t.ownTimestamps, t.renderPasses, t.copies, t.untimed, t.complete ? 1 : 0, t.commandBuffers];
 }
 
 /// Packed times of no window: the timer was off.
-export const UNTIMED = [NaN, NaN, 0, 0, 0, 0, 0, 0, 0, 0];
+export const UNTIMED = [NaN, NaN, 0, 0, 0, 0, 0, 0, 0, 0, 0];
 
 /// An engine's batch: runs `work` (a function, async or not), with `timed` in a window of the
 /// page's timer. Resolves, once `work` handed its work over, to { times }: a promise of the

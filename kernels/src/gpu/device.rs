@@ -126,6 +126,8 @@ impl Gpu {
             nudged: AtomicU64::new(0),
             kept: Mutex::new(Vec::new()),
             compiled: Mutex::new(Vec::new()),
+            instance,
+            adapter,
             device,
             queue,
             watch,
@@ -238,6 +240,17 @@ impl Gpu {
     /// The queue of [`Gpu::device`].
     pub fn queue(&self) -> &wgpu::Queue {
         &self.queue
+    }
+
+    /// The instance the adapter came from: a framework set up on harness's device (cubecl-wgpu's
+    /// `init_device`) takes it with the adapter, device and queue.
+    pub fn instance(&self) -> &wgpu::Instance {
+        &self.instance
+    }
+
+    /// The adapter of [`Gpu::device`].
+    pub fn adapter(&self) -> &wgpu::Adapter {
+        &self.adapter
     }
 
     /// Replaces a device lost since the last case (a browser reports loss asynchronously): that

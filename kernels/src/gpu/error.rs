@@ -37,6 +37,9 @@ pub enum GpuError {
     /// fresh device runs the next case.
     #[error("the GPU device was lost: {0}")]
     DeviceLost(String),
+    /// Work that submits its own command buffers (`GpuWork::submitted`) submitted none.
+    #[error("{0}: its work submitted no command buffer to the queue it was given, so there is nothing to time; GpuWork::submitted times what its closure submits on GpuContext's queue (queue.submit, as a framework set up on that device does): submit there, or record into harness's encoder with GpuWork::new")]
+    NothingSubmitted(String),
     /// The GPU raised an error no error scope caught (`uncapturederror`).
     #[error("the GPU reported an uncaptured error: {0}")]
     Uncaptured(String),

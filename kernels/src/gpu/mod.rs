@@ -4,7 +4,8 @@
 //! By concern, each module naming only those after it: running a case end to end (`run`);
 //! requesting the adapter and device, what it offers, its loss and uncaptured errors (`device`);
 //! completion latency and the Firefox nudge (`latency`); timing batches in flight and profiles
-//! (`timing`); reading buffers back (`readback`); preparing a program's buffers and pipelines
+//! (`timing`); timing work that submits its own command buffers (`submitted`), by the page's GPU
+//! timer in a browser (`page_timer`); reading buffers back (`readback`); preparing a program's buffers and pipelines
 //! (`prepare`); why the GPU could not run a case (`error`). [`Gpu`] itself is here, its methods
 //! in the module of their concern.
 
@@ -15,6 +16,7 @@ mod page_timer;
 mod prepare;
 mod readback;
 mod run;
+mod submitted;
 mod timing;
 
 pub use crate::sampling::now_ms;
@@ -23,6 +25,7 @@ pub use device::{native_adapters, NativeAdapter};
 pub use error::GpuError;
 pub use latency::{nudges, LATENCY_ROUNDS, NUDGE_ABOVE_MS, NUDGE_EVERY_MS};
 pub use prepare::Prepared;
+pub use submitted::Submit;
 pub use timing::{profile_runs, share_ticks, spread_ticks, steady_wall_ms, Recorded, PROFILE_BUDGET_MS, PROFILE_RUNS, SAME_TICK_MS};
 
 use device::Watch;
@@ -57,6 +60,8 @@ pub struct Gpu {
     /// Whether models choose their kernels for a CPU: on a software adapter, unless the plan asks
     /// for a GPU's ([`Gpu::adapt`]); a GPU's until then.
     cpu_kernels: bool,
+    instance: wgpu::Instance,
+    adapter: wgpu::Adapter,
     device: wgpu::Device,
     queue: wgpu::Queue,
     watch: Arc<Mutex<Watch>>,

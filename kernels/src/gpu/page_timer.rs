@@ -47,20 +47,27 @@ pub fn enable(on: bool) -> Result<(), GpuError> {
     }
 }
 
+/// Opens a window of the page's timer: what is submitted until [`close`] is its work.
+pub fn open() -> Result<(), GpuError> {
+    #[cfg(target_arch = "wasm32")]
+    return js::open().map_err(|e| timer_error("open a window", e));
+    #[cfg(not(target_arch = "wasm32"))]
+    Err(GpuError::Wait("the page's GPU timer runs in a browser only".into()))
+}
+
+/// Closes the window [`open`] opened.
+pub fn close() -> Result<Window, GpuError> {
+    #[cfg(target_arch = "wasm32")]
+    return js::close_packed().map(|p| Window(wasm_bindgen_futures::JsFuture::from(p))).map_err(|e| timer_error("close its window", e));
+    #[cfg(not(target_arch = "wasm32"))]
+    Err(GpuError::Wait("the page's GPU timer runs in a browser only".into()))
+}
+
 /// Runs `submit` in a window of the page's timer and returns the window.
 pub fn around<T>(submit: impl FnOnce() -> T) -> Result<(T, Window), GpuError> {
-    #[cfg(target_arch = "wasm32")]
-    {
-        js::open().map_err(|e| timer_error("open a window", e))?;
-        let out = submit();
-        let closed = js::close_packed().map_err(|e| timer_error("close its window", e))?;
-        Ok((out, Window(wasm_bindgen_futures::JsFuture::from(closed))))
-    }
-    #[cfg(not(target_arch = "wasm32"))]
-    {
-        let _ = submit;
-        Err(GpuError::Wait("the page's GPU timer runs in a browser only".into()))
-    }
+    open()?;
+    let out = submit();
+    Ok((out, close()?))
 }
 
 impl Window {

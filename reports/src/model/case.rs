@@ -4,7 +4,7 @@
 use super::{describe_failure, CaseRoofline, CaseTime, ClockStats, ColdStartReport, EngineProfile, Latency, TextReport, Throughput, Timer};
 use kernels::check::Verdict;
 use kernels::sampling::{Sample, StopReason};
-use kernels::gpu_timer::{GpuTimerSource, GpuTimerUse};
+use kernels::gpu_timer::GpuTimerUse;
 use kernels::wire::CaseMeasurement;
 use kernels::{CaseInfo, CaseSpec, SamplingMode, Shape, WarmupStop};
 use serde::{Deserialize, Serialize};
@@ -426,13 +426,10 @@ impl CaseReport {
         }
     }
 
-    /// Its GPU timer as tables name it: `gpu span·page` for the page GPU timer, `gpu` for
-    /// harness's own timestamps.
+    /// Its GPU timer as tables name it: `gpu` for harness's own timestamps, `gpu span·page` for
+    /// the page GPU timer, `gpu span·bracket` for bracketing submissions.
     pub fn gpu_label(&self) -> &'static str {
-        match &self.gpu_timer {
-            Some(t) if t.source == GpuTimerSource::Page => "gpu span·page",
-            _ => Timer::GpuTimestamp.short(),
-        }
+        self.gpu_timer.as_ref().map_or(Timer::GpuTimestamp.short(), |t| t.source.short())
     }
 
     /// Statistics of the headline timer.
