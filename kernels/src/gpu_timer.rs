@@ -165,16 +165,50 @@ pub struct GpuTimerUse {
     /// What the windows held, in all.
     #[serde(default)]
     pub counts: TimerCounts,
-    /// The timer's cost (`--gpu-timer-cost`): per-run wall ms of the samples taken right after
-    /// the case's own, in the same page, with the timer off.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub without_timer_ms: Vec<f64>,
+    /// The timer's cost (`--gpu-timer-cost`), measured after the case's own samples.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<TimerCost>,
+}
+
+/// The page GPU timer's cost on a case: its throughput with the timer's timestamps on every pass
+/// and without them, sampled alike (batches sized on the wall clock both ways), alternately, in
+/// [`COST_ROUNDS`] rounds each, right after the case's own samples in the same page. Throughput is
+/// the wall time of a sampling's timed samples (batches kept in flight, from the first's start to
+/// the last's end) over the runs they hold: a browser that reports completions in bursts splits
+/// single samples' walls unevenly, never a whole span's.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TimerCost {
+    /// Wall ms a run with the timer on.
+    pub with_ms: f64,
+    /// Wall ms a run with it off.
+    pub without_ms: f64,
+    /// Runs timed each way.
+    pub runs: u64,
+}
+
+/// Rounds of each way [`TimerCost`] alternates.
+pub const COST_ROUNDS: usize = 2;
+
+impl TimerCost {
+    /// The cost from samplings alternately with and without the timer (`with`, `without`: each
+    /// sampling's timed wall span, ms, and runs).
+    pub fn of(with: &[(f64, u64)], without: &[(f64, u64)]) -> Option<TimerCost> {
+        let total = |s: &[(f64, u64)]| s.iter().fold((0.0, 0), |(ms, n), (m, r)| (ms + m, n + r));
+        let ((w_ms, w_n), (o_ms, o_n)) = (total(with), total(without));
+        (w_n > 0 && o_n > 0 && o_ms > 0.0).then(|| TimerCost { with_ms: w_ms / w_n as f64, without_ms: o_ms / o_n as f64, runs: w_n.min(o_n) })
+    }
+
+    /// How much slower a run is with the timer, percent.
+    pub fn pct(&self) -> f64 {
+        (self.with_ms / self.without_ms - 1.0) * 100.0
+    }
 }
 
 impl GpuTimerUse {
     /// The page's timer, no window read yet.
     pub fn page() -> Self {
-        GpuTimerUse { source: GpuTimerSource::Page, unavailable: None, windows: 0, incomplete: 0, counts: TimerCounts::default(), without_timer_ms: Vec::new() }
+        GpuTimerUse { source: GpuTimerSource::Page, unavailable: None, windows: 0, incomplete: 0, counts: TimerCounts::default(), cost: None }
     }
 
     /// No GPU time, and why.

@@ -335,6 +335,14 @@ pub struct Sampled {
     pub gpu_timer: Option<crate::gpu_timer::GpuTimerUse>,
 }
 
+impl Sampled {
+    /// The timed samples' wall span, ms, and the runs they hold: their throughput, which no
+    /// sharing-out of completions between samples changes.
+    pub fn span_and_runs(&self) -> (f64, u64) {
+        ((self.timed_span.1 - self.timed_span.0).max(0.0), self.samples.len() as u64 * u64::from(self.batch))
+    }
+}
+
 /// The time by the headline timer: GPU where measured.
 fn headline(s: &Sample) -> f64 {
     s.gpu_ms.unwrap_or(s.wall_ms)

@@ -4,7 +4,7 @@
 //! the same policy as every platform, with batches kept in flight.
 
 use kernels::gpu::{share_ticks, steady_wall_ms};
-use kernels::gpu_timer::{GpuTimerSource, GpuTimerUse, WindowTimes};
+use kernels::gpu_timer::{GpuTimerSource, GpuTimerUse, TimerCost, WindowTimes, COST_ROUNDS};
 use kernels::sampling::{sample, ClockGate, Sample, Sampled, Timed, MAX_IN_FLIGHT};
 use kernels::RunPlan;
 use std::collections::VecDeque;
@@ -66,18 +66,25 @@ impl Engine<'_> {
     /// `--gpu-timer-cost`, samples it again with the page's GPU timer off.
     pub async fn sample(&self, plan: &RunPlan, clock: &mut impl ClockGate, on_sample: impl FnMut(u32)) -> Result<Sampled, JsValue> {
         let timed = self.completion.timestamps;
-        let mut sampled = self.sample_timed(plan, timed, clock, on_sample).await?;
+        let mut sampled = self.sample_timed(plan, timed, timed, clock, on_sample).await?;
         if let (true, Some(t)) = (plan.sampling.timer_cost && timed, &mut sampled.gpu_timer) {
-            t.without_timer_ms = self.sample_timed(plan, false, clock, |_| {}).await?.samples.iter().map(|s| s.wall_ms).collect();
+            let (mut with, mut without) = (Vec::new(), Vec::new());
+            for _ in 0..COST_ROUNDS {
+                with.push(self.sample_timed(plan, true, false, clock, |_| {}).await?.span_and_runs());
+                without.push(self.sample_timed(plan, false, false, clock, |_| {}).await?.span_and_runs());
+            }
+            t.cost = TimerCost::of(&with, &without);
         }
         Ok(sampled)
     }
 
-    /// Samples the case with the page's GPU timer on or off.
-    async fn sample_timed(&self, plan: &RunPlan, timed: bool, clock: &mut impl ClockGate, on_sample: impl FnMut(u32)) -> Result<Sampled, JsValue> {
+    /// Samples the case with the page's GPU timer's timestamps on every pass (`timed`) or not,
+    /// its times in the samples (`report`) or not: a sampling for the timer's cost sizes its
+    /// batches on the wall clock with the timer on as with it off.
+    async fn sample_timed(&self, plan: &RunPlan, timed: bool, report: bool, clock: &mut impl ClockGate, on_sample: impl FnMut(u32)) -> Result<Sampled, JsValue> {
         let nudge = plan.sampling.nudged(self.completion.nudge);
         let gpu_timer = self.completion.gpu_timer();
-        let mut batches = Batches { engine: self, timed, gpu_timer, depth: 1, nudge, nudged_from: nudged(), queued: VecDeque::new(), last_done_ms: f64::NEG_INFINITY, returned: Vec::new() };
+        let mut batches = Batches { engine: self, timed, report, gpu_timer, depth: 1, nudge, nudged_from: nudged(), queued: VecDeque::new(), last_done_ms: f64::NEG_INFINITY, returned: Vec::new() };
         enable_timer(timed)?;
         let measured = sample(&plan.sampling, &mut batches, clock, on_sample).await;
         let drained = batches.drain().await;
@@ -96,6 +103,8 @@ struct Batches<'a> {
     engine: &'a Engine<'a>,
     /// Whether each batch is timed by the page's GPU timer.
     timed: bool,
+    /// Whether its times go into the samples.
+    report: bool,
     /// What that timer said so far.
     gpu_timer: GpuTimerUse,
     depth: u32,
@@ -118,7 +127,7 @@ impl Batches<'_> {
             return Err("the engine's submit resolved to something else than [submittedMs, doneMs, ...the GPU timer's times]".into());
         };
         let n = batch as f64;
-        let (gpu_ms, busy_ms) = match self.timed {
+        let (gpu_ms, busy_ms) = match self.timed && self.report {
             true => {
                 self.gpu_timer.add(&window);
                 (window.span_ms.map(|ms| ms / n), window.busy_ms.map(|ms| ms / n))
@@ -161,7 +170,7 @@ impl Timed for Batches<'_> {
     }
 
     fn gpu_timer(&self) -> bool {
-        self.timed
+        self.timed && self.report
     }
 
     fn completion_latency_ms(&self) -> f64 {

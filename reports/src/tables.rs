@@ -162,8 +162,9 @@ pub const GPU_TIMER_NOTE: &str = "The page GPU timer (page/static/gpu-timer.js) 
     of its own a begin and an end timestamp, whoever records it. A sample's work is the command buffers submitted during it. \
     span: from its first pass's begin to its last pass's end, idle gaps included (the headline, as harness's own timestamps, \
     which bracket the one pass a batch is recorded in). busy: its passes' times summed. Passes with timestamps of their own, \
-    render passes and copies are not timed: a window holding any is incomplete. Cost: the same case sampled again right after \
-    with the timer off, wall medians compared.";
+    render passes and copies are not timed: a window holding any is incomplete. Cost: the same case sampled again right after, \
+    alternately with the timer's timestamps and without, twice each, batches sized on the wall clock both ways: wall time \
+    per run over each way's timed samples (their throughput).";
 
 /// One case of one run timed by the page GPU timer, or that says why it could not be.
 #[derive(Debug, Clone, Serialize)]
@@ -198,10 +199,7 @@ pub fn gpu_timer_rows(report: &RunReport) -> Vec<GpuTimerRow<'_>> {
                 span: ms(case.gpu.as_ref()),
                 busy: ms(case.busy.as_ref()),
                 wall: ms(case.wall.as_ref()),
-                cost: case
-                    .timer_cost
-                    .map(|c| format!("{:+.1}% ({} vs {} ms)", c.cost_pct, format_ms(c.with.median), format_ms(c.without.median)))
-                    .unwrap_or_else(|| "–".into()),
+                cost: t.cost.map(|c| format!("{:+.1}% ({} vs {} ms a run)", c.pct(), format_ms(c.with_ms), format_ms(c.without_ms))).unwrap_or_else(|| "–".into()),
                 timer: t.describe(),
             });
         }

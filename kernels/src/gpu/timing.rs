@@ -7,7 +7,7 @@ use super::error::GpuError;
 use super::page_timer::{self, Window};
 use super::prepare::Prepared;
 use super::Gpu;
-use crate::gpu_timer::{GpuTimerChoice, GpuTimerSource, GpuTimerUse};
+use crate::gpu_timer::{GpuTimerChoice, GpuTimerSource, GpuTimerUse, TimerCost, COST_ROUNDS};
 use crate::sampling::{now_ms, sample, ClockGate, Sample, Sampled, Sampling, Timed, MAX_IN_FLIGHT};
 use futures_channel::oneshot;
 use std::collections::VecDeque;
@@ -153,22 +153,30 @@ impl Gpu {
             false => GpuTimerUse::unavailable(GpuTimerSource::Page, "the adapter has no timestamp-query"),
         });
         let timed_by_page = page.as_ref().is_some_and(|p| p.unavailable.is_none());
-        let mut sampled = self.sample_batches(work, sampling, page, clock, on_sample).await?;
-        // The timer's cost: the same case again right after, no timestamps at all.
+        let mut sampled = self.sample_batches(work, sampling, page, true, clock, on_sample).await?;
+        // The timer's cost: the same case again right after, alternately with the timer's
+        // timestamps and with none, both sized on the wall clock.
         if let (true, Some(t)) = (sampling.timer_cost && timed_by_page, &mut sampled.gpu_timer) {
-            let off = GpuTimerUse::unavailable(GpuTimerSource::Page, "off, for its cost");
-            t.without_timer_ms = self.sample_batches(work, sampling, Some(off), clock, |_| {}).await?.samples.iter().map(|s| s.wall_ms).collect();
+            let (mut with, mut without) = (Vec::new(), Vec::new());
+            for _ in 0..COST_ROUNDS {
+                with.push(self.sample_batches(work, sampling, Some(GpuTimerUse::page()), false, clock, |_| {}).await?.span_and_runs());
+                let off = GpuTimerUse::unavailable(GpuTimerSource::Page, "off, for its cost");
+                without.push(self.sample_batches(work, sampling, Some(off), false, clock, |_| {}).await?.span_and_runs());
+            }
+            t.cost = TimerCost::of(&with, &without);
         }
         Ok(sampled)
     }
 
     /// Samples `work`'s batches: by the page's timer where `page` says it can, with no
-    /// timestamps where it says it cannot, else with harness's own where the device has them.
+    /// timestamps where it says it cannot, else with harness's own where the device has them;
+    /// the page timer's times in the samples where `report`.
     async fn sample_batches(
         &self,
         work: &dyn Recorded,
         sampling: &Sampling,
         page: Option<GpuTimerUse>,
+        report: bool,
         clock: &mut impl ClockGate,
         on_sample: impl FnMut(u32),
     ) -> Result<Sampled, GpuError> {
@@ -182,6 +190,7 @@ impl Gpu {
             work,
             page,
             timed_by_page,
+            report,
             queries: queries.as_ref(),
             depth: 1,
             nudge: sampling.nudged(self.nudge),
@@ -268,6 +277,8 @@ struct Batches<'a> {
     page: Option<GpuTimerUse>,
     /// Whether the page's timer times them (it does not where the adapter has no timestamps).
     timed_by_page: bool,
+    /// Whether the page timer's times go into the samples.
+    report: bool,
     queries: Option<&'a Queries>,
     depth: u32,
     /// Whether waits are nudged ([`nudges`](super::nudges)): steady batches in a browser that needs it.
@@ -331,7 +342,10 @@ impl Batches<'_> {
             if let Some(page) = &mut self.page {
                 page.add(&times);
             }
-            let (gpu_ms, busy_ms) = (times.span_ms.map(|ms| ms / n), times.busy_ms.map(|ms| ms / n));
+            let (gpu_ms, busy_ms) = match self.report {
+                true => (times.span_ms.map(|ms| ms / n), times.busy_ms.map(|ms| ms / n)),
+                false => (None, None),
+            };
             return Ok(Sample { busy_ms, ..Sample::new(steady_wall_ms(submitted_ms, last_done_ms, done_ms, n, gpu_ms), gpu_ms) });
         }
         let gpu_ms = match (front.timestamps, self.queries) {
@@ -382,7 +396,7 @@ impl Timed for Batches<'_> {
     }
 
     fn gpu_timer(&self) -> bool {
-        self.queries.is_some() || self.timed_by_page
+        self.queries.is_some() || (self.timed_by_page && self.report)
     }
 
     fn completion_latency_ms(&self) -> f64 {

@@ -176,10 +176,6 @@ pub struct CaseReport {
     /// absent for harness's own timestamps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_timer: Option<GpuTimerUse>,
-    /// The page GPU timer's cost (`--gpu-timer-cost`): wall times with it (the samples) and
-    /// without it (sampled right after, in the same page).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timer_cost: Option<TimerCostReport>,
     /// FLOPs of one dispatch (kernel's cost model).
     pub flops: f64,
     /// Bytes one dispatch moves at least (inputs read once, output written once).
@@ -222,26 +218,6 @@ pub struct CaseReport {
     /// measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub case_time: Option<CaseTime>,
-}
-
-/// The page GPU timer's cost on a case: its wall times with the timer on and off.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TimerCostReport {
-    /// Wall times with the timer (the case's samples).
-    pub with: Summary,
-    /// Wall times without it, sampled right after.
-    pub without: Summary,
-    /// The difference of the medians, as a percentage of the median without.
-    pub cost_pct: f64,
-}
-
-impl TimerCostReport {
-    /// The cost from the two summaries, where both exist.
-    pub fn of(with: Option<Summary>, without: Option<Summary>) -> Option<Self> {
-        let (with, without) = (with?, without?);
-        (without.median > 0.0).then(|| TimerCostReport { with, without, cost_pct: (with.median / without.median - 1.0) * 100.0 })
-    }
 }
 
 /// An attempt at a case that did not settle it: it crashed or timed out, and was run again.
@@ -305,7 +281,6 @@ impl CaseReport {
             gpu: None,
             busy: None,
             gpu_timer: None,
-            timer_cost: None,
             flops: info.flops,
             bytes: info.bytes,
             gflops: None,
@@ -350,7 +325,6 @@ impl CaseReport {
         case.timer_resolution_ms = m.timer_resolution_ms;
         case.engine_profile = m.engine_profile.as_deref().and_then(EngineProfile::of);
         case.features = m.features;
-        let without = m.gpu_timer.as_ref().map(|t| t.without_timer_ms.clone()).unwrap_or_default();
         case.gpu_timer = m.gpu_timer;
         if let (Some(report), Some(c)) = (&mut case.cold_start, m.cold) {
             *report = ColdStartReport::of(report.precompile, vec![c]);
@@ -363,7 +337,6 @@ impl CaseReport {
         }
         case.correctness = Some(verdict);
         case.summarize_samples();
-        case.timer_cost = TimerCostReport::of(case.wall, summarize(&without));
         case
     }
 

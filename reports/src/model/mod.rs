@@ -15,7 +15,7 @@ pub mod roofline;
 mod run;
 mod schema;
 
-pub use case::{untold_variant, Attempt, CaseReport, CaseStatus, Counts, TimerCostReport};
+pub use case::{untold_variant, Attempt, CaseReport, CaseStatus, Counts};
 pub use case_time::{describe as describe_case_times, totals as case_time_totals, CaseTime};
 pub use change::{BaselineComparison, CaseChange, ChangeCounts, HardwareChange, Presence, OTHER_HARDWARE};
 pub use clock::{ClockStats, ProbeInfo, ProbeStatus};
