@@ -90,3 +90,27 @@ async fn the_page_gpu_timer_keeps_own_timestamps_and_marks_render_passes_in_head
     let _lock = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
     check("firefox").await;
 }
+
+/// `--gpu-timer page` times harness's own cases by the page timer alone, and `--gpu-timer-cost`
+/// samples each again with and without it: both land in results.json (no timing is asserted).
+#[test]
+fn gpu_timer_page_times_harnesss_own_cases_and_measures_its_cost_in_headless_chromium() {
+    let (code, results, stderr) = run_checked(
+        "gpu-timer-page",
+        &["--platform", "webgpu", "--suite", "quick", "--filter", "add,softmax", "--gpu-timer", "page", "--gpu-timer-cost", "--samples", "5", "--warmup", "1", "--max-time", "1"],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(results["settings"]["gpuTimer"], "page");
+    let run = &results["runs"][0];
+    let timestamps = run["adapter"]["features"].as_array().is_some_and(|f| f.iter().any(|f| f == "timestamp-query"));
+    for case in run["cases"].as_array().unwrap() {
+        let timer = &case["gpuTimer"];
+        assert_eq!(timer["source"], "page", "{case:#}");
+        if timestamps {
+            // One pass a batch, recorded by harness: every window complete, busy and span alike.
+            assert_eq!((timer["incomplete"].as_u64(), case["timer"].as_str()), (Some(0), Some("gpuTimestamp")), "{case:#}");
+            let cost = &timer["cost"];
+            assert!(cost["withMs"].as_f64() > Some(0.0) && cost["withoutMs"].as_f64() > Some(0.0) && cost["runs"].as_u64() > Some(0), "{case:#}");
+        }
+    }
+}
