@@ -42,6 +42,9 @@ impl GpuContext {
 /// One run of work that submits itself, given the context.
 type SubmitRun = Box<dyn Fn(GpuContext) -> Pin<Box<dyn Future<Output = ()>>>>;
 
+/// A readback of the bench's own (or its framework's), after the timing.
+type ReadOutput = Box<dyn Fn(GpuContext) -> Pin<Box<dyn Future<Output = Vec<f64>>>>>;
+
 
 /// An output buffer and how its bytes read.
 enum OutputBuffer {
@@ -64,13 +67,15 @@ enum Record {
 pub struct GpuWork {
     record: Record,
     outputs: Vec<OutputBuffer>,
+    /// Values the bench reads back itself, after those of `outputs`.
+    read: Option<ReadOutput>,
 }
 
 impl GpuWork {
     /// Work that `record` records into the encoder it is given: one run of the bench (any
     /// number of passes and dispatches). It is called once per run, many times per encoder.
     pub fn new(record: impl Fn(&mut wgpu::CommandEncoder) + 'static) -> Self {
-        GpuWork { record: Record::Encoder(Box::new(record)), outputs: Vec::new() }
+        GpuWork { record: Record::Encoder(Box::new(record)), outputs: Vec::new(), read: None }
     }
 
     /// Work that `record` records into a compute pass: one run of the bench (dispatches only).
@@ -79,7 +84,7 @@ impl GpuWork {
     /// some implementations do not make between dispatches of one pass (wgpu's, natively and in
     /// Firefox: about 6 µs a run on an H100, docs/hardware/h100-bench.md).
     pub fn in_pass(record: impl Fn(&mut wgpu::ComputePass<'_>) + 'static) -> Self {
-        GpuWork { record: Record::Pass(Box::new(record)), outputs: Vec::new() }
+        GpuWork { record: Record::Pass(Box::new(record)), outputs: Vec::new(), read: None }
     }
 
     /// Work that submits its own command buffers: `run` is one run of the bench, given the
@@ -95,7 +100,28 @@ impl GpuWork {
         F: Fn(GpuContext) -> Fut + 'static,
         Fut: Future<Output = ()> + 'static,
     {
-        GpuWork { record: Record::Submitted(Box::new(move |gpu| Box::pin(run(gpu)))), outputs: Vec::new() }
+        GpuWork { record: Record::Submitted(Box::new(move |gpu| Box::pin(run(gpu)))), outputs: Vec::new(), read: None }
+    }
+
+    /// Reads (part of) the output back with `read`, after the timing and after the buffers of
+    /// [`GpuWork::output_f32`]: a framework's own readback (burn's `into_data`), whose values are
+    /// checked against the bench's reference like any output. Natively, a readback that waits for
+    /// a mapping must poll the device, as wgpu requires (frameworks do).
+    pub fn output_read<F, Fut>(mut self, read: F) -> Self
+    where
+        F: Fn(GpuContext) -> Fut + 'static,
+        Fut: Future<Output = Vec<f64>> + 'static,
+    {
+        self.read = Some(Box::new(move |gpu| Box::pin(read(gpu))));
+        self
+    }
+
+    /// The values the bench reads back itself ([`GpuWork::output_read`]), if it does.
+    pub(crate) async fn read_output(&self, gpu: GpuContext) -> Vec<f64> {
+        match &self.read {
+            Some(read) => read(gpu).await,
+            None => Vec::new(),
+        }
     }
 
     /// The run, where the work submits itself.

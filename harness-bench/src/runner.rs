@@ -54,7 +54,8 @@ pub(crate) async fn run_case(
                     }
                     None => gpu.measure_work(&work, &plan.sampling, clock, on_sample).await?,
                 };
-                let values = work.decode(&gpu.read_buffers(&work.output_buffers()).await?);
+                let mut values = work.decode(&gpu.read_buffers(&work.output_buffers()).await?);
+                values.extend(work.read_output(context).await);
                 Ok(CaseMeasurement::of_sampled(case.id.clone(), setup_ms, sampled, output(&values)))
             })
             .await

@@ -271,7 +271,8 @@ fn work_that_submits_itself_is_timed_checked_and_refused_when_it_submits_nothing
     let all = statuses(&results);
     for run in ["chrome/webgpu", "firefox/webgpu", "wgpu/native"] {
         let status = |id: &str| all.iter().find(|(r, i, _)| r == run && i == id).map(|(_, _, s)| s.as_str()).unwrap_or("missing");
-        assert_eq!([status("two-submissions"), status("wrong"), status("never-submits")], ["passed", "failed", "error"], "{run}: {all:#?}\n{stderr}");
+        let statuses = ["two-submissions", "wrong", "reads-itself", "reads-itself-wrong", "never-submits"].map(status);
+        assert_eq!(statuses, ["passed", "failed", "passed", "failed", "error"], "{run}: {all:#?}\n{stderr}");
     }
     assert_eq!(code, Some(1), "{stderr}");
     for run in results["runs"].as_array().unwrap() {

@@ -1,5 +1,6 @@
 //! Work that submits its own command buffers (`GpuWork::submitted`), as a framework does: two
-//! command buffers a run, checked right; the same checked against a wrong reference; and a run
+//! command buffers a run, checked right; the same checked against a wrong reference; the same
+//! read back by the bench itself (`GpuWork::output_read`, as a framework's `into_data`); and a run
 //! that never submits.
 
 use harness_bench::wgpu::{self, util::DeviceExt};
@@ -35,9 +36,16 @@ fn step(gpu: &GpuContext, module: &wgpu::ShaderModule, entry: &str, src: &wgpu::
     Step { pipeline, bind_group }
 }
 
+/// How a bench's output comes back: the buffer named to harness, or the bench's own readback.
+#[derive(Clone, Copy, PartialEq)]
+enum Output {
+    Buffer,
+    ReadItself,
+}
+
 /// `x * 2 + 1` over 0..N: doubled in one command buffer, one added in a second, each submitted on
 /// the queue harness gave; the output is the second's buffer.
-async fn two_submissions(gpu: GpuContext, submit: bool) -> GpuWork {
+async fn two_submissions(gpu: GpuContext, submit: bool, output: Output) -> GpuWork {
     let input: Vec<f32> = (0..N).map(|i| i as f32).collect();
     let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC;
     let x = gpu.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some("x"), contents: bytes(&input), usage: storage });
@@ -45,7 +53,7 @@ async fn two_submissions(gpu: GpuContext, submit: bool) -> GpuWork {
     let (doubled, out) = (empty("doubled"), empty("out"));
     let module = gpu.device.create_shader_module(wgpu::ShaderModuleDescriptor { label: Some("submits"), source: wgpu::ShaderSource::Wgsl(SHADER.into()) });
     let steps = Rc::new([step(&gpu, &module, "double", &x, &doubled), step(&gpu, &module, "add_one", &doubled, &out)]);
-    GpuWork::submitted(move |gpu: GpuContext| {
+    let work = GpuWork::submitted(move |gpu: GpuContext| {
         let steps = steps.clone();
         async move {
             if !submit {
@@ -61,8 +69,30 @@ async fn two_submissions(gpu: GpuContext, submit: bool) -> GpuWork {
                 gpu.queue.submit([encoder.finish()]);
             }
         }
-    })
-    .output_f32(&out)
+    });
+    match output {
+        Output::Buffer => work.output_f32(&out),
+        Output::ReadItself => work.output_read(move |gpu| read_back(gpu, out.clone())),
+    }
+}
+
+/// `buffer` copied to a buffer of its own, mapped and read, as a framework reads a tensor back.
+async fn read_back(gpu: GpuContext, buffer: wgpu::Buffer) -> Vec<f64> {
+    let staging = gpu.device.create_buffer(&wgpu::BufferDescriptor { label: Some("read back"), size: buffer.size(), usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST, mapped_at_creation: false });
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    encoder.copy_buffer_to_buffer(&buffer, 0, &staging, 0, buffer.size());
+    gpu.queue.submit([encoder.finish()]);
+    let (tx, rx) = futures_channel::oneshot::channel();
+    staging.slice(..).map_async(wgpu::MapMode::Read, move |r| {
+        let _ = tx.send(r);
+    });
+    // Natively the callback fires inside poll; in the browser, from the event loop.
+    #[cfg(not(target_arch = "wasm32"))]
+    gpu.device.poll(wgpu::PollType::wait_indefinitely()).expect("the device answers");
+    rx.await.expect("the mapping callback runs").expect("the buffer maps");
+    let values = staging.slice(..).get_mapped_range().expect("mapped").chunks_exact(4).map(|c| f64::from(f32::from_le_bytes([c[0], c[1], c[2], c[3]]))).collect();
+    staging.unmap();
+    values
 }
 
 fn bytes(v: &[f32]) -> &[u8] {
@@ -72,10 +102,14 @@ fn bytes(v: &[f32]) -> &[u8] {
 
 fn submits(c: &mut Benches) {
     let exact = Tolerance { abs: 0.0, rel: 0.0 };
-    c.gpu("two-submissions").elements(f64::from(N)).reference(|| (0..N).map(|i| f64::from(i) * 2.0 + 1.0).collect(), exact).run(|gpu| two_submissions(gpu, true));
-    // The reference says x * 2 + 2: the check must catch it.
-    c.gpu("wrong").reference(|| (0..N).map(|i| f64::from(i) * 2.0 + 2.0).collect(), exact).run(|gpu| two_submissions(gpu, true));
-    c.gpu("never-submits").reference(|| (0..N).map(|i| f64::from(i) * 2.0 + 1.0).collect(), exact).run(|gpu| two_submissions(gpu, false));
+    let right = || (0..N).map(|i| f64::from(i) * 2.0 + 1.0).collect();
+    c.gpu("two-submissions").elements(f64::from(N)).reference(right, exact).run(|gpu| two_submissions(gpu, true, Output::Buffer));
+    // The reference says x * 2 + 2: the check must catch it, in harness's readback and the bench's own.
+    let wrong = || (0..N).map(|i| f64::from(i) * 2.0 + 2.0).collect();
+    c.gpu("wrong").reference(wrong, exact).run(|gpu| two_submissions(gpu, true, Output::Buffer));
+    c.gpu("reads-itself").reference(right, exact).run(|gpu| two_submissions(gpu, true, Output::ReadItself));
+    c.gpu("reads-itself-wrong").reference(wrong, exact).run(|gpu| two_submissions(gpu, true, Output::ReadItself));
+    c.gpu("never-submits").reference(right, exact).run(|gpu| two_submissions(gpu, false, Output::Buffer));
 }
 
 harness_bench::group!(benches, submits);
