@@ -48,6 +48,11 @@ fn bench_checked(name: &str, args: &[&str]) -> (Option<i32>, Value, String) {
     (out.status.code(), results, stderr)
 }
 
+/// The status of case `id` in `run` among `all` ([`statuses`]), or `missing`.
+fn status_in<'a>(all: &'a [(String, String, String)], run: &str, id: &str) -> &'a str {
+    all.iter().find(|(r, i, _)| r == run && i == id).map(|(_, _, s)| s.as_str()).unwrap_or("missing")
+}
+
 /// Every case of every run, as (run, case id, status).
 fn statuses(results: &Value) -> Vec<(String, String, String)> {
     let mut all = Vec::new();
@@ -99,7 +104,7 @@ fn a_panic_is_an_error_a_wrong_output_fails_no_reference_is_unchecked_and_the_re
     );
     let all = statuses(&results);
     for run in ["chrome/wasm", "wgpu/native"] {
-        let status = |id: &str| all.iter().find(|(r, i, _)| r == run && i == id).map(|(_, _, s)| s.as_str()).unwrap_or("missing");
+        let status = |id: &str| status_in(&all, run, id);
         assert_eq!([status("ok"), status("panics"), status("wrong"), status("unchecked")], ["passed", "error", "failed", "unchecked"], "{run}: {all:#?}\n{stderr}");
     }
     for run in results["runs"].as_array().unwrap() {
@@ -270,7 +275,7 @@ fn work_that_submits_itself_is_timed_checked_and_refused_when_it_submits_nothing
     );
     let all = statuses(&results);
     for run in ["chrome/webgpu", "firefox/webgpu", "wgpu/native"] {
-        let status = |id: &str| all.iter().find(|(r, i, _)| r == run && i == id).map(|(_, _, s)| s.as_str()).unwrap_or("missing");
+        let status = |id: &str| status_in(&all, run, id);
         let statuses = ["two-submissions", "wrong", "reads-itself", "reads-itself-wrong", "never-submits"].map(status);
         assert_eq!(statuses, ["passed", "failed", "passed", "failed", "error"], "{run}: {all:#?}\n{stderr}");
     }
