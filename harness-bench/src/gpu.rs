@@ -45,7 +45,6 @@ type SubmitRun = Box<dyn Fn(GpuContext) -> Pin<Box<dyn Future<Output = ()>>>>;
 /// A readback of the bench's own (or its framework's), after the timing.
 type ReadOutput = Box<dyn Fn(GpuContext) -> Pin<Box<dyn Future<Output = Vec<f64>>>>>;
 
-
 /// An output buffer and how its bytes read.
 enum OutputBuffer {
     F32(wgpu::Buffer),
@@ -131,7 +130,6 @@ impl GpuWork {
             _ => None,
         }
     }
-
 
     /// Reads `buffer` (`f32`s; it needs `COPY_SRC`) back after the timing as (part of) the output:
     /// its contents after every timed run, so a run that reads what it writes (in place) is

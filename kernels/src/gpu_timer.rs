@@ -190,6 +190,18 @@ pub struct TimerCost {
 /// Rounds of each way [`TimerCost`] alternates.
 pub const COST_ROUNDS: usize = 2;
 
+/// The timer's cost on a case: [`COST_ROUNDS`] rounds of `sample(true)` (the timer's timestamps
+/// on) then `sample(false)` (off), each sampling's timed wall span and runs
+/// ([`crate::sampling::Sampled::span_and_runs`]).
+pub async fn measure_cost<E>(mut sample: impl AsyncFnMut(bool) -> Result<(f64, u64), E>) -> Result<Option<TimerCost>, E> {
+    let (mut with, mut without) = (Vec::new(), Vec::new());
+    for _ in 0..COST_ROUNDS {
+        with.push(sample(true).await?);
+        without.push(sample(false).await?);
+    }
+    Ok(TimerCost::of(&with, &without))
+}
+
 impl TimerCost {
     /// The cost from samplings alternately with and without the timer (`with`, `without`: each
     /// sampling's timed wall span, ms, and runs).
@@ -214,6 +226,20 @@ impl GpuTimerUse {
     /// No GPU time, and why.
     pub fn unavailable(source: GpuTimerSource, why: impl Into<String>) -> Self {
         GpuTimerUse { unavailable: Some(why.into()), source, ..GpuTimerUse::page() }
+    }
+
+    /// `source` on an adapter with `timestamp-query` (`timestamps`), or no GPU time because it
+    /// has none.
+    pub fn for_adapter(source: GpuTimerSource, timestamps: bool) -> Self {
+        match timestamps {
+            true => GpuTimerUse { source, ..GpuTimerUse::page() },
+            false => GpuTimerUse::unavailable(source, "the adapter has no timestamp-query"),
+        }
+    }
+
+    /// Whether the timer times anything (it does not where `unavailable` says why).
+    pub fn times(&self) -> bool {
+        self.unavailable.is_none()
     }
 
     /// Counts one more window.
@@ -257,5 +283,21 @@ mod tests {
         used.add(&WindowTimes { counts: TimerCounts { timed: 4, passes: 4, ..Default::default() }, ..w });
         assert_eq!((used.windows, used.incomplete, used.counts.timed), (2, 1, 7));
         assert!(used.describe().contains("1 windows incomplete, holding 2 copies"), "{}", used.describe());
+    }
+
+    #[test]
+    fn the_cost_alternates_with_and_without_the_timer_and_compares_throughputs() {
+        let mut calls = Vec::new();
+        let cost = pollster::block_on(measure_cost(async |on: bool| {
+            calls.push(on);
+            // 100 runs a sampling: 1.1 ms a run with the timer, 1.0 without.
+            Ok::<_, ()>((if on { 110.0 } else { 100.0 }, 100))
+        }))
+        .unwrap()
+        .unwrap();
+        assert_eq!(calls, [true, false].repeat(COST_ROUNDS));
+        assert_eq!((cost.runs, (cost.pct() * 1e9).round() / 1e9), (100 * COST_ROUNDS as u64, 10.0));
+        assert_eq!(GpuTimerUse::for_adapter(GpuTimerSource::Page, false).unavailable.as_deref(), Some("the adapter has no timestamp-query"));
+        assert!(GpuTimerUse::for_adapter(GpuTimerSource::Bracket, true).times());
     }
 }

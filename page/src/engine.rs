@@ -4,7 +4,7 @@
 //! the same policy as every platform, with batches kept in flight.
 
 use kernels::gpu::{share_ticks, steady_wall_ms};
-use kernels::gpu_timer::{GpuTimerSource, GpuTimerUse, TimerCost, WindowTimes, COST_ROUNDS};
+use kernels::gpu_timer::{measure_cost, GpuTimerSource, GpuTimerUse, WindowTimes};
 use kernels::sampling::{sample, ClockGate, Sample, Sampled, Timed, MAX_IN_FLIGHT};
 use kernels::RunPlan;
 use std::collections::VecDeque;
@@ -36,19 +36,14 @@ pub struct Completion {
 impl Completion {
     /// How the page's GPU timer times an engine here: from the start, or why it cannot.
     pub fn gpu_timer(&self) -> GpuTimerUse {
-        match self.timestamps {
-            true => GpuTimerUse::page(),
-            false => GpuTimerUse::unavailable(GpuTimerSource::Page, "the adapter has no timestamp-query"),
-        }
+        GpuTimerUse::for_adapter(GpuTimerSource::Page, self.timestamps)
     }
 }
 
-/// Turns the page's GPU timer on for an engine's samples (`static/gpu-timer.js`).
-#[wasm_bindgen]
-extern "C" {
-    /// `harnessGpuTimer.enable(on)`: the passes recorded from now on get its timestamps, or not.
-    #[wasm_bindgen(catch, js_namespace = harnessGpuTimer, js_name = enable)]
-    pub fn enable_timer(on: bool) -> Result<(), JsValue>;
+/// Turns the page's GPU timer on or off for the passes recorded from now on
+/// ([`kernels::gpu::enable_page_timer`]), for an engine's samples.
+pub fn enable_timer(on: bool) -> Result<(), JsValue> {
+    kernels::gpu::enable_page_timer(on).map_err(|e| JsValue::from_str(&e.to_string()))
 }
 
 /// How an engine submits work: `submit(batch, timed, nudge)` runs the case `batch` times, with
@@ -68,12 +63,7 @@ impl Engine<'_> {
         let timed = self.completion.timestamps;
         let mut sampled = self.sample_timed(plan, timed, timed, clock, on_sample).await?;
         if let (true, Some(t)) = (plan.sampling.timer_cost && timed, &mut sampled.gpu_timer) {
-            let (mut with, mut without) = (Vec::new(), Vec::new());
-            for _ in 0..COST_ROUNDS {
-                with.push(self.sample_timed(plan, true, false, clock, |_| {}).await?.span_and_runs());
-                without.push(self.sample_timed(plan, false, false, clock, |_| {}).await?.span_and_runs());
-            }
-            t.cost = TimerCost::of(&with, &without);
+            t.cost = measure_cost(async |on: bool| Ok::<_, JsValue>(self.sample_timed(plan, on, false, clock, |_| {}).await?.span_and_runs())).await?;
         }
         Ok(sampled)
     }

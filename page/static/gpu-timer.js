@@ -243,15 +243,11 @@ export class GpuTimer {
   /// Runs `work` (an async function) in a window; resolves to [work's result, the window's
   /// times].
   async around(work) {
-    this.open();
     let result;
-    try {
+    const { times } = await windowed(true, async () => {
       result = await work();
-    } catch (e) {
-      this.close().catch(() => {});
-      throw e;
-    }
-    return [result, await this.close()];
+    }, this);
+    return [result, await times];
   }
 }
 
@@ -265,12 +261,11 @@ export function packed(t) {
 /// Packed times of no window: the timer was off.
 export const UNTIMED = [NaN, NaN, 0, 0, 0, 0, 0, 0, 0, 0, 0];
 
-/// An engine's batch: runs `work` (a function, async or not), with `timed` in a window of the
-/// page's timer. Resolves, once `work` handed its work over, to { times }: a promise of the
+/// An engine's batch: runs `work` (a function, async or not), with `timed` in a window of
+/// `timer` (the page's). Resolves, once `work` handed its work over, to { times }: a promise of the
 /// window's times, or null. A synchronous `work`'s window closes before this returns, so the next
 /// batch can open its own at once.
-export function windowed(timed, work) {
-  const timer = globalThis.harnessGpuTimer;
+export function windowed(timed, work, timer = globalThis.harnessGpuTimer) {
   if (!timed) return Promise.resolve(work()).then(() => ({ times: null }));
   timer.open();
   let result;

@@ -179,7 +179,7 @@ pub struct GpuTimerRow<'a> {
     pub busy: String,
     /// Median wall ms per run, or `–`.
     pub wall: String,
-    /// The timer's cost on wall time (`+0.4% (1.234 vs 1.229)`), or `–` where not measured.
+    /// The timer's cost on wall time (`+0.4% (1.234 vs 1.229 ms a run)`), or `–` where not measured.
     pub cost: String,
     /// The timer and what it could not time, in words.
     pub timer: String,

@@ -25,6 +25,7 @@ pub use device::{native_adapters, NativeAdapter};
 pub use error::GpuError;
 pub use latency::{nudges, LATENCY_ROUNDS, NUDGE_ABOVE_MS, NUDGE_EVERY_MS};
 pub use prepare::Prepared;
+pub use page_timer::enable as enable_page_timer;
 pub use submitted::Submit;
 pub use timing::{profile_runs, share_ticks, spread_ticks, steady_wall_ms, Recorded, PROFILE_BUDGET_MS, PROFILE_RUNS, SAME_TICK_MS};
 

@@ -1,6 +1,7 @@
 //! Harness's own batches timed by the page's GPU timer (`page/static/gpu-timer.js`) instead of
 //! harness's own timestamps (`--gpu-timer page`): each batch's submit in a window of the timer.
-//! Natively there is no page: the choice is refused before it gets here.
+//! Natively there is no page: `measure_work` keeps harness's own timestamps there, and these
+//! functions answer with an error.
 
 use super::error::GpuError;
 use crate::gpu_timer::WindowTimes;

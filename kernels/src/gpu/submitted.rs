@@ -32,11 +32,8 @@ impl Gpu {
     pub async fn measure_submitted(&self, label: &str, run: Submit<'_>, sampling: &Sampling, clock: &mut impl ClockGate, on_sample: impl FnMut(u32)) -> Result<Sampled, GpuError> {
         let page = cfg!(target_arch = "wasm32") && self.timestamps;
         let bracket = (!cfg!(target_arch = "wasm32") && self.timestamps).then(|| self.bracket());
-        let timer = match (page, self.timestamps) {
-            (true, _) => GpuTimerUse::page(),
-            (false, true) => GpuTimerUse { source: GpuTimerSource::Bracket, ..GpuTimerUse::page() },
-            (false, false) => GpuTimerUse::unavailable(GpuTimerSource::Bracket, "the adapter has no timestamp-query"),
-        };
+        let source = if page { GpuTimerSource::Page } else { GpuTimerSource::Bracket };
+        let timer = GpuTimerUse::for_adapter(source, self.timestamps);
         let mut runs = Runs { gpu: self, label, run, page, bracket, timer };
         if page {
             page_timer::enable(true)?;

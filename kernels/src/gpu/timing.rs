@@ -7,7 +7,7 @@ use super::error::GpuError;
 use super::page_timer::{self, Window};
 use super::prepare::Prepared;
 use super::Gpu;
-use crate::gpu_timer::{GpuTimerChoice, GpuTimerSource, GpuTimerUse, TimerCost, COST_ROUNDS};
+use crate::gpu_timer::{measure_cost, GpuTimerChoice, GpuTimerSource, GpuTimerUse};
 use crate::sampling::{now_ms, sample, ClockGate, Sample, Sampled, Sampling, Timed, MAX_IN_FLIGHT};
 use futures_channel::oneshot;
 use std::collections::VecDeque;
@@ -148,22 +148,20 @@ impl Gpu {
         on_sample: impl FnMut(u32),
     ) -> Result<Sampled, GpuError> {
         // Natively there is no page: harness's own timestamps time `--platform native` either way.
-        let page = (cfg!(target_arch = "wasm32") && sampling.gpu_timer == GpuTimerChoice::Page).then(|| match self.timestamps {
-            true => GpuTimerUse::page(),
-            false => GpuTimerUse::unavailable(GpuTimerSource::Page, "the adapter has no timestamp-query"),
-        });
-        let timed_by_page = page.as_ref().is_some_and(|p| p.unavailable.is_none());
+        let page = (cfg!(target_arch = "wasm32") && sampling.gpu_timer == GpuTimerChoice::Page).then(|| GpuTimerUse::for_adapter(GpuTimerSource::Page, self.timestamps));
+        let timed_by_page = page.as_ref().is_some_and(GpuTimerUse::times);
         let mut sampled = self.sample_batches(work, sampling, page, true, clock, on_sample).await?;
         // The timer's cost: the same case again right after, alternately with the timer's
         // timestamps and with none, both sized on the wall clock.
         if let (true, Some(t)) = (sampling.timer_cost && timed_by_page, &mut sampled.gpu_timer) {
-            let (mut with, mut without) = (Vec::new(), Vec::new());
-            for _ in 0..COST_ROUNDS {
-                with.push(self.sample_batches(work, sampling, Some(GpuTimerUse::page()), false, clock, |_| {}).await?.span_and_runs());
-                let off = GpuTimerUse::unavailable(GpuTimerSource::Page, "off, for its cost");
-                without.push(self.sample_batches(work, sampling, Some(off), false, clock, |_| {}).await?.span_and_runs());
-            }
-            t.cost = TimerCost::of(&with, &without);
+            t.cost = measure_cost(async |on: bool| {
+                let page = match on {
+                    true => GpuTimerUse::page(),
+                    false => GpuTimerUse::unavailable(GpuTimerSource::Page, "off, for its cost"),
+                };
+                Ok(self.sample_batches(work, sampling, Some(page), false, clock, |_| {}).await?.span_and_runs())
+            })
+            .await?;
         }
         Ok(sampled)
     }
@@ -181,7 +179,7 @@ impl Gpu {
         on_sample: impl FnMut(u32),
     ) -> Result<Sampled, GpuError> {
         let queries = if page.is_some() { None } else { self.timestamps() };
-        let timed_by_page = page.as_ref().is_some_and(|p| p.unavailable.is_none());
+        let timed_by_page = page.as_ref().is_some_and(GpuTimerUse::times);
         if timed_by_page {
             page_timer::enable(true)?;
         }
