@@ -76,9 +76,12 @@ pub struct RunArgs {
     /// `timestamp-query`). Run both on the same cases to check that they agree.
     #[arg(long, value_enum, default_value_t = GpuTimerArg::Harness, help_heading = MEASURING)]
     pub gpu_timer: GpuTimerArg,
-    /// Measure the page GPU timer's cost: sample each case it times a second time, right after
-    /// and in the same page, with the timer off, and report the two wall medians (the GPU timer
-    /// table of the reports). For the engines and `--gpu-timer page`.
+    /// Measure the page GPU timer's cost: after each case it times, sample the case again in the
+    /// same page, alternately with the timer's timestamps and without them, twice each, batches
+    /// sized on the wall clock both ways, and report the wall time a run over each way's timed
+    /// samples (`gpuTimer.cost`, the reports' GPU timer table). For the engines and
+    /// `--gpu-timer page`. Behind Firefox's completion timer the batches are long: about 30 s a model case more on
+    /// the H200 (docs/hardware/h200-timer.md).
     #[arg(long, help_heading = MEASURING)]
     pub gpu_timer_cost: bool,
     /// Tune: run every variant of the tunable kernels selected (`matmul`'s tile sizes, workgroup
