@@ -15,8 +15,11 @@
 #   harness's timestamps or by the page timer alone, its cost measured), engines (`--platform webgpu,ort`,
 #   the timer's cost on ORT measured), tfjs (catalogue matmul and softmax), text (MiniLM from text on
 #   transformers.js); own-firefox, page-firefox and engines-firefox the same in Firefox (its parts as
-#   ../shared/gpu/pack.sh firefox makes them, split again in parts of 17.5 MB). Each leaves
-#   $OUT/STEP.tar.gz: results, logs, nvidia-smi's clocks.
+#   ../shared/gpu/pack.sh firefox makes them, split again in parts of 17.5 MB); burn, burn-firefox and
+#   burn-native: examples/bench-burn (burn on its wgpu backend, with the catalogue's matmul beside it in
+#   the same page) and `harness run` of the catalogue's matmul at 1024³ and 4096³, in Chrome, Firefox
+#   and natively (pack takes the bench binary and bundle that `harness bench` built here, in
+#   examples/bench-burn/target). Each leaves $OUT/STEP.tar.gz: results, logs, nvidia-smi's clocks.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 pack="$top/target/gpu-pack"
@@ -35,6 +38,13 @@ pack)
   tar cJf "$pack/tfjs.tar.xz" -C "$top/target/tfjs" \
     node_modules/@tensorflow/tfjs-core/package.json node_modules/@tensorflow/tfjs-core/dist/tf-core.min.js \
     node_modules/@tensorflow/tfjs-backend-webgpu/package.json node_modules/@tensorflow/tfjs-backend-webgpu/dist/tf-backend-webgpu.min.js
+  burn=$top/examples/bench-burn/target
+  if ls "$burn"/release/deps/burn-* >/dev/null 2>&1; then
+    mkdir -p "$work/burn" && cp "$(ls -t "$burn"/release/deps/burn-* | grep -v '\.d$' | head -1)" "$work/burn/burn"
+    [ ! -d "$burn/harness-bench/burn" ] || cp -a "$burn/harness-bench/burn" "$work/burn/bundle"
+    rm -f "$pack"/burn.tar.xz.*
+    tar cf - -C "$work" burn | xz -T0 -6 | split -b 17500000 - "$pack/burn.tar.xz."
+  fi
   m=all-MiniLM-L6-v2
   tar cf - -C "$top/models" $m/config.json $m/model.safetensors $m/tokenizer.json $m/tokenizer_config.json \
     $m/special_tokens_map.json $m/vocab.txt | split -b 17500000 - "$pack/minilm.tar."
@@ -47,7 +57,7 @@ stash)
   ls /tmp/gpu-pack
   exit 0
   ;;
-own | page | engines | tfjs | text | own-firefox | page-firefox | engines-firefox | ort-firefox) ;;
+own | page | engines | tfjs | text | own-firefox | page-firefox | engines-firefox | ort-firefox | burn | burn-firefox | burn-native) ;;
 *) sed -n 2,18p "$0"; exit 2 ;;
 esac
 
@@ -61,7 +71,8 @@ g=/tmp/gpu-pack
 [ -d /tmp/gpu/ort ] || { mkdir -p /tmp/gpu/ort && tar xJf $g/ort.tar.xz -C /tmp/gpu/ort; }
 [ -d /tmp/gpu/tfjs ] || { mkdir -p /tmp/gpu/tfjs && tar xJf $g/tfjs.tar.xz -C /tmp/gpu/tfjs; }
 [ -d /tmp/gpu/transformers ] || { mkdir -p /tmp/gpu/transformers && tar xJf $g/transformers.tar.xz -C /tmp/gpu/transformers; }
-[ -d /tmp/gpu/all-MiniLM-L6-v2 ] || cat $g/minilm.tar.* | tar xf - -C /tmp/gpu
+[ -d /tmp/gpu/all-MiniLM-L6-v2 ] || ! ls $g/minilm.tar.* >/dev/null 2>&1 || cat $g/minilm.tar.* | tar xf - -C /tmp/gpu
+[ -d /tmp/gpu/burn ] || ! ls $g/burn.tar.xz.* >/dev/null 2>&1 || cat $g/burn.tar.xz.* | xz -d | tar xf - -C /tmp/gpu
 # The libraries a desktop would have (the device README): libglvnd's and the Vulkan loader.
 for f in "$top"/.gl/*.deb; do dpkg -x "$f" /; done
 ldconfig
@@ -76,11 +87,18 @@ for step in "$@"; do
   nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
     --format=csv -lms 200 > "$dir/nvidia-smi.csv" 2>&1 &
   smi=$!
-  run() { # name, harness args...
-    local name=$1; shift
+  run() { # name, harness args... (`harness bench` where the first is `bench`)
+    local name=$1 command=run; shift
+    [ "$1" = bench ] && { command=bench; shift; }
     local t0=$SECONDS
-    harness run "$@" --out "$dir/$name" > "$dir/$name.log" 2>&1
-    echo "$name: exit $? in $((SECONDS - t0)) s: harness run $*" | tee -a "$dir/exit-codes.txt"
+    harness $command "$@" --out "$dir/$name" > "$dir/$name.log" 2>&1
+    echo "$name: exit $? in $((SECONDS - t0)) s: harness $command $*" | tee -a "$dir/exit-codes.txt"
+  }
+  # burn's bench and the catalogue's matmul at the same shapes, with the same sampling.
+  burn() { # harness args for the browser or platform
+    local same=(--samples 30 --warmup 5 --max-time 5 --timeout 300 --retries 0)
+    run bench bench --bench-binary /tmp/gpu/burn/burn --bundle /tmp/gpu/burn/bundle "$@" "${same[@]}"
+    run catalogue "$@" --suite full --filter matmul@1024x1024x1024,matmul@4096x4096x4096 "${same[@]}"
   }
   case $step in
   own) run own "${chrome[@]}" --platform webgpu "${models[@]}" --gpu-timer harness ;;
@@ -92,6 +110,9 @@ for step in "$@"; do
   # ORT alone in Firefox, no cost (page-firefox's cost rounds took 4 minutes behind Firefox's timer).
   ort-firefox) run ort "${firefox[@]}" --platform ort "${models[@]}" --ort-dir /tmp/gpu/ort ;;
   tfjs) run tfjs "${chrome[@]}" --platform webgpu,tfjs --suite default --filter 'matmul_tiled*,softmax*' --samples 10 --max-time 2 --tfjs-dir /tmp/gpu/tfjs ;;
+  burn) burn "${chrome[@]}" --platform webgpu ;;
+  burn-firefox) burn "${firefox[@]}" --platform webgpu ;;
+  burn-native) burn --platform native ;;
   text) run text "${chrome[@]}" --platform webgpu,transformers --model minilm --from-text --weights /tmp/gpu/all-MiniLM-L6-v2 --samples 10 --transformers-dir /tmp/gpu/transformers ;;
   esac
   kill $smi

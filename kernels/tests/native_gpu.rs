@@ -112,6 +112,17 @@ fn quick_suite_kernels_match_their_references_natively() {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
+/// A framework set up on harness's device (burn's cubecl-wgpu) writes shaders with the i64, f64 and
+/// f32-atomic types the adapter offers: the device must have them too, or those shaders fail
+/// validation (burn's conv2d and softmax did, `u64` without `SHADER_INT64`).
+#[test]
+fn the_device_has_the_shader_capabilities_its_adapter_offers() {
+    let Some(gpu) = gpu() else { return };
+    let offered = gpu.adapter().features() & kernels::gpu::SHADER_CAPABILITIES;
+    eprintln!("adapter {} offers {offered:?}", gpu.info.name);
+    assert!(gpu.device().features().contains(offered), "the device has {:?}", gpu.device().features());
+}
+
 /// Runs every variant the tuner can pick of catalogue kernel `name` and of its f16 form at
 /// `shapes` (all shapes one program per variant, so its shader compiles once) and returns those
 /// that miss the f64 reference. The f16 form, and subgroup variants, are skipped, saying so,

@@ -20,6 +20,14 @@ const FEATURES: [(&str, wgpu::Features); 3] = [
     ("subgroups", wgpu::Features::SUBGROUP),
 ];
 
+/// Shader capabilities wgpu offers natively (they have no WebGPU name) that a framework set up on
+/// harness's device may use: cubecl-wgpu (burn's wgpu backend) reads i64/u64, f64 and f32 atomics
+/// off the *adapter's* features and writes shaders with them, which a device without them rejects.
+/// harness's own kernels use none of them.
+#[cfg(not(target_arch = "wasm32"))]
+pub const SHADER_CAPABILITIES: wgpu::Features =
+    wgpu::Features::SHADER_INT64.union(wgpu::Features::SHADER_F64).union(wgpu::Features::SHADER_FLOAT32_ATOMIC);
+
 /// An adapter wgpu offers on this machine, natively: what `harness doctor` shows of the link
 /// between the Vulkan (Metal, DX12) driver and the browsers.
 #[cfg(not(target_arch = "wasm32"))]
@@ -75,8 +83,8 @@ pub(super) struct Watch {
 
 impl Gpu {
     /// Requests the high-performance adapter and a device with its full limits, plus
-    /// `timestamp-query`, `shader-f16` and `subgroups` where the adapter offers them, and
-    /// watches the device for loss and uncaptured errors.
+    /// `timestamp-query`, `shader-f16` and `subgroups` where the adapter offers them (and natively
+    /// [`SHADER_CAPABILITIES`]), and watches the device for loss and uncaptured errors.
     pub async fn new() -> Result<Gpu, GpuError> {
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
         let adapter = instance
@@ -88,6 +96,8 @@ impl Gpu {
             .map_err(|e| GpuError::NoAdapter(e.to_string()))?;
         let timestamps = adapter.features().contains(wgpu::Features::TIMESTAMP_QUERY);
         let wanted = FEATURES.iter().fold(wgpu::Features::empty(), |all, (_, f)| all | *f);
+        #[cfg(not(target_arch = "wasm32"))]
+        let wanted = wanted | SHADER_CAPABILITIES;
         let required_features = adapter.features() & wanted;
         #[cfg(target_arch = "wasm32")]
         let _ = subgroup_matrix_arm(subgroup_matrix::WORKGROUP_BYTES);

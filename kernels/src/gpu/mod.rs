@@ -21,7 +21,7 @@ mod timing;
 
 pub use crate::sampling::now_ms;
 #[cfg(not(target_arch = "wasm32"))]
-pub use device::{native_adapters, NativeAdapter};
+pub use device::{native_adapters, NativeAdapter, SHADER_CAPABILITIES};
 pub use error::GpuError;
 pub use latency::{nudges, LATENCY_ROUNDS, NUDGE_ABOVE_MS, NUDGE_EVERY_MS};
 pub use prepare::Prepared;

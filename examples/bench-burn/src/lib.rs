@@ -1,0 +1,1 @@
+//! Nothing here: the benches are in benches/burn.rs.
