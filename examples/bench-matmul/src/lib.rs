@@ -6,7 +6,7 @@
 use harness_bench::wgpu::{self, util::DeviceExt};
 use harness_bench::{Bench, Benches, Gpu, GpuContext, GpuWork};
 use kernels::program::Program;
-use kernels::{catalog, Shape};
+use kernels::{catalog, Kernel, Shape};
 
 /// How the bench records a run: in the one pass harness opens per batch (as harness times its own
 /// kernels), or in a pass of its own.
@@ -24,10 +24,7 @@ pub fn register(c: &mut Benches, name: &str, passes: Passes, n: u32) {
     let shape = Shape(vec![n, n, n]);
     catalogue_bench(c, name, "matmul", &shape).run(move |gpu| {
         let shape = shape.clone();
-        async move {
-            let k = catalog::find("matmul").unwrap();
-            work(&gpu, Program::of_kernel(k, &shape, &k.inputs(&shape, 1)), passes)
-        }
+        async move { work(&gpu, Program::of_kernel(find("matmul"), &shape, &catalogue_inputs("matmul", &shape)), passes) }
     });
 }
 
@@ -35,7 +32,7 @@ pub fn register(c: &mut Benches, name: &str, passes: Passes, n: u32) {
 /// f64 reference (on its inputs at seed 1: [`catalogue_inputs`]) and tolerance, ready for a `run`
 /// of any code that computes the same.
 pub fn catalogue_bench<'a>(c: &'a mut Benches, name: &str, kernel: &'static str, shape: &Shape) -> Bench<'a, Gpu> {
-    let k = catalog::find(kernel).unwrap_or_else(|| panic!("the catalogue has no `{kernel}`"));
+    let k = find(kernel);
     let reference_shape = shape.clone();
     c.gpu(name)
         .param(shape.to_string())
@@ -46,7 +43,12 @@ pub fn catalogue_bench<'a>(c: &'a mut Benches, name: &str, kernel: &'static str,
 
 /// The catalogue kernel `kernel`'s inputs at `shape`, seed 1: what `harness run` computes on.
 pub fn catalogue_inputs(kernel: &str, shape: &Shape) -> Vec<Vec<f32>> {
-    catalog::find(kernel).unwrap_or_else(|| panic!("the catalogue has no `{kernel}`")).inputs(shape, 1)
+    find(kernel).inputs(shape, 1)
+}
+
+/// The catalogue's kernel `kernel`; a name it lacks is the bench's mistake.
+fn find(kernel: &str) -> &'static dyn Kernel {
+    catalog::find(kernel).unwrap_or_else(|| panic!("the catalogue has no `{kernel}`"))
 }
 
 /// The program's buffers, pipelines and bind groups, and one run of its dispatches.
