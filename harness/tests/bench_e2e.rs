@@ -124,6 +124,36 @@ fn a_panic_is_an_error_a_wrong_output_fails_no_reference_is_unchecked_and_the_re
 }
 
 #[test]
+fn a_rejected_shader_is_named_with_the_compilers_words_and_a_shader_enabling_subgroups_runs_in_chromium() {
+    let (_, results, stderr) = bench_checked(
+        "bench-shaders",
+        &["--manifest-path", &fixture(), "--bench", "faults", "--browser", "chrome,firefox", "--platform", "webgpu", "--filter", "bad-shader,rejected-then-panics,enables-subgroups", "--samples", "3", "--retries", "0"],
+    );
+    let rejected = "the browser rejected shader code:\nfixture:1:";
+    for run in results["runs"].as_array().unwrap() {
+        let browser = run["browser"].as_str().unwrap();
+        let case = |id: &str| run["cases"].as_array().unwrap().iter().find(|c| c["id"] == id).unwrap_or_else(|| panic!("{browser}: no {id}\n{stderr}")).clone();
+        let message = |id: &str| case(id)["message"].as_str().unwrap_or_default().to_string();
+        // The pipeline's error says only that the module is invalid: the compiler's lines, read
+        // from the module's compilation info, say why.
+        assert_eq!(case("bad-shader")["status"], "error", "{browser}: {stderr}");
+        assert!(message("bad-shader").contains(rejected) && message("bad-shader").contains("not_defined_anywhere"), "{browser}: {}", message("bad-shader"));
+        // A framework's own panic (cubecl-wgpu's, on the pipeline's error) carries them too.
+        let panicked = message("rejected-then-panics");
+        assert!(panicked.contains("deliberate panic after a rejected shader") && panicked.contains(rejected) && panicked.contains("not_defined_anywhere"), "{browser}: {panicked}");
+        // cubecl-wgpu writes `enable subgroups;` into its browser shaders: the page asks Chromium
+        // for the feature (SwiftShader and GPUs have it). Where a browser lacks it, the case
+        // names the directive it rejected.
+        let subgroups = case("enables-subgroups");
+        if browser == "chrome" {
+            assert_eq!(subgroups["status"], "passed", "{subgroups:#}");
+        } else if subgroups["status"] != "passed" {
+            assert!(message("enables-subgroups").contains(rejected), "{browser}: {subgroups:#}");
+        }
+    }
+}
+
+#[test]
 fn a_compile_error_exits_2_with_cargos_message_before_any_browser_starts() {
     let _lock = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
     let dir = out_dir("bench-broken");

@@ -100,7 +100,7 @@ fn every_matmul_and_matvec_variant_passes_in_chromium_and_natively_and_later_run
         let variant = c["variant"].as_str().expect("every tuned case names its variant");
         assert!(c["id"].as_str().unwrap().ends_with(variant), "{}", c["id"]);
         // Subgroup variants are candidates only where the device has `subgroups`: natively where
-        // the adapter offers it, never in a browser (wgpu 30's WebGPU backend cannot request it).
+        // the adapter offers it, never in a browser (wgpu 30's WebGPU backend cannot see it on the device).
         // Elsewhere they are unsupported, saying so, and every other variant still passes.
         if variant.ends_with("-sg") && (target != "native" || !subgroups) {
             assert_eq!(c["status"], "unsupported", "{target}: {c}");

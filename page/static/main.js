@@ -2,6 +2,7 @@
 // exceptions, and runs the WASM runner. Everything it learns goes to the harness server.
 // The GPU timer first: it must wrap WebGPU before any engine asks for a device.
 import './gpu-timer.js';
+import './shader-errors.js';
 import init, * as pkg from './pkg/page.js';
 import './tfjs.js';
 import './ort.js';
@@ -24,12 +25,18 @@ async function post(path, body) {
   if (!res.ok) throw new Error(`POST /api/${path} answered ${res.status}`);
 }
 
-function reportError(message, stack, fatal) {
+async function reportError(message, stack, fatal) {
   // A panicking bench (harness bench) aborts its WASM with `unreachable`; its hook left the
   // panic's own message here.
   if (globalThis.harnessPanic) {
     message = globalThis.harnessPanic;
     globalThis.harnessPanic = null;
+  }
+  const caseId = currentCase;
+  const shaders = globalThis.harnessShaderErrors;
+  if (shaders) {
+    await shaders.settled();
+    message = String(message) + shaders.take();
   }
   log(`error: ${message}`);
   // keepalive: the report must leave even if the page is being torn down.
@@ -37,7 +44,7 @@ function reportError(message, stack, fatal) {
     method: 'POST',
     keepalive: true,
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ message: String(message), stack: stack || null, caseId: currentCase, fatal }),
+    body: JSON.stringify({ message: String(message), stack: stack || null, caseId, fatal }),
   }).catch(() => {});
 }
 

@@ -4,6 +4,12 @@
 // adapter has what harness's GEMM (kernels/src/catalog/matmul/subgroup_matrix.rs) needs: f16
 // products with an f32 result at 16x16x16, `shader-f16`, room for its tiles, and subgroups no wider
 // than its 32-wide ones. Nothing else on the page (tfjs, onnxruntime-web) is given it.
+//
+// The same request also asks for `subgroups` where the adapter has it, which wgpu 30 cannot name
+// either: a framework set up on harness's device (cubecl-wgpu, burn's backend) writes `enable
+// subgroups;` into its browser shaders whenever they read a subgroup builtin, and a device without
+// the feature rejects them. harness's own subgroup variants still run natively only: wgpu cannot
+// see the feature on the device.
 const FEATURE = 'chromium-experimental-subgroup-matrix';
 // Workgroup memory the GEMM's larger block takes (subgroup_matrix::WORKGROUP_BYTES), given by arm().
 let armed = false;
@@ -27,15 +33,16 @@ if (globalThis.GPUAdapter) {
   GPUAdapter.prototype.requestDevice = function (descriptor) {
     if (!armed) return requestDevice.call(this, descriptor);
     armed = false;
-    if (!usable(this)) return requestDevice.call(this, descriptor);
-    const requiredFeatures = [...new Set([...((descriptor && descriptor.requiredFeatures) || []), 'shader-f16', FEATURE])];
-    return requestDevice.call(this, { ...descriptor, requiredFeatures });
+    const wanted = [...((descriptor && descriptor.requiredFeatures) || [])];
+    if (this.features.has('subgroups')) wanted.push('subgroups');
+    if (usable(this)) wanted.push('shader-f16', FEATURE);
+    return requestDevice.call(this, { ...descriptor, requiredFeatures: [...new Set(wanted)] });
   };
 }
 
 globalThis.harnessSubgroupMatrix = {
   // The next requestDevice (wgpu's) asks for the feature where the adapter can use it, with
-  // `bytes` of workgroup memory.
+  // `bytes` of workgroup memory, and for `subgroups` where the adapter has it.
   arm(bytes) {
     armed = true;
     workgroupBytes = bytes;

@@ -5,7 +5,7 @@
 /// Idle GPU time between two passes, ns.
 export const GAP_NS = 50n;
 
-export function fakeWebGpu({ timestampQuery = true } = {}) {
+export function fakeWebGpu({ timestampQuery = true, subgroups = false } = {}) {
   const gpu = { clock: 1000n, querySets: 0, passDescs: [] };
   class GPUBuffer {
     constructor(size) {
@@ -89,10 +89,21 @@ export function fakeWebGpu({ timestampQuery = true } = {}) {
     createBuffer({ size }) {
       return new GPUBuffer(size);
     }
+    // A compiler that rejects `enable subgroups;` on a device without the feature, as Tint does,
+    // and warns on a line holding `warn`. Its info comes a tick later, as a browser's does.
+    createShaderModule({ code }) {
+      const messages = code.split('\n').flatMap((line, i) => {
+        if (line.includes('enable subgroups;') && !this.features.has('subgroups')) {
+          return [{ type: 'error', lineNum: i + 1, linePos: 8, message: "extension 'subgroups' is not allowed in the current environment" }];
+        }
+        return line.includes('warn') ? [{ type: 'warning', lineNum: i + 1, linePos: 1, message: 'a warning' }] : [];
+      });
+      return { getCompilationInfo: () => new Promise((resolve) => setTimeout(() => resolve({ messages }), 5)) };
+    }
   }
   class GPUAdapter {
     constructor() {
-      this.features = new Set(timestampQuery ? ['timestamp-query', 'shader-f16'] : ['shader-f16']);
+      this.features = new Set([...(timestampQuery ? ['timestamp-query'] : []), 'shader-f16', ...(subgroups ? ['subgroups'] : [])]);
     }
     async requestDevice(desc) {
       gpu.requested = desc;

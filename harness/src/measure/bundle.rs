@@ -9,7 +9,7 @@ use std::time::SystemTime;
 
 /// The page's static files, copied into every bundle: built into harness, so a bench bundle needs
 /// no source tree.
-const STATIC_FILES: [(&str, &str); 10] = [
+const STATIC_FILES: [(&str, &str); 11] = [
     ("index.html", include_str!("../../../page/static/index.html")),
     ("main.js", include_str!("../../../page/static/main.js")),
     ("tfjs.js", include_str!("../../../page/static/tfjs.js")),
@@ -20,6 +20,7 @@ const STATIC_FILES: [(&str, &str); 10] = [
     ("transformers.js", include_str!("../../../page/static/transformers.js")),
     ("completion.js", include_str!("../../../page/static/completion.js")),
     ("gpu-timer.js", include_str!("../../../page/static/gpu-timer.js")),
+    ("shader-errors.js", include_str!("../../../page/static/shader-errors.js")),
 ];
 
 /// A folder the server can serve as the page.
@@ -35,7 +36,7 @@ pub struct Bundle {
 #[derive(Debug, thiserror::Error)]
 pub enum BundleError {
     /// Neither `--bundle` nor a source tree.
-    #[error("no page bundle: this harness was not run from its source tree; pass --bundle DIR (a folder holding index.html, main.js, tfjs.js, ort.js, webnn.js, precompile.js, subgroup-matrix.js, transformers.js, completion.js, gpu-timer.js and pkg/)")]
+    #[error("no page bundle: this harness was not run from its source tree; pass --bundle DIR (a folder holding index.html, main.js, tfjs.js, ort.js, webnn.js, precompile.js, subgroup-matrix.js, transformers.js, completion.js, gpu-timer.js, shader-errors.js and pkg/)")]
     NoSource,
     /// `--bundle` points at something incomplete.
     #[error("--bundle {0}: missing {1}; build one with `harness run` from the source tree (it is written to target/harness-bundle)")]

@@ -293,12 +293,15 @@ impl Gpu {
             let (Ok(why) | Err(why)) = self.replace_lost(why).await;
             return Err(GpuError::DeviceLost(why));
         }
-        match (measured, uncaptured.is_empty()) {
-            (Ok(_), false) => Err(GpuError::Uncaptured(uncaptured.join("; "))),
+        if uncaptured.is_empty() {
+            return measured;
+        }
+        let uncaptured = format!("{}{}", uncaptured.join("; "), rejected_shaders().await);
+        match measured {
+            Ok(_) => Err(GpuError::Uncaptured(uncaptured)),
             // What the GPU reported first explains what failed after it: natively, a shader that
             // did not compile surfaces only as a failed wait for the submission that used it.
-            (Err(e), false) => Err(GpuError::Uncaptured(format!("{}; then: {e}", uncaptured.join("; ")))),
-            (measured, true) => measured,
+            Err(e) => Err(GpuError::Uncaptured(format!("{uncaptured}; then: {e}"))),
         }
     }
 
@@ -316,6 +319,21 @@ impl Gpu {
     }
 }
 
+/// In the browser, the compiler's messages for the shader modules it rejected since the last call
+/// (`static/shader-errors.js`), as text to append to an error: a pipeline made from such a module
+/// fails saying only that the module is invalid. Natively wgpu's error carries naga's message.
+async fn rejected_shaders() -> String {
+    #[cfg(target_arch = "wasm32")]
+    {
+        if let Ok(settled) = shader_errors_settled(1000) {
+            let _ = wasm_bindgen_futures::JsFuture::from(settled).await;
+        }
+        shader_errors_take().unwrap_or_default()
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    String::new()
+}
+
 /// The watch, also after a callback panicked while holding it.
 fn lock(watch: &Mutex<Watch>) -> MutexGuard<'_, Watch> {
     watch.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -325,10 +343,18 @@ fn lock(watch: &Mutex<Watch>) -> MutexGuard<'_, Watch> {
 #[wasm_bindgen::prelude::wasm_bindgen]
 extern "C" {
     /// `static/subgroup-matrix.js`: wgpu's next `requestDevice` also asks for tensor cores, where
-    /// the adapter has what `matmul` on them needs, `workgroup_bytes` of workgroup memory among it.
+    /// the adapter has what `matmul` on them needs, `workgroup_bytes` of workgroup memory among it,
+    /// and for `subgroups` where the adapter has it (frameworks' browser shaders enable it).
     #[wasm_bindgen(catch, js_namespace = harnessSubgroupMatrix, js_name = arm)]
     fn subgroup_matrix_arm(workgroup_bytes: u32) -> Result<(), wasm_bindgen::JsValue>;
     /// Whether `device` was given tensor cores.
     #[wasm_bindgen(catch, js_namespace = harnessSubgroupMatrix, js_name = has)]
     fn subgroup_matrix_has(device: &wgpu::webgpu::GpuDevice) -> Result<bool, wasm_bindgen::JsValue>;
+    /// `static/shader-errors.js`: resolves once every shader module's compile messages are in, or
+    /// after `ms`.
+    #[wasm_bindgen(catch, js_namespace = harnessShaderErrors, js_name = settled)]
+    fn shader_errors_settled(ms: u32) -> Result<js_sys::Promise, wasm_bindgen::JsValue>;
+    /// The compile errors kept since the last call, as text to append to an error ('' when none).
+    #[wasm_bindgen(catch, js_namespace = harnessShaderErrors, js_name = take)]
+    fn shader_errors_take() -> Result<String, wasm_bindgen::JsValue>;
 }

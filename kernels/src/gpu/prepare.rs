@@ -90,9 +90,9 @@ impl Gpu {
         let Some(feature) = program.features.iter().find(|f| !self.has(f)) else { return Ok(()) };
         let hint = match feature.as_str() {
             "shader-f16" => " (f16 kernels store their inputs in f16; most GPUs have it, software adapters often do not)",
-            // wgpu 30's WebGPU backend has no mapping for `subgroups`, so it never asks the
-            // browser for it, even where the browser's adapter offers it.
-            "subgroups" if cfg!(target_arch = "wasm32") => " to wgpu (wgpu 30's WebGPU backend cannot request `subgroups` from the browser, so subgroup variants run natively only)",
+            // wgpu 30's WebGPU backend has no mapping for `subgroups`: the page asks the browser
+            // for it (static/subgroup-matrix.js), but wgpu cannot see it on the device.
+            "subgroups" if cfg!(target_arch = "wasm32") => " to wgpu (wgpu 30's WebGPU backend cannot see `subgroups` on a browser's device, so subgroup variants run natively only)",
             "subgroups" => " (subgroup variants are tuner candidates where the adapter has it; the others run everywhere)",
             subgroup_matrix::FEATURE => " (tensor cores through Chromium's WebGPU; harness asks for it where the adapter has f16 products with an f32 result at 16×16×16)",
             _ => "",

@@ -1,10 +1,32 @@
 //! One bench of each outcome: passed, error (a panic), failed (a wrong output), unchecked (no
-//! reference), and one that never ends.
+//! reference), and one that never ends; shaders the browser rejects, and one that enables
+//! `subgroups` as frameworks' browser shaders do.
 
-use harness_bench::{black_box, Benches, Tolerance};
+use harness_bench::{black_box, wgpu, Benches, GpuContext, Tolerance};
 
 fn sum(n: u32) -> u64 {
     (0..n).map(u64::from).sum()
+}
+
+const BAD_SHADER: &str = "@compute @workgroup_size(1) fn main() { let x = not_defined_anywhere; }";
+/// 1.0 wherever a subgroup's sum of ones is at least one.
+const SUBGROUP_SHADER: &str = "@group(0) @binding(0) var<storage, read_write> out: array<f32>;
+@compute @workgroup_size(64) fn main(@builtin(local_invocation_index) i: u32) { out[i] = select(0.0, 1.0, subgroupAdd(1u) >= 1u); }";
+/// WebGPU's WGSL needs the directive; wgpu's native WGSL front end (naga) takes the feature from
+/// the device instead.
+const ENABLE_SUBGROUPS: &str = if cfg!(target_arch = "wasm32") { "enable subgroups;\n" } else { "" };
+
+/// A compute pipeline of `code`'s `main`.
+fn pipeline(gpu: &GpuContext, code: &str) -> wgpu::ComputePipeline {
+    let module = gpu.device.create_shader_module(wgpu::ShaderModuleDescriptor { label: Some("fixture"), source: wgpu::ShaderSource::Wgsl(code.into()) });
+    gpu.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some("fixture"),
+        layout: None,
+        module: &module,
+        entry_point: Some("main"),
+        compilation_options: Default::default(),
+        cache: None,
+    })
 }
 
 fn outcomes(c: &mut Benches) {
@@ -19,22 +41,39 @@ fn outcomes(c: &mut Benches) {
     c.cpu("unchecked").run(|b| b.iter(|| sum(black_box(100))));
     // A shader with an unknown identifier: the case fails with the compiler's message.
     c.gpu("bad-shader").run(|gpu| async move {
-        let module = gpu.device.create_shader_module(harness_bench::wgpu::ShaderModuleDescriptor {
-            label: Some("bad"),
-            source: harness_bench::wgpu::ShaderSource::Wgsl("@compute @workgroup_size(1) fn main() { let x = not_defined_anywhere; }".into()),
-        });
-        let pipeline = gpu.device.create_compute_pipeline(&harness_bench::wgpu::ComputePipelineDescriptor {
-            label: Some("bad"),
-            layout: None,
-            module: &module,
-            entry_point: Some("main"),
-            compilation_options: Default::default(),
-            cache: None,
-        });
+        let pipeline = pipeline(&gpu, BAD_SHADER);
         harness_bench::GpuWork::in_pass(move |pass| {
             pass.set_pipeline(&pipeline);
             pass.dispatch_workgroups(1, 1, 1);
         })
+    });
+    // A framework that gives up on a rejected shader with a panic of its own, as cubecl-wgpu does:
+    // the panic's message comes with the compiler's.
+    c.gpu("rejected-then-panics").run(|gpu| async move {
+        let _ = pipeline(&gpu, BAD_SHADER);
+        panic!("deliberate panic after a rejected shader");
+    });
+    // A browser shader that enables `subgroups`, as cubecl-wgpu writes them: it compiles only on a
+    // device given the feature.
+    c.gpu("enables-subgroups").reference(|| vec![1.0; 64], exact).run(|gpu| async move {
+        let out = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("out"),
+            size: 64 * 4,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let pipeline = pipeline(&gpu, &format!("{ENABLE_SUBGROUPS}{SUBGROUP_SHADER}"));
+        let bind_group = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("subgroups"),
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &[wgpu::BindGroupEntry { binding: 0, resource: out.as_entire_binding() }],
+        });
+        harness_bench::GpuWork::in_pass(move |pass| {
+            pass.set_pipeline(&pipeline);
+            pass.set_bind_group(0, &bind_group, &[]);
+            pass.dispatch_workgroups(1, 1, 1);
+        })
+        .output_f32(&out)
     });
     c.cpu("slow").param(1).reference(|| vec![4950.0], exact).run(|b| b.iter(|| sum(black_box(100))));
     c.cpu("slow").param(2).reference(|| vec![4950.0], exact).run(|b| b.iter(|| sum(black_box(100))));
