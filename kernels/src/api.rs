@@ -41,13 +41,19 @@ impl Api {
 
     /// GETs `/api/{path}` (which may carry its own query) as bytes.
     pub async fn get_bytes(&self, path: &str) -> Result<Vec<u8>, JsValue> {
+        Ok(self.get_array(path).await?.to_vec())
+    }
+
+    /// GETs `/api/{path}` as bytes left in JavaScript's memory: a model handed to another engine
+    /// need not pass through the page's WASM memory.
+    pub async fn get_array(&self, path: &str) -> Result<js_sys::Uint8Array, JsValue> {
         let url = match path.split_once('?') {
             Some((p, q)) => format!("{}&{q}", self.url(p)),
             None => self.url(path),
         };
         let response = self.fetch(Request::new_with_str(&url)?).await?;
         let buffer = JsFuture::from(response.array_buffer()?).await?;
-        Ok(js_sys::Uint8Array::new(&buffer).to_vec())
+        Ok(js_sys::Uint8Array::new(&buffer))
     }
 
     /// POSTs `body` as JSON to `/api/{path}`.

@@ -14,6 +14,7 @@ pub mod gpu_timer;
 pub mod info;
 pub mod kernel;
 pub mod model;
+pub mod own_model;
 pub mod plan;
 pub mod prng;
 pub mod program;

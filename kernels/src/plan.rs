@@ -37,6 +37,10 @@ pub enum Platform {
     /// The same with onnxruntime-web's JavaScript WebGPU execution provider (JSEP).
     #[serde(rename = "ort-jsep")]
     OrtJsep,
+    /// onnxruntime-web's CPU execution provider (its WASM, with SIMD; threads where the page is
+    /// cross-origin isolated): a user's ONNX file on the CPU, beside its WebGPU providers.
+    #[serde(rename = "ort-wasm")]
+    OrtWasm,
     /// transformers.js ([`crate::model::onnx::TRANSFORMERS_VERSION`]): its
     /// `pipeline('feature-extraction')` on MiniLM from text, with its own tokenizer, on the ONNX
     /// file harness writes (onnxruntime-web's C++ WebGPU provider underneath). It runs
@@ -55,6 +59,7 @@ impl Platform {
             Platform::Webnn => "webnn",
             Platform::OrtWebgpu => "ort-webgpu",
             Platform::OrtJsep => "ort-jsep",
+            Platform::OrtWasm => "ort-wasm",
             Platform::Transformers => "transformers",
         }
     }
@@ -63,6 +68,13 @@ impl Platform {
     /// only, TensorFlow.js only the kernels it has an op for, at their default variant.
     pub fn unsupported(self, case: &CaseSpec) -> Option<String> {
         let workload_reason = || format!("{}: models and user kernels run on webgpu and native only", case.kernel);
+        if let Some(Workload::Onnx(o)) = &case.workload {
+            return match (self, case.cold) {
+                (Platform::OrtWebgpu | Platform::OrtJsep | Platform::OrtWasm, None) => None,
+                (Platform::OrtWebgpu | Platform::OrtJsep | Platform::OrtWasm, Some(_)) => Some(format!("{}: a cold start of your own ONNX file is not measured yet", case.id)),
+                _ => Some(format!("{}: an ONNX file runs on onnxruntime-web (ort-webgpu, ort-jsep, ort-wasm), not on harness's {}", o.file, self.as_str())),
+            };
+        }
         if let Some(Workload::Bench(b)) = &case.workload {
             return match (self, b.kind) {
                 (Platform::Native, _) | (Platform::Wasm, crate::bench::BenchKind::Cpu) | (Platform::Webgpu, crate::bench::BenchKind::Gpu) => None,
@@ -107,8 +119,9 @@ impl Platform {
             Platform::Webgpu | Platform::Native | Platform::Transformers => None,
             Platform::OrtWebgpu | Platform::OrtJsep => match case.workload.as_ref().is_some_and(Workload::is_model) {
                 true => None,
-                false => Some(format!("{}: onnxruntime-web runs harness's models (minilm, llama, vit, whisper) only", case.kernel)),
+                false => Some(format!("{}: onnxruntime-web runs harness's models (minilm, llama, vit, whisper) and your ONNX files (--onnx) only", case.kernel)),
             },
+            Platform::OrtWasm => Some(format!("{}: ort-wasm runs your ONNX files (--onnx) only", case.id)),
             Platform::Wasm | Platform::Tfjs | Platform::Webnn if case.kernel().and_then(|k| k.fault()) == Some(crate::Fault::LoseDevice) => {
                 Some(format!("{}: it destroys harness's own GPU device, which {} does not use", case.kernel, self.as_str()))
             }
@@ -135,11 +148,12 @@ impl Platform {
         self != Platform::Native
     }
 
-    /// The onnxruntime-web execution provider it names (`webgpu`, `jsep`), if it is one.
+    /// The onnxruntime-web execution provider it names (`webgpu`, `jsep`, `wasm`), if it is one.
     pub fn ort_ep(self) -> Option<&'static str> {
         match self {
             Platform::OrtWebgpu => Some("webgpu"),
             Platform::OrtJsep => Some("jsep"),
+            Platform::OrtWasm => Some("wasm"),
             _ => None,
         }
     }
@@ -147,7 +161,7 @@ impl Platform {
     /// Whether it runs another engine's kernels rather than harness's WGSL (so tuned variants
     /// mean nothing there).
     pub fn other_engine(self) -> bool {
-        matches!(self, Platform::Tfjs | Platform::Webnn | Platform::OrtWebgpu | Platform::OrtJsep | Platform::Transformers)
+        matches!(self, Platform::Tfjs | Platform::Webnn | Platform::OrtWebgpu | Platform::OrtJsep | Platform::OrtWasm | Platform::Transformers)
     }
 }
 

@@ -15,6 +15,7 @@ use crate::model::perception::PerceptionCase;
 use crate::model::weights::Weights;
 use crate::model::ModelError;
 use crate::program::Program;
+use crate::own_model::OwnModel;
 use crate::user::UserKernel;
 use serde::{Deserialize, Serialize};
 
@@ -36,6 +37,8 @@ pub enum Workload {
     /// A bench of a user's crate (`harness bench`): it runs in the user's own code, not as a
     /// program of harness's.
     Bench(BenchCase),
+    /// A user's own ONNX file (`harness run --onnx`), run by onnxruntime-web.
+    Onnx(OwnModel),
 }
 
 impl Workload {
@@ -48,6 +51,7 @@ impl Workload {
             Workload::Clip(c) => c.info(),
             Workload::User(u) => u.info(),
             Workload::Bench(b) => b.info(),
+            Workload::Onnx(o) => o.info(),
         }
     }
 
@@ -57,6 +61,7 @@ impl Workload {
         match self {
             Workload::User(u) => Ok(u.program(seed)),
             Workload::Bench(b) => Err(ModelError::UnknownKernel(format!("{} (a bench runs in its own crate's code, not as a program of harness's)", b.label()))),
+            Workload::Onnx(o) => Err(ModelError::UnknownKernel(format!("{} (an ONNX file runs on onnxruntime-web, not as a program of harness's)", o.file))),
             Workload::Encoder(e) => e.graph().lower(weights, caps),
             Workload::Decoder(d) => d.graph(seed).lower(weights, caps),
             Workload::Perception(p) => p.graph(seed).lower(None, caps),
@@ -72,7 +77,7 @@ impl Workload {
             Workload::Decoder(d) => Some(d.graph(seed)),
             Workload::Perception(p) => Some(p.graph(seed)),
             Workload::Clip(c) => Some(c.graph(seed)),
-            Workload::User(_) | Workload::Bench(_) => None,
+            Workload::User(_) | Workload::Bench(_) | Workload::Onnx(_) => None,
         }
     }
 
@@ -87,7 +92,7 @@ impl Workload {
             Workload::Encoder(e) => e.op.is_some(),
             Workload::Decoder(d) => matches!(d.phase, crate::model::decoder::Phase::Op(_) | crate::model::decoder::Phase::PrefillOp(_)),
             Workload::Perception(p) => p.op.is_some(),
-            Workload::Clip(_) | Workload::User(_) | Workload::Bench(_) => false,
+            Workload::Clip(_) | Workload::User(_) | Workload::Bench(_) | Workload::Onnx(_) => false,
         }
     }
 
@@ -111,6 +116,7 @@ impl Workload {
             Workload::Clip(c) => CheckRule::Cosine { row: c.row_len(), min: crate::model::MIN_COSINE, tol: crate::model::tolerance(c.text.dtype) },
             Workload::User(u) => CheckRule::Elementwise(u.tolerance),
             Workload::Bench(b) => CheckRule::Elementwise(b.reference.unwrap_or(crate::bench::DEFAULT_TOLERANCE)),
+            Workload::Onnx(o) => o.check,
         }
     }
 

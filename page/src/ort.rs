@@ -12,7 +12,9 @@ use kernels::model::graph::Graph;
 use kernels::model::weights::Weights;
 use kernels::sampling::{now_ms, ClockGate};
 use kernels::wire::CaseMeasurement;
-use kernels::{CaseSpec, RunPlan};
+use kernels::api::Api;
+use kernels::own_model::{InputData, OwnModel};
+use kernels::{CaseSpec, RunPlan, Workload};
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen]
@@ -57,10 +59,13 @@ impl Ort {
         Ok(Ort { completion })
     }
 
-    /// Runs `case` by the plan's sampling policy and reads its output back.
-    pub async fn run_case(&self, plan: &RunPlan, case: &CaseSpec, weights: Option<&Weights>, clock: &mut impl ClockGate, on_sample: impl FnMut(u32)) -> Result<CaseMeasurement, String> {
-        let graph = case.workload.as_ref().and_then(|w| w.graph(case.seed)).ok_or_else(|| only_models(case))?;
-        let models = onnx_models(&[graph], weights)?;
+    /// Runs `case` by the plan's sampling policy and reads its output back: one of harness's
+    /// models, written as ONNX here, or a user's own ONNX file, fetched from the harness.
+    pub async fn run_case(&self, plan: &RunPlan, case: &CaseSpec, weights: Option<&Weights>, api: &Api, clock: &mut impl ClockGate, on_sample: impl FnMut(u32)) -> Result<CaseMeasurement, String> {
+        let models = match &case.workload {
+            Some(Workload::Onnx(own)) => js_sys::Array::of1(&own_model(own, case.seed, api).await?),
+            _ => onnx_models(&[case.workload.as_ref().and_then(|w| w.graph(case.seed)).ok_or_else(|| only_models(case))?], weights)?,
+        };
         let engine = Engine { submit: &submit, completion: self.completion };
         let result = async {
             prepare(models, false).await?;
@@ -113,7 +118,40 @@ impl Ort {
 
 /// Why `case` does not run on onnxruntime-web.
 fn only_models(case: &CaseSpec) -> String {
-    format!("{}: onnxruntime-web runs harness's models only", case.kernel)
+    format!("{}: onnxruntime-web runs harness's models and your ONNX files only", case.kernel)
+}
+
+/// A user's ONNX file as `[model, names, values, outputs, dims, types, external]` for
+/// `harnessOrt.prepare`: its bytes and external data fetched from the harness, its inputs made
+/// from the case's seed as the reference's were.
+async fn own_model(own: &OwnModel, seed: u64, api: &Api) -> Result<JsValue, String> {
+    let fetch = |key: String| async move { api.get_array(&format!("weights?name={key}")).await.map_err(|e| format!("fetching `{key}` from the harness: {}", describe(e))) };
+    let bytes = fetch(own.key.clone()).await?;
+    let external = js_sys::Array::new();
+    for e in &own.external {
+        external.push(&js_sys::Array::of2(&JsValue::from_str(&e.location), &fetch(e.key.clone()).await?.into()));
+    }
+    let names: js_sys::Array = own.inputs.iter().map(|i| JsValue::from_str(&i.name)).collect();
+    let values: js_sys::Array = own
+        .inputs
+        .iter()
+        .enumerate()
+        .map(|(n, i)| match i.data(seed, n) {
+            InputData::F32(v) => JsValue::from(js_sys::Float32Array::from(v.as_slice())),
+            InputData::F16(v) => JsValue::from(js_sys::Uint16Array::from(v.as_slice())),
+            InputData::I64(v) => JsValue::from(js_sys::BigInt64Array::from(v.as_slice())),
+            InputData::I32(v) => JsValue::from(js_sys::Int32Array::from(v.as_slice())),
+            InputData::I8(v) => JsValue::from(js_sys::Int8Array::from(v.as_slice())),
+            InputData::U8(v) => JsValue::from(js_sys::Uint8Array::from(v.as_slice())),
+        })
+        .collect();
+    let outputs: js_sys::Array = own.outputs.iter().map(|o| JsValue::from_str(&o.name)).collect();
+    let dims: js_sys::Array = own.inputs.iter().map(|i| JsValue::from(i.shape.iter().map(|&d| JsValue::from_f64(d as f64)).collect::<js_sys::Array>())).collect();
+    let types: js_sys::Array = own.inputs.iter().map(|i| JsValue::from_str(i.elem.name())).collect();
+    let entry = js_sys::Array::of5(&bytes, &names, &values, &outputs, &dims);
+    entry.push(&types);
+    entry.push(&external);
+    Ok(entry.into())
 }
 
 /// The ONNX file of each graph, with its feeds and output names, as `[model, names, values,

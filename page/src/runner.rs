@@ -38,6 +38,8 @@ pub async fn run(token: String, progress: js_sys::Function) -> Result<(), JsValu
     let completion = gpu.as_ref().map(|gpu: &Gpu| Completion { latency_ms: gpu.latency_ms, nudge: gpu.nudge, timestamps: gpu.timestamps });
     let (mut gpu, tfjs, ort) = match (plan.platform, plan.platform.ort_ep(), gpu, completion) {
         (Platform::Tfjs, _, Some(_), Some(c)) => (None, Some(Tfjs::load(c).await?), None),
+        // onnxruntime-web's CPU provider: no GPU to wait for, its runs end when their promises do.
+        (Platform::OrtWasm, Some(ep), ..) => (None, None, Some(Ort::load(ep, Completion { latency_ms: 0.0, nudge: false, timestamps: false }).await?)),
         (_, Some(ep), Some(_), Some(c)) => (None, None, Some(Ort::load(ep, c).await?)),
         (Platform::Transformers, ..) => (None, None, None),
         (_, _, gpu, _) => (gpu, None, None),
@@ -50,7 +52,7 @@ pub async fn run(token: String, progress: js_sys::Function) -> Result<(), JsValu
             tfjs.run_case(plan, case, &mut ServerClock(api), on_sample).await.map_err(failed)
         } else if let Some(ort) = &ort {
             let w = weights.of(case, api, &mut CaseClock::start()).await?;
-            ort.run_case(plan, case, w, &mut ServerClock(api), on_sample).await.map_err(failed)
+            ort.run_case(plan, case, w, api, &mut ServerClock(api), on_sample).await.map_err(failed)
         } else if plan.platform == Platform::Transformers {
             let w = weights.of(case, api, &mut CaseClock::start()).await?;
             crate::text::run_transformers(plan, case, w, api, completion, &mut ServerClock(api), on_sample).await.map_err(failed)

@@ -7,9 +7,14 @@
 // jsep WASM). Both register as 'webgpu', so a page loads exactly one.
 import { script } from './tfjs.js';
 import { settle } from './completion.js';
-import { windowed, finished } from './gpu-timer.js';
+import { windowed, finished, UNTIMED } from './gpu-timer.js';
 
-const BUNDLES = { webgpu: 'ort/ort.webgpu.min.js', jsep: 'ort/ort.min.js' };
+// The CPU provider ('wasm') is in every bundle: it takes JSEP's, whose files harness serves.
+const BUNDLES = { webgpu: 'ort/ort.webgpu.min.js', jsep: 'ort/ort.min.js', wasm: 'ort/ort.min.js' };
+
+// The types a tensor in a GPU buffer may have (onnxruntime-web's Tensor.fromGpuBuffer); inputs of
+// other types (int8) are given from the page's memory.
+const GPU_TYPES = new Set(['float32', 'float16', 'int32', 'int64', 'uint32', 'uint8', 'bool']);
 
 // The sessions of the case, each with its feeds, output names and last outputs: one for a model
 // written as one ONNX file; a cold start of a CLIP-shaped pair loads its two encoders' files.
@@ -18,6 +23,16 @@ let provider = null;
 let buffers = [];
 // The runs handed to ORT so far: each batch's runs wait for the batch before (see submit).
 let queued = Promise.resolve();
+
+// An IEEE binary16 value from its bits (onnxruntime-web hands float16 data over as Uint16Array).
+function halfToFloat(bits) {
+  const exponent = (bits >> 10) & 0x1f;
+  const fraction = bits & 0x3ff;
+  const sign = bits & 0x8000 ? -1 : 1;
+  if (exponent === 0) return sign * fraction * 2 ** -24;
+  if (exponent === 31) return fraction ? NaN : sign * Infinity;
+  return sign * (1 + fraction / 1024) * 2 ** (exponent - 15);
+}
 
 function release(outputs) {
   if (!outputs) return;
@@ -38,7 +53,7 @@ globalThis.harnessOrt = {
   // before the browser started).
   async load(ep) {
     const bundle = BUNDLES[ep];
-    if (!bundle) throw new Error(`unknown onnxruntime-web execution provider '${ep}' (harness knows webgpu and jsep)`);
+    if (!bundle) throw new Error(`unknown onnxruntime-web execution provider '${ep}' (harness knows webgpu, jsep and wasm)`);
     if (!globalThis.ort) await script(bundle, 'is --platform ort installed? see harness run --help');
     provider = ep;
     // The WASM files beside the bundle; one thread, so no SharedArrayBuffer (cross-origin
@@ -48,29 +63,41 @@ globalThis.harnessOrt = {
     ort.env.wasm.proxy = false;
   },
 
-  // Creates a session for each of `models` ([model, names, values, outputs]: the ONNX file as a
-  // Uint8Array, and its inputs, names[i] getting values[i], a Float32Array or Int32Array), one
-  // after the other or, with `parallel`, all at once; every output is left in a GPU buffer and
+  // Creates a session for each of `models` ([model, names, values, outputs, dims, types,
+  // external]: the ONNX file as a Uint8Array; its inputs, names[i] getting values[i], a typed
+  // array of shape dims[i] and ONNX type types[i] (flat, and float32 or int32 by its array, where
+  // not given: harness's own models); external data as [location, Uint8Array] pairs), one after
+  // the other or, with `parallel`, all at once. On WebGPU every output is left in a GPU buffer and
   // every input is uploaded into a GPU buffer of ORT's device, so a run moves no data between CPU
-  // and GPU.
+  // and GPU; on the CPU provider they are the page's arrays.
   async prepare(models, parallel) {
     await this.dispose();
-    const load = async ([model, names, values, outputs]) => {
+    const gpu = provider !== 'wasm';
+    const load = async ([model, names, values, outputs, dims, types, external]) => {
       const session = await ort.InferenceSession.create(model, {
-        executionProviders: ['webgpu'],
+        executionProviders: [gpu ? 'webgpu' : 'wasm'],
         graphOptimizationLevel: 'all',
-        preferredOutputLocation: 'gpu-buffer',
+        ...(gpu ? { preferredOutputLocation: 'gpu-buffer' } : {}),
+        ...(external?.length ? { externalData: external.map(([path, data]) => ({ path, data })) } : {}),
       });
-      const device = ort.env.webgpu.device;
-      if (!device) throw new Error('onnxruntime-web created its session without a WebGPU device (ort.env.webgpu.device is unset)');
+      const device = gpu ? ort.env.webgpu.device : null;
+      if (gpu && !device) throw new Error('onnxruntime-web created its session without a WebGPU device (ort.env.webgpu.device is unset)');
       const feeds = {};
       names.forEach((name, i) => {
         const v = values[i];
-        const dataType = v instanceof Int32Array ? 'int32' : 'float32';
+        const dataType = types?.[i] ?? (v instanceof Int32Array ? 'int32' : 'float32');
+        const shape = dims?.[i] ?? [v.length];
+        if (!gpu || !GPU_TYPES.has(dataType)) {
+          feeds[name] = new ort.Tensor(dataType, v, shape);
+          return;
+        }
         const buffer = device.createBuffer({ size: Math.ceil(v.byteLength / 16) * 16, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
-        device.queue.writeBuffer(buffer, 0, v);
+        // writeBuffer takes whole 4-byte words.
+        const words = new Uint8Array(Math.ceil(v.byteLength / 4) * 4);
+        words.set(new Uint8Array(v.buffer, v.byteOffset, v.byteLength));
+        device.queue.writeBuffer(buffer, 0, words);
         buffers.push(buffer);
-        feeds[name] = ort.Tensor.fromGpuBuffer(buffer, { dataType, dims: [v.length] });
+        feeds[name] = ort.Tensor.fromGpuBuffer(buffer, { dataType, dims: shape });
       });
       return { session, feeds, outputNames: outputs, last: null };
     };
@@ -99,6 +126,8 @@ globalThis.harnessOrt = {
       }),
     );
     queued = runs.catch(() => {});
+    // The CPU provider's runs are done when their promises resolve.
+    if (provider === 'wasm') return runs.then(() => new Float64Array([submittedMs, performance.now(), ...UNTIMED]));
     const device = ort.env.webgpu.device;
     return settle(device, finished(device, runs), nudge).then((t) => new Float64Array([submittedMs, ...t]));
   },
@@ -108,7 +137,8 @@ globalThis.harnessOrt = {
   // timestamp-query. JSEP then times each kernel between timestamps in a compute pass of its own
   // and reports the times once it has read its query buffer back, which reading the outputs forces.
   async profile() {
-    const device = ort.env.webgpu.device;
+    const device = provider === 'wasm' ? null : ort.env.webgpu.device;
+    if (!device) return null;
     // JSEP asks for Chromium's timestamps inside passes where the adapter has them, instead of timestamp-query.
     const timestamps = ['timestamp-query', 'chromium-experimental-timestamp-query-inside-passes'].some((f) => device.features.has(f));
     if (provider !== 'jsep' || !timestamps) return null;
@@ -132,12 +162,19 @@ globalThis.harnessOrt = {
     return kernels;
   },
 
-  // The last run's outputs read back (ORT flushes its pending work first), concatenated.
+  // The last run's outputs read back (ORT flushes its pending work first), concatenated as f32:
+  // int64 and bool outputs as their numbers.
   async output() {
     const read = [];
     for (const p of parts) {
       if (!p.last) throw new Error('no output: the session never ran');
-      for (const name of p.outputNames) read.push(await p.last[name].getData());
+      for (const name of p.outputNames) {
+        const tensor = p.last[name];
+        const data = await tensor.getData();
+        if (tensor.type === 'float16' && data instanceof Uint16Array) read.push(Array.from(data, halfToFloat));
+        else if (data instanceof BigInt64Array || data instanceof BigUint64Array) read.push(Array.from(data, Number));
+        else read.push(data);
+      }
     }
     const out = new Float32Array(read.reduce((n, r) => n + r.length, 0));
     let at = 0;

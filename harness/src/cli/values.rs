@@ -27,11 +27,13 @@ pub enum PlatformArg {
     Both,
     /// onnxruntime-web 1.30 (the engine under transformers.js) with its C++ WebGPU execution
     /// provider, on an ONNX file harness writes of the case's model: same weights, inputs and
-    /// checks as harness's own run. Models only (--model). Needs its npm package (`bash
-    /// ci/setup.sh`, or --ort-dir).
+    /// checks as harness's own run; or on your own ONNX file (--onnx). Models only (--model,
+    /// --onnx). Needs its npm package (`bash ci/setup.sh`, or --ort-dir).
     OrtWebgpu,
     /// The same with onnxruntime-web's JavaScript WebGPU execution provider (JSEP).
     OrtJsep,
+    /// onnxruntime-web's CPU execution provider (WASM with SIMD): your ONNX files (--onnx) only.
+    OrtWasm,
     /// ort-webgpu and ort-jsep, both.
     Ort,
     /// transformers.js 4.3 (onnxruntime-web's C++ WebGPU provider underneath): its
@@ -54,6 +56,7 @@ impl PlatformArg {
             PlatformArg::Both => &[P::Webgpu, P::Webnn],
             PlatformArg::OrtWebgpu => &[P::OrtWebgpu],
             PlatformArg::OrtJsep => &[P::OrtJsep],
+            PlatformArg::OrtWasm => &[P::OrtWasm],
             PlatformArg::Ort => &[P::OrtWebgpu, P::OrtJsep],
             PlatformArg::Transformers => &[P::Transformers],
         }

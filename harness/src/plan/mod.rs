@@ -5,6 +5,7 @@
 pub mod baseline;
 pub mod bench;
 pub mod manifest;
+pub mod onnx;
 pub mod reference;
 pub mod tuning;
 pub mod workload;

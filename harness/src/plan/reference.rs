@@ -189,18 +189,23 @@ impl References {
 
     fn compute(&self, spec: &CaseSpec, m: &CaseMeasurement, run: &str) -> Result<Reference, String> {
         use kernels::Workload;
-        let own = |values| Ok(Reference { values, source: None, measured_by: None });
+        // Where the reference is another engine's (a user's ONNX file's, tract-onnx's), reports
+        // name it, also when it comes from the disk cache.
+        let source = matches!(spec.workload, Some(Workload::Onnx(_))).then(|| crate::plan::onnx::reference::ENGINE.to_string());
+        let own = |values| Ok(Reference { values, source: source.clone(), measured_by: None });
         // Only what the case alone decides is kept on disk: not a model's that reads a weights
         // file, nor a user kernel's (its files, or another platform's output).
         let weights = spec.workload.as_ref().and_then(Workload::weights_key);
-        let disk = self.disk.as_ref().filter(|_| weights.is_none() && matches!(spec.workload, None | Some(Workload::Decoder(_) | Workload::Perception(_))));
+        let disk = self.disk.as_ref().filter(|_| weights.is_none() && matches!(spec.workload, None | Some(Workload::Decoder(_) | Workload::Perception(_) | Workload::Onnx(_))));
         let weights = weights.map(|key| self.weights(key)).transpose()?;
         if let Some(values) = disk.and_then(|d| d.load(spec)) {
             return own(values);
         }
         let started = std::time::Instant::now();
         let keep = |values: Vec<f64>| {
-            if let Some(d) = disk.filter(|_| started.elapsed() >= DiskCache::WORTH_KEEPING) {
+            // A user's ONNX model's is always kept: its inputs and the file's fingerprint decide it.
+            let onnx = matches!(spec.workload, Some(Workload::Onnx(_)));
+            if let Some(d) = disk.filter(|_| onnx || started.elapsed() >= DiskCache::WORTH_KEEPING) {
                 d.store(spec, &values);
             }
             own(values)
@@ -227,6 +232,11 @@ impl References {
                     first_output(spec, m, run, &format!("no native adapter: {why}"))
                 }
             },
+            Some(Workload::Onnx(o)) => {
+                let path = self.weights_paths.get(&o.key).ok_or_else(|| format!("no ONNX file called `{}` in this run", o.key))?;
+                let values = crate::plan::onnx::reference::outputs(path, o, spec.seed)?;
+                keep(values)
+            }
             Some(Workload::Bench(b)) => match (self.given.get(&spec.reference_id()), b.reference) {
                 (Some(values), Some(_)) => Ok(Reference { values: values.clone(), source: Some("the bench's CPU reference".into()), measured_by: None }),
                 (None, Some(_)) => Err(format!("{}: the bench binary gave no reference for it", b.label())),

@@ -83,9 +83,17 @@ fn analyze_blocking(spec: &CaseSpec, m: CaseMeasurement, references: &References
         let Some(bytes) = m.output_bytes() else {
             return unmeasured("the platform sent an output that is not base64 of 4-byte values".into());
         };
-        let reference = match references.get(spec, &m, run) {
-            Ok(r) => r,
-            Err(e) => return unmeasured(format!("no reference to check against: {e}")),
+        let reference = match (references.get(spec, &m, run), &spec.workload) {
+            (Ok(r), _) => r,
+            // A user's ONNX file that the reference engine cannot run is measured all the same.
+            (Err(e), Some(kernels::Workload::Onnx(_))) => {
+                let mut case = CaseReport::measured(spec, &info, m, check(&[], &[], kernels::CheckRule::Elementwise(kernels::Tolerance { abs: 0.0, rel: 0.0 })));
+                case.status = CaseStatus::Unchecked;
+                case.correctness = None;
+                case.message = Some(format!("unchecked: nothing independent checks it: {e}"));
+                return case;
+            }
+            (Err(e), _) => return unmeasured(format!("no reference to check against: {e}")),
         };
         let rule = spec.check_rule().expect("plans only hold known cases");
         let got = spec.decode_output(&bytes);
@@ -96,7 +104,15 @@ fn analyze_blocking(spec: &CaseSpec, m: CaseMeasurement, references: &References
         verdict.vs_f32 = twin;
         mark("check");
         let Some(by) = &reference.measured_by else {
-            return CaseReport::measured(spec, &info, m, verdict);
+            let named = match &spec.workload {
+                Some(kernels::Workload::Onnx(o)) => verdict.first_mismatches.first().and_then(|x| o.output_at(x.index)).map(str::to_string),
+                _ => None,
+            };
+            let mut case = CaseReport::measured(spec, &info, m, verdict);
+            if let (Some(output), Some(message)) = (named, &mut case.message) {
+                *message = format!("output `{output}`: {message}");
+            }
+            return case;
         };
         // Another platform's output: agreement at best, never a pass.
         let source = reference.source.clone().unwrap_or_default();

@@ -97,6 +97,23 @@ pub struct WorkloadArgs {
     /// A user kernel manifest (TOML; see README, "Your own kernel"); repeatable.
     #[arg(long, value_name = "MANIFEST", conflicts_with = "replay")]
     pub kernel: Vec<PathBuf>,
+    /// Your own ONNX models, comma-separated or repeated (README, "Your own ONNX model"): run on
+    /// onnxruntime-web (`--platform ort-webgpu,ort-jsep,ort-wasm`), on seeded inputs made from
+    /// the graph, each output checked against tract-onnx run natively. A model with external data
+    /// (`model.onnx` + `model.onnx_data`) keeps its data beside it. Each case is named
+    /// `FILE/DIM=VALUE,…`.
+    #[arg(long, value_name = "FILE.onnx", value_delimiter = ',', conflicts_with = "replay")]
+    pub onnx: Vec<PathBuf>,
+    /// A dynamic dim of the --onnx models' inputs, by the name the graph gives it:
+    /// `--dim batch_size=8 --dim sequence_length=128`; several values, comma-separated, make a
+    /// sweep (`--dim batch_size=1,8`). Every dynamic dim needs one.
+    #[arg(long, value_name = "NAME=VALUE[,VALUE…]", requires = "onnx")]
+    pub dim: Vec<String>,
+    /// The range of an integer input of the --onnx models, `NAME=LO..HI` (HI excluded):
+    /// `--input input_ids=0..30522`. By default ids index the embedding table a `Gather` reads
+    /// with them, masks are all ones, other integers are 0 or 1 and floats are normal.
+    #[arg(long, value_name = "NAME=LO..HI", requires = "onnx")]
+    pub input: Vec<String>,
 }
 
 /// Why the workloads asked for cannot be built.
@@ -130,6 +147,9 @@ pub enum WorkloadError {
     /// A manifest is malformed.
     #[error(transparent)]
     Manifest(#[from] manifest::ManifestError),
+    /// An --onnx file, --dim or --input is wrong.
+    #[error(transparent)]
+    Onnx(#[from] crate::plan::onnx::OnnxError),
 }
 
 /// The cases of every workload asked for, and the weights files the page may fetch.
@@ -177,6 +197,12 @@ impl Workloads {
             let shape = Shape(kernel.workgroups.to_vec());
             w.cases.push(CaseSpec::of_workload(&kernel.name.clone(), shape, seed, Workload::User(kernel)));
         }
+        if !args.onnx.is_empty() {
+            let options = crate::plan::onnx::OnnxOptions { files: &args.onnx, dims: &args.dim, inputs: &args.input };
+            let (cases, served) = crate::plan::onnx::cases(&options, seed)?;
+            w.cases.extend(cases);
+            w.weights.extend(served);
+        }
         Ok(w)
     }
 
@@ -187,6 +213,11 @@ impl Workloads {
         let mut out = HashMap::new();
         if needs(MINILM) {
             out.extend(minilm::encoder_files(&minilm::weights_dir(given.dir.as_deref())?));
+        }
+        for case in cases {
+            if let Some(Workload::Onnx(o)) = &case.workload {
+                out.extend(o.served());
+            }
         }
         if needs(GGUF) {
             let path = given.gguf.ok_or_else(|| WorkloadError::WeightsArg("FILE.gguf: the recorded decoders read a GGUF file; pass it again".into()))?;
@@ -258,7 +289,7 @@ pub fn f32_twin(spec: &CaseSpec) -> Option<(Dtype, CaseSpec)> {
         Workload::Decoder(d) => (&d.model, d.dtype),
         Workload::Perception(p) => (&p.model, p.dtype),
         Workload::Clip(c) => (&c.model, c.text.dtype),
-        Workload::User(_) | Workload::Bench(_) => return None,
+        Workload::User(_) | Workload::Bench(_) | Workload::Onnx(_) => return None,
     };
     let name = model.strip_suffix(&format!("-{dtype}")).filter(|_| dtype != Dtype::F32)?.to_string();
     let label = spec.kernel.strip_prefix(model.as_str()).map(|rest| format!("{name}{rest}"))?;
@@ -271,7 +302,7 @@ pub fn f32_twin(spec: &CaseSpec) -> Option<(Dtype, CaseSpec)> {
             text: EncoderCase { dtype: Dtype::F32, ..c.text.clone() },
             vision: PerceptionCase { dtype: Dtype::F32, ..c.vision.clone() },
         }),
-        Workload::User(_) | Workload::Bench(_) => return None,
+        Workload::User(_) | Workload::Bench(_) | Workload::Onnx(_) => return None,
     };
     Some((dtype, CaseSpec::of_workload(&label, spec.shape.clone(), spec.seed, twin)))
 }

@@ -1,0 +1,338 @@
+//! Your own ONNX model (`harness run --onnx FILE.onnx`): each file read before any browser
+//! starts ([`read`]), its inputs made from the graph at every combination of the `--dim`s given,
+//! and its reference computed natively by tract-onnx ([`reference`]), an engine that shares no
+//! kernels with onnxruntime-web.
+
+pub mod read;
+pub mod reference;
+
+use kernels::own_model::{Elem, ExternalData, Fill, ModelInput, ModelOutput, OwnModel};
+use kernels::{CaseSpec, Shape, Workload};
+use read::{Dim, OnnxFile};
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+/// What is wrong with an `--onnx` file or the options that go with it. Each is found before any
+/// browser starts.
+#[derive(Debug, thiserror::Error)]
+pub enum OnnxError {
+    /// The file cannot be read.
+    #[error("--onnx {0}: {1}")]
+    Read(String, String),
+    /// It is not an ONNX model.
+    #[error("--onnx {0}: not an ONNX model ({1}); pass a ModelProto file, as torch.onnx.export or optimum-cli export onnx write them")]
+    NotOnnx(String, String),
+    /// Its IR version is newer than onnxruntime-web reads.
+    #[error("--onnx {model}: ONNX IR version {version}, newer than onnxruntime-web {} reads ({max} at most); save it at an older IR version (in Python: `model.ir_version = 10` before `onnx.save`, the version torch.onnx.export writes)", kernels::model::onnx::ORT_WEB_VERSION)]
+    IrVersion {
+        /// The model.
+        model: String,
+        /// Its IR version.
+        version: i64,
+        /// The newest onnxruntime-web reads.
+        max: i64,
+    },
+    /// An external-data file it names is not beside it.
+    #[error("--onnx {model}: its weights are in {file}, which is not there; keep the external-data file beside the model, under the name the model gives it")]
+    MissingExternal {
+        /// The model.
+        model: String,
+        /// The missing file.
+        file: String,
+    },
+    /// The model is larger than the page can hold.
+    #[error("--onnx {model}: {:.2} GB with its external data, over the {:.2} GB a page holds (onnxruntime-web's WASM heap is 4 GiB, the weights and activations together, and protobuf reads 2 GiB at most)", *bytes as f64 / 1e9, *limit as f64 / 1e9)]
+    TooLarge {
+        /// The model.
+        model: String,
+        /// Its size.
+        bytes: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// `--dim` or `--input` is not `NAME=VALUE`.
+    #[error("{0}")]
+    Syntax(String),
+    /// A `--dim` names a dim no model has.
+    #[error("--dim {name}: no input of {models} has a dim called `{name}`; its dynamic dims are: {known}")]
+    UnknownDim {
+        /// The name given.
+        name: String,
+        /// The models.
+        models: String,
+        /// The dims they have.
+        known: String,
+    },
+    /// A model's input has a dynamic dim no `--dim` gives.
+    #[error("--onnx {model}: input `{input}` has the dynamic dim `{dim}`; give it with --dim {dim}=VALUE (several values, comma-separated, make a sweep)")]
+    MissingDim {
+        /// The model.
+        model: String,
+        /// The input.
+        input: String,
+        /// The dim.
+        dim: String,
+    },
+    /// An `--input` names no input of any model.
+    #[error("--input {name}: no model has an input called `{name}`; their inputs are: {known}")]
+    UnknownInput {
+        /// The name given.
+        name: String,
+        /// The inputs there are.
+        known: String,
+    },
+    /// An input's element type is one onnxruntime-web cannot be fed.
+    #[error("--onnx {model}: input `{input}` is of ONNX type {code}, which harness cannot feed onnxruntime-web (it feeds float, float16, int64, int32, int8, uint8 and bool)")]
+    InputType {
+        /// The model.
+        model: String,
+        /// The input.
+        input: String,
+        /// Its `TensorProto.DataType`.
+        code: i32,
+    },
+}
+
+/// The options of `--onnx` runs, as given.
+#[derive(Debug, Clone, Default)]
+pub struct OnnxOptions<'a> {
+    /// The files.
+    pub files: &'a [PathBuf],
+    /// `--dim NAME=V[,V…]`.
+    pub dims: &'a [String],
+    /// `--input NAME=LO..HI`.
+    pub inputs: &'a [String],
+}
+
+/// The cases of every `--onnx` file at every combination of its dims, and the files the page
+/// fetches by key.
+pub fn cases(options: &OnnxOptions, seed: u64) -> Result<(Vec<CaseSpec>, HashMap<String, PathBuf>), OnnxError> {
+    let files = options.files.iter().map(|p| OnnxFile::read(p)).collect::<Result<Vec<_>, _>>()?;
+    let dims = parse_pairs(options.dims, "--dim", "NAME=VALUE[,VALUE…] (--dim batch_size=1,8)", |v| v.split(',').map(|n| n.trim().parse::<u64>().ok().filter(|&n| n > 0)).collect::<Option<Vec<u64>>>())?;
+    let ranges = parse_pairs(options.inputs, "--input", "NAME=LO..HI (--input input_ids=0..30522)", |v| {
+        let (lo, hi) = v.split_once("..")?;
+        let (lo, hi) = (lo.trim().parse::<i64>().ok()?, hi.trim().parse::<i64>().ok()?);
+        (hi > lo).then_some((lo, hi))
+    })?;
+    let models = || files.iter().map(|f| f.path.display().to_string()).collect::<Vec<_>>().join(", ");
+    for (name, _) in &dims {
+        if !files.iter().any(|f| f.named_dims().contains(name)) {
+            let known: Vec<String> = files.iter().flat_map(|f| f.named_dims()).collect();
+            return Err(OnnxError::UnknownDim { name: name.clone(), models: models(), known: or_none(&known) });
+        }
+    }
+    for (name, _) in &ranges {
+        if !files.iter().any(|f| f.inputs.iter().any(|i| &i.name == name)) {
+            let known: Vec<String> = files.iter().flat_map(|f| f.inputs.iter().map(|i| i.name.clone())).collect();
+            return Err(OnnxError::UnknownInput { name: name.clone(), known: or_none(&known) });
+        }
+    }
+    let mut cases = Vec::new();
+    let mut served = HashMap::new();
+    for (n, file) in files.iter().enumerate() {
+        let key = format!("onnx{n}");
+        let external: Vec<ExternalData> = file.external.iter().enumerate().map(|(e, location)| ExternalData { location: location.clone(), key: format!("{key}.data{e}") }).collect();
+        for combination in combinations(&file.named_dims(), &dims, file)? {
+            let model = own_model(file, &key, &external, combination, &ranges)?;
+            served.extend(model.served());
+            let name = file.path.file_name().map_or_else(|| key.clone(), |n| n.to_string_lossy().into_owned());
+            let mut spec = CaseSpec::of_workload(&name, Shape(model.inputs.first().map(|i| i.shape.iter().map(|&d| d as u32).collect()).unwrap_or_default()), seed, Workload::Onnx(model.clone()));
+            spec.id = format!("{name}/{}", model.dims_label());
+            cases.push(spec);
+        }
+    }
+    Ok((cases, served))
+}
+
+/// `names`' values, every combination, in the order `--dim` gave each name's values.
+fn combinations(names: &[String], dims: &[(String, Vec<u64>)], file: &OnnxFile) -> Result<Vec<Vec<(String, u64)>>, OnnxError> {
+    let mut out: Vec<Vec<(String, u64)>> = vec![Vec::new()];
+    for name in names {
+        let Some((_, values)) = dims.iter().find(|(n, _)| n == name) else {
+            let input = file.inputs.iter().find(|i| i.dims.contains(&Dim::Named(name.clone()))).map_or_else(String::new, |i| i.name.clone());
+            return Err(OnnxError::MissingDim { model: file.path.display().to_string(), input, dim: name.clone() });
+        };
+        out = out.into_iter().flat_map(|c| values.iter().map(move |&v| [c.clone(), vec![(name.clone(), v)]].concat())).collect();
+    }
+    Ok(out)
+}
+
+/// The case of `file` at `dims`.
+fn own_model(file: &OnnxFile, key: &str, external: &[ExternalData], dims: Vec<(String, u64)>, ranges: &[(String, (i64, i64))]) -> Result<OwnModel, OnnxError> {
+    let model = file.path.display().to_string();
+    let inputs = file
+        .inputs
+        .iter()
+        .map(|i| {
+            let elem = Elem::of_onnx(i.elem).ok_or_else(|| OnnxError::InputType { model: model.clone(), input: i.name.clone(), code: i.elem })?;
+            let shape = i
+                .dims
+                .iter()
+                .map(|d| match d {
+                    Dim::Fixed(v) => *v,
+                    Dim::Named(n) => dims.iter().find(|(name, _)| name == n).map_or(1, |(_, v)| *v),
+                })
+                .collect();
+            Ok(ModelInput { name: i.name.clone(), elem, shape, fill: fill(i, elem, ranges) })
+        })
+        .collect::<Result<Vec<_>, OnnxError>>()?;
+    let shapes = reference::output_shapes(file, &inputs);
+    let outputs: Vec<ModelOutput> = file
+        .outputs
+        .iter()
+        .enumerate()
+        .map(|(n, o)| ModelOutput { name: o.name.clone(), elem: Elem::of_onnx(o.elem).unwrap_or(Elem::Float32), len: shapes.as_ref().and_then(|s| s.get(n)).map(|s| s.iter().product()) })
+        .collect();
+    let rows: Vec<u64> = shapes.iter().flatten().map(|s| s.last().copied().unwrap_or(1)).collect();
+    let path = file.path.canonicalize().map_err(|e| OnnxError::Read(model.clone(), e.to_string()))?;
+    Ok(OwnModel {
+        file: file.path.file_name().map_or_else(|| model.clone(), |n| n.to_string_lossy().into_owned()),
+        path: path.display().to_string(),
+        key: key.to_string(),
+        bytes: file.bytes,
+        fingerprint: file.fingerprint.clone(),
+        external: external.to_vec(),
+        dims,
+        inputs,
+        outputs,
+        check: OwnModel::check_rule(file.low_precision, &rows),
+        no_reference: reference::missing(&file.ops_without_reference()),
+    })
+}
+
+/// How input `i` is filled: the range `--input` gives; all ones for a mask; ids within the table
+/// a `Gather` reads with it; otherwise normal values for floats and 0..2 for integers.
+fn fill(i: &read::Input, elem: Elem, ranges: &[(String, (i64, i64))]) -> Fill {
+    if let Some((_, (lo, hi))) = ranges.iter().find(|(n, _)| *n == i.name) {
+        return Fill::Range { lo: *lo, hi: *hi };
+    }
+    if i.name.to_lowercase().contains("mask") || elem == Elem::Bool {
+        return Fill::Ones;
+    }
+    match (elem.is_float(), i.table_rows) {
+        (_, Some(rows)) => Fill::Range { lo: 0, hi: rows as i64 },
+        (true, None) => Fill::Normal,
+        (false, None) => Fill::Range { lo: 0, hi: 2 },
+    }
+}
+
+/// `NAME=VALUE` options parsed by `value`, each name once.
+fn parse_pairs<T>(given: &[String], option: &str, form: &str, value: impl Fn(&str) -> Option<T>) -> Result<Vec<(String, T)>, OnnxError> {
+    let mut out: Vec<(String, T)> = Vec::new();
+    for g in given {
+        let parsed = g.split_once('=').and_then(|(n, v)| Some((n.trim().to_string(), value(v)?))).filter(|(n, _)| !n.is_empty());
+        let (name, v) = parsed.ok_or_else(|| OnnxError::Syntax(format!("{option} {g}: expected {form}")))?;
+        if out.iter().any(|(n, _)| *n == name) {
+            return Err(OnnxError::Syntax(format!("{option} {g}: `{name}` is given twice; give all its values at once, comma-separated")));
+        }
+        out.push((name, v));
+    }
+    Ok(out)
+}
+
+fn or_none(names: &[String]) -> String {
+    match names.is_empty() {
+        true => "none".into(),
+        false => names.join(", "),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kernels::own_model::Fill;
+    use kernels::CheckRule;
+
+    /// The models of harness/tests/onnx-models, made by the ONNX project's own Python package.
+    fn model(name: &str) -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/onnx-models").join(name)
+    }
+
+    fn build(files: &[&str], dims: &[&str], inputs: &[&str]) -> Result<(Vec<CaseSpec>, HashMap<String, PathBuf>), OnnxError> {
+        let files: Vec<PathBuf> = files.iter().map(|f| model(f)).collect();
+        let (dims, inputs): (Vec<String>, Vec<String>) = (dims.iter().map(|s| s.to_string()).collect(), inputs.iter().map(|s| s.to_string()).collect());
+        cases(&OnnxOptions { files: &files, dims: &dims, inputs: &inputs }, 1)
+    }
+
+    fn own(spec: &CaseSpec) -> &OwnModel {
+        match &spec.workload {
+            Some(Workload::Onnx(o)) => o,
+            _ => panic!("{} is not an ONNX case", spec.id),
+        }
+    }
+
+    #[test]
+    fn a_dim_sweep_names_each_case_by_its_dims_and_checks_rows_every_output_divides() {
+        let (cases, served) = build(&["mlp.onnx"], &["batch=1,4"], &[]).unwrap();
+        let ids: Vec<&str> = cases.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["mlp.onnx/batch=1", "mlp.onnx/batch=4"]);
+        let m = own(&cases[1]);
+        assert_eq!(m.inputs[0].shape, [4, 16]);
+        assert_eq!(m.inputs[0].fill, Fill::Normal);
+        assert_eq!(m.outputs.iter().map(|o| (o.name.as_str(), o.len)).collect::<Vec<_>>(), [("logits", Some(32)), ("hidden", Some(128))]);
+        assert!(matches!(m.check, CheckRule::Cosine { row: 8, .. }), "{:?}", m.check);
+        assert_eq!(served.get("onnx0"), Some(&model("mlp.onnx")));
+    }
+
+    #[test]
+    fn ids_index_the_embedding_table_masks_are_ones_and_input_overrides_the_range() {
+        let (cases, _) = build(&["embed.onnx"], &["batch=2", "seq=5"], &[]).unwrap();
+        let m = own(&cases[0]);
+        assert_eq!(cases[0].id, "embed.onnx/batch=2,seq=5");
+        assert_eq!((m.inputs[0].fill, m.inputs[1].fill), (Fill::Range { lo: 0, hi: 50 }, Fill::Ones));
+        let (cases, _) = build(&["embed.onnx"], &["batch=2", "seq=5"], &["input_ids=3..7"]).unwrap();
+        assert_eq!(own(&cases[0]).inputs[0].fill, Fill::Range { lo: 3, hi: 7 });
+    }
+
+    #[test]
+    fn the_reference_runs_natively_on_the_pages_inputs() {
+        let (cases, served) = build(&["mlp.onnx", "embed.onnx", "external.onnx", "int8.onnx"], &["batch=3", "seq=4"], &[]).unwrap();
+        for case in &cases {
+            let m = own(case);
+            let values = reference::outputs(&served[&m.key], m, case.seed).unwrap_or_else(|e| panic!("{}: {e}", case.id));
+            let len: u64 = m.outputs.iter().map(|o| o.len.unwrap()).sum();
+            assert_eq!(values.len() as u64, len, "{}", case.id);
+            assert!(values.iter().all(|v| v.is_finite()) && values.iter().any(|&v| v != 0.0), "{}: {values:?}", case.id);
+        }
+        // The external-data model's weights come from its .onnx_data file, served beside it.
+        assert!(served.values().any(|p| p.ends_with("external.onnx_data")));
+        // int8 arithmetic is checked to the looser bound.
+        let int8 = cases.iter().find(|c| c.id.starts_with("int8")).unwrap();
+        assert!(matches!(own(int8).check, CheckRule::Cosine { min, .. } if min < kernels::model::MIN_COSINE));
+    }
+
+    #[test]
+    fn an_operator_the_reference_lacks_is_named_before_anything_runs() {
+        let (cases, _) = build(&["fastgelu.onnx"], &["batch=2"], &[]).unwrap();
+        let why = own(&cases[0]).no_reference.clone().unwrap();
+        assert!(why.contains("`com.microsoft.FastGelu`") && why.contains("tract-onnx"), "{why}");
+    }
+
+    #[test]
+    fn bad_input_is_named_with_its_fix() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = dir.path().join("notes.onnx");
+        std::fs::write(&text, "not a model").unwrap();
+        let files = [text.clone()];
+        let err = cases(&OnnxOptions { files: &files, ..Default::default() }, 1).unwrap_err().to_string();
+        assert!(err.contains("not an ONNX model") && err.contains("notes.onnx"), "{err}");
+        // An external-data model without its data file.
+        let alone = dir.path().join("external.onnx");
+        std::fs::copy(model("external.onnx"), &alone).unwrap();
+        let files = [alone];
+        let err = cases(&OnnxOptions { files: &files, ..Default::default() }, 1).unwrap_err().to_string();
+        assert!(err.contains("external.onnx_data") && err.contains("keep the external-data file beside the model"), "{err}");
+        let err = build(&["mlp.onnx"], &["batch=1", "sequence=8"], &[]).unwrap_err().to_string();
+        assert!(err.contains("--dim sequence") && err.contains("its dynamic dims are: batch"), "{err}");
+        let err = build(&["mlp.onnx"], &[], &[]).unwrap_err().to_string();
+        assert!(err.contains("input `x` has the dynamic dim `batch`") && err.contains("--dim batch=VALUE"), "{err}");
+        let err = build(&["mlp.onnx"], &["batch=1"], &["ids=0..5"]).unwrap_err().to_string();
+        assert!(err.contains("--input ids") && err.contains("their inputs are: x"), "{err}");
+        let err = build(&["mlp.onnx"], &["batch"], &[]).unwrap_err().to_string();
+        assert!(err.contains("--dim batch: expected NAME=VALUE"), "{err}");
+        let err = build(&["ir14.onnx"], &["batch=1"], &[]).unwrap_err().to_string();
+        assert!(err.contains("IR version 14") && err.contains("13 at most") && err.contains("model.ir_version = 10"), "{err}");
+        let err = build(&["missing.onnx"], &["batch=1"], &[]).unwrap_err().to_string();
+        assert!(err.contains("missing.onnx"), "{err}");
+    }
+}

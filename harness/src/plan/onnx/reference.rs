@@ -1,0 +1,84 @@
+//! The reference of a user's ONNX model: tract-onnx runs it natively, on the CPU, on the same
+//! seeded inputs the page gives onnxruntime-web. tract is pure Rust with kernels of its own, so
+//! onnxruntime-web's providers (the WASM CPU one included) are not checked against ONNX Runtime's
+//! own kernels.
+
+use super::read::OnnxFile;
+use kernels::own_model::{Elem, InputData, ModelInput, OwnModel};
+use std::path::Path;
+use tract_onnx::prelude::*;
+
+/// The reference engine, as reports name it.
+pub const ENGINE: &str = "tract-onnx 0.23 (CPU, f32)";
+
+/// The model at `path` with its inputs' types and shapes set, or why tract cannot take it.
+fn model(path: &Path, inputs: &[ModelInput]) -> TractResult<InferenceModel> {
+    let mut model = tract_onnx::onnx().model_for_path(path)?;
+    for (slot, outlet) in model.input_outlets()?.to_vec().into_iter().enumerate() {
+        let name = model.node(outlet.node).name.clone();
+        let input = inputs.iter().find(|i| i.name == name).ok_or_else(|| tract_onnx::tract_core::internal::format_err!("tract sees an input `{name}` the graph does not declare"))?;
+        let shape: Vec<usize> = input.shape.iter().map(|&d| d as usize).collect();
+        model.set_input_fact(slot, InferenceFact::dt_shape(datum_type(input.elem), shape))?;
+    }
+    Ok(model)
+}
+
+/// The shape of every output at these inputs, where tract can infer them without running the
+/// model; `None` where it cannot (an operator it lacks).
+pub fn output_shapes(file: &OnnxFile, inputs: &[ModelInput]) -> Option<Vec<Vec<u64>>> {
+    if !file.ops_without_reference().is_empty() {
+        return None;
+    }
+    let typed = model(&file.path, inputs).and_then(|m| m.into_typed()).ok()?;
+    (0..typed.output_outlets().ok()?.len()).map(|i| Some(typed.output_fact(i).ok()?.shape.as_concrete()?.iter().map(|&d| d as u64).collect())).collect()
+}
+
+/// Why the reference engine cannot run a model with `ops` it lacks; `None` when it lacks none.
+pub fn missing(ops: &[String]) -> Option<String> {
+    (!ops.is_empty()).then(|| format!("{ENGINE}, the reference engine, has no {}", ops.iter().map(|o| format!("`{o}`")).collect::<Vec<_>>().join(", ")))
+}
+
+/// The model's outputs on the inputs of the case seeded `seed`, laid end to end as f64.
+pub fn outputs(path: &Path, model_case: &OwnModel, seed: u64) -> Result<Vec<f64>, String> {
+    if let Some(why) = &model_case.no_reference {
+        return Err(why.clone());
+    }
+    let run = || -> TractResult<Vec<f64>> {
+        let plan = model(path, &model_case.inputs)?.into_optimized()?.into_runnable()?;
+        let feeds: TVec<TValue> = model_case.inputs.iter().enumerate().map(|(n, i)| tensor(i, i.data(seed, n)).map(|t| t.into_tvalue())).collect::<TractResult<_>>()?;
+        let mut values = Vec::new();
+        for out in plan.run(feeds)? {
+            let out = out.into_tensor();
+            let out = if out.datum_type() == bool::datum_type() { out.cast_to::<u8>()?.into_owned() } else { out };
+            values.extend(out.cast_to::<f64>()?.to_plain_array_view::<f64>()?.iter().copied());
+        }
+        Ok(values)
+    };
+    run().map_err(|e| format!("{ENGINE} could not run it: {e:#}"))
+}
+
+fn datum_type(elem: Elem) -> DatumType {
+    match elem {
+        Elem::Float32 => f32::datum_type(),
+        Elem::Float16 => f16::datum_type(),
+        Elem::Int64 => i64::datum_type(),
+        Elem::Int32 => i32::datum_type(),
+        Elem::Int8 => i8::datum_type(),
+        Elem::Uint8 => u8::datum_type(),
+        Elem::Bool => bool::datum_type(),
+    }
+}
+
+/// An input's values as a tract tensor of its shape and type.
+fn tensor(input: &ModelInput, data: InputData) -> TractResult<Tensor> {
+    let shape: Vec<usize> = input.shape.iter().map(|&d| d as usize).collect();
+    Ok(match data {
+        InputData::F32(v) => Tensor::from_shape(&shape, &v)?,
+        InputData::F16(v) => Tensor::from_shape(&shape, &v.into_iter().map(f16::from_bits).collect::<Vec<_>>())?,
+        InputData::I64(v) => Tensor::from_shape(&shape, &v)?,
+        InputData::I32(v) => Tensor::from_shape(&shape, &v)?,
+        InputData::I8(v) => Tensor::from_shape(&shape, &v)?,
+        InputData::U8(v) if input.elem == Elem::Bool => Tensor::from_shape(&shape, &v.into_iter().map(|b| b != 0).collect::<Vec<_>>())?,
+        InputData::U8(v) => Tensor::from_shape(&shape, &v)?,
+    })
+}

@@ -1,0 +1,114 @@
+"""Writes the small ONNX models of harness's --onnx tests with the ONNX project's own Python
+package (onnx.helper, onnx.save), not with harness's writer: `python3 make.py` (onnx 1.23, numpy).
+The files are committed, so the tests need neither.
+
+  mlp.onnx        x[batch,16] -> MatMul, Add, Relu (output `hidden`) -> MatMul -> `logits`[batch,8]
+  embed.onnx      input_ids, attention_mask int64 [batch,seq] -> Gather from a 50-row table,
+                  masked, summed over seq -> `pooled`[batch,8]
+  external.onnx   mlp.onnx with its weights in external.onnx_data
+  int8.onnx       the pattern onnxruntime's quantize_dynamic writes: DynamicQuantizeLinear,
+                  MatMulInteger with int8 weights, rescaled to f32
+  fastgelu.onnx   x -> com.microsoft FastGelu: an operator ONNX Runtime has and tract-onnx lacks
+  ir14.onnx       mlp.onnx at the IR version onnx 1.23 writes by default (14), newer than
+                  onnxruntime-web 1.30 reads (13); the others are written at IR 10, as torch.onnx
+                  exports are
+"""
+import os
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+here = os.path.dirname(os.path.abspath(__file__))
+if os.path.exists(os.path.join(here, "external.onnx_data")):
+    os.remove(os.path.join(here, "external.onnx_data"))
+rng = np.random.default_rng(7)
+
+
+def save(model, name, ir_version=10, **kw):
+    model.ir_version = ir_version
+    onnx.checker.check_model(model)
+    onnx.save_model(model, os.path.join(here, name), **kw)
+
+
+def mlp():
+    w1 = numpy_helper.from_array((rng.standard_normal((16, 32)) / 4).astype(np.float32), "w1")
+    b1 = numpy_helper.from_array(rng.standard_normal(32).astype(np.float32), "b1")
+    w2 = numpy_helper.from_array((rng.standard_normal((32, 8)) / 6).astype(np.float32), "w2")
+    nodes = [
+        helper.make_node("MatMul", ["x", "w1"], ["xw"]),
+        helper.make_node("Add", ["xw", "b1"], ["pre"]),
+        helper.make_node("Relu", ["pre"], ["hidden"]),
+        helper.make_node("MatMul", ["hidden", "w2"], ["logits"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "mlp",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 16])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", 8]), helper.make_tensor_value_info("hidden", TensorProto.FLOAT, ["batch", 32])],
+        [w1, b1, w2],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="onnx.helper")
+
+
+def embed():
+    table = numpy_helper.from_array(rng.standard_normal((50, 8)).astype(np.float32), "table")
+    axes = numpy_helper.from_array(np.array([2], dtype=np.int64), "axes")
+    sum_axes = numpy_helper.from_array(np.array([1], dtype=np.int64), "sum_axes")
+    nodes = [
+        helper.make_node("Gather", ["table", "input_ids"], ["embedded"]),
+        helper.make_node("Cast", ["attention_mask"], ["mask_f"], to=TensorProto.FLOAT),
+        helper.make_node("Unsqueeze", ["mask_f", "axes"], ["mask_3d"]),
+        helper.make_node("Mul", ["embedded", "mask_3d"], ["masked"]),
+        helper.make_node("ReduceSum", ["masked", "sum_axes"], ["pooled"], keepdims=0),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "embed",
+        [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "seq"]), helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "seq"])],
+        [helper.make_tensor_value_info("pooled", TensorProto.FLOAT, ["batch", 8])],
+        [table, axes, sum_axes],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="onnx.helper")
+
+
+def int8():
+    w = rng.standard_normal((16, 8)).astype(np.float32)
+    w_scale = np.float32(np.abs(w).max() / 127)
+    wq = numpy_helper.from_array(np.round(w / w_scale).astype(np.int8), "w_q")
+    nodes = [
+        helper.make_node("DynamicQuantizeLinear", ["x"], ["x_q", "x_scale", "x_zero"]),
+        helper.make_node("MatMulInteger", ["x_q", "w_q", "x_zero", "w_zero"], ["acc"]),
+        helper.make_node("Cast", ["acc"], ["acc_f"], to=TensorProto.FLOAT),
+        helper.make_node("Mul", ["x_scale", "w_scale"], ["scale"]),
+        helper.make_node("Mul", ["acc_f", "scale"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "int8",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 8])],
+        [wq, numpy_helper.from_array(np.array(0, dtype=np.int8), "w_zero"), numpy_helper.from_array(np.array(w_scale, dtype=np.float32), "w_scale")],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="onnx.helper")
+
+
+def fastgelu():
+    node = helper.make_node("FastGelu", ["x"], ["y"], domain="com.microsoft")
+    graph = helper.make_graph(
+        [node],
+        "fastgelu",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 8])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)], producer_name="onnx.helper")
+    model.ir_version = 10
+    # The checker knows ONNX's own domain only.
+    onnx.save_model(model, os.path.join(here, "fastgelu.onnx"))
+
+
+save(mlp(), "mlp.onnx")
+save(embed(), "embed.onnx")
+save(mlp(), "external.onnx", save_as_external_data=True, all_tensors_to_one_file=True, location="external.onnx_data", size_threshold=0)
+save(int8(), "int8.onnx")
+save(mlp(), "ir14.onnx", ir_version=14)
+fastgelu()

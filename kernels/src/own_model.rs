@@ -1,0 +1,321 @@
+//! A user's own ONNX file as a case (`harness run --onnx`): which file, its inputs (names, element
+//! types, shapes with the `--dim`s given, and how each is filled) and its outputs. The page hands it
+//! to onnxruntime-web; harness computes its reference natively with another engine. Inputs are made
+//! here from the case's seed, so the page and the reference start from the same values without
+//! sending them.
+
+use crate::check::{CheckRule, Tolerance};
+use crate::info::CaseInfo;
+use crate::prng::Prng;
+use serde::{Deserialize, Serialize};
+
+/// A user's ONNX model at one set of dims.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OwnModel {
+    /// The file's name, as in the case id (`model.onnx`).
+    pub file: String,
+    /// Where it is on the host (absolute): a replayed or resumed run serves it again.
+    pub path: String,
+    /// The key the harness server serves the file's bytes under.
+    pub key: String,
+    /// Its bytes, and a fingerprint of them: a changed file at the same path is another model.
+    pub bytes: u64,
+    /// FNV-1a of the file's bytes, in hex.
+    pub fingerprint: String,
+    /// Its external-data files (`model.onnx_data`): the location the model names, and the key the
+    /// server serves it under.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub external: Vec<ExternalData>,
+    /// The dims given, in the order the case id names them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dims: Vec<(String, u64)>,
+    /// The graph's inputs, in the graph's order.
+    pub inputs: Vec<ModelInput>,
+    /// The graph's outputs, in the graph's order.
+    pub outputs: Vec<ModelOutput>,
+    /// How the outputs are checked: each row of `row` values (the outputs' last dims' greatest
+    /// common divisor) by cosine and per element in units of the row's RMS, as harness's models.
+    pub check: CheckRule,
+    /// Why nothing independent can check it, where that is known before it runs (an operator
+    /// the reference engine lacks): it then reads `unchecked`, saying so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_reference: Option<String>,
+}
+
+/// One external-data file of a model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExternalData {
+    /// The location the model's tensors name, relative to the model's folder.
+    pub location: String,
+    /// The key the harness server serves it under.
+    pub key: String,
+}
+
+/// An ONNX tensor element type, named as onnxruntime-web names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Elem {
+    /// `float`.
+    Float32,
+    /// `float16`.
+    Float16,
+    /// `int64`.
+    Int64,
+    /// `int32`.
+    Int32,
+    /// `int8`.
+    Int8,
+    /// `uint8`.
+    Uint8,
+    /// `bool`.
+    Bool,
+}
+
+impl Elem {
+    /// The element type of ONNX's `TensorProto.DataType` code, where onnxruntime-web takes it.
+    pub fn of_onnx(code: i32) -> Option<Elem> {
+        Some(match code {
+            1 => Elem::Float32,
+            2 => Elem::Uint8,
+            3 => Elem::Int8,
+            6 => Elem::Int32,
+            7 => Elem::Int64,
+            9 => Elem::Bool,
+            10 => Elem::Float16,
+            _ => return None,
+        })
+    }
+
+    /// Its name, as onnxruntime-web's `Tensor` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Elem::Float32 => "float32",
+            Elem::Float16 => "float16",
+            Elem::Int64 => "int64",
+            Elem::Int32 => "int32",
+            Elem::Int8 => "int8",
+            Elem::Uint8 => "uint8",
+            Elem::Bool => "bool",
+        }
+    }
+
+    /// Whether it holds floating-point values.
+    pub fn is_float(self) -> bool {
+        matches!(self, Elem::Float32 | Elem::Float16)
+    }
+}
+
+/// How an input's values are made from the case's seed.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum Fill {
+    /// Mean 0 and variance 1: the sum of twelve uniform values less six (Irwin–Hall), which
+    /// needs no `ln` or `cos`, whose last bits differ between the browser's and the host's maths
+    /// libraries: the page and the reference get the same bits.
+    Normal,
+    /// Integers uniform in `[lo, hi)`: token ids, say.
+    Range {
+        /// Least value.
+        lo: i64,
+        /// One past the greatest value.
+        hi: i64,
+    },
+    /// All ones: attention masks.
+    Ones,
+}
+
+/// One input of the graph.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelInput {
+    /// Its name in the graph.
+    pub name: String,
+    /// Its element type.
+    pub elem: Elem,
+    /// Its shape, with the dims given.
+    pub shape: Vec<u64>,
+    /// How its values are made.
+    pub fill: Fill,
+}
+
+/// One output of the graph.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelOutput {
+    /// Its name in the graph.
+    pub name: String,
+    /// Its element type.
+    pub elem: Elem,
+    /// Its values, where the shape is known before it runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub len: Option<u64>,
+}
+
+/// An input's values, typed as onnxruntime-web and the reference take them.
+#[derive(Debug, Clone, PartialEq)]
+pub enum InputData {
+    /// float32.
+    F32(Vec<f32>),
+    /// float16, as bits.
+    F16(Vec<u16>),
+    /// int64.
+    I64(Vec<i64>),
+    /// int32.
+    I32(Vec<i32>),
+    /// int8.
+    I8(Vec<i8>),
+    /// uint8, and bool as 0 or 1.
+    U8(Vec<u8>),
+}
+
+/// The check of an f32 model's outputs: harness's own models' bound.
+pub const F32_CHECK: (f64, Tolerance) = (crate::model::MIN_COSINE, Tolerance { abs: 2e-4, rel: 0.0 });
+/// The check where f16 or int8 arithmetic is in the model: an engine may round or requantize
+/// each step its own legal way, which moves outputs by about 1e-3 of their RMS a layer.
+pub const LOW_PRECISION_CHECK: (f64, Tolerance) = (0.99, Tolerance { abs: 3e-2, rel: 0.0 });
+
+impl ModelInput {
+    /// Its values for the case seeded `seed`; `index` is its place among the inputs, so inputs of
+    /// one case differ.
+    pub fn data(&self, seed: u64, index: usize) -> InputData {
+        let len = self.shape.iter().product::<u64>() as usize;
+        let mut prng = Prng::new(seed, 0x0_4e4e_0000 + index as u64);
+        match (self.fill, self.elem) {
+            (Fill::Normal, Elem::Float16) => InputData::F16(normal(&mut prng, len).into_iter().map(|v| half::f16::from_f32(v).to_bits()).collect()),
+            (Fill::Normal, _) => InputData::F32(normal(&mut prng, len)),
+            (fill, elem) => {
+                let ints: Vec<i64> = match fill {
+                    Fill::Range { lo, hi } => {
+                        let span = (hi - lo).max(1) as u64;
+                        (0..len).map(|_| lo + (prng.next_u64() % span) as i64).collect()
+                    }
+                    _ => vec![1; len],
+                };
+                match elem {
+                    Elem::Float32 => InputData::F32(ints.iter().map(|&v| v as f32).collect()),
+                    Elem::Float16 => InputData::F16(ints.iter().map(|&v| half::f16::from_f32(v as f32).to_bits()).collect()),
+                    Elem::Int64 => InputData::I64(ints),
+                    Elem::Int32 => InputData::I32(ints.iter().map(|&v| v as i32).collect()),
+                    Elem::Int8 => InputData::I8(ints.iter().map(|&v| v as i8).collect()),
+                    Elem::Uint8 | Elem::Bool => InputData::U8(ints.iter().map(|&v| v as u8).collect()),
+                }
+            }
+        }
+    }
+}
+
+/// `len` values of mean 0 and variance 1 (see [`Fill::Normal`]).
+fn normal(prng: &mut Prng, len: usize) -> Vec<f32> {
+    (0..len).map(|_| (0..12).map(|_| prng.uniform(0.0, 1.0)).sum::<f32>() - 6.0).collect()
+}
+
+impl OwnModel {
+    /// The case id's shape part: the dims given (`batch_size=8,sequence_length=128`), or `static`.
+    pub fn dims_label(&self) -> String {
+        match self.dims.is_empty() {
+            true => "static".into(),
+            false => self.dims.iter().map(|(n, v)| format!("{n}={v}")).collect::<Vec<_>>().join(","),
+        }
+    }
+
+    /// The output holding element `index` of the outputs laid end to end, where their lengths are
+    /// known.
+    pub fn output_at(&self, index: usize) -> Option<&str> {
+        let mut end = 0u64;
+        for o in &self.outputs {
+            end += o.len?;
+            if (index as u64) < end {
+                return Some(&o.name);
+            }
+        }
+        None
+    }
+
+    /// The files the page fetches for it, by key: the model and its external data.
+    pub fn served(&self) -> Vec<(String, std::path::PathBuf)> {
+        let path = std::path::PathBuf::from(&self.path);
+        let folder = path.parent().map(std::path::Path::to_path_buf).unwrap_or_default();
+        std::iter::once((self.key.clone(), path)).chain(self.external.iter().map(|e| (e.key.clone(), folder.join(&e.location)))).collect()
+    }
+
+    /// What a report says of it before it runs.
+    pub fn info(&self) -> CaseInfo {
+        let inputs: Vec<String> = self.inputs.iter().map(|i| format!("{} {}{:?}", i.name, i.elem.name(), i.shape)).collect();
+        CaseInfo {
+            summary: format!("your ONNX model {} ({:.1} MB) on inputs {}", self.file, self.bytes as f64 / 1e6, inputs.join(", ")),
+            dims: self.dims.iter().map(|(n, _)| n.clone()).collect(),
+            flops: 0.0,
+            bytes: self.bytes as f64,
+            rate: None,
+            dispatches: None,
+        }
+    }
+
+    /// The check: cosine and RMS-scaled per-element bounds over rows of the outputs' common row.
+    pub fn check_rule(low_precision: bool, rows: &[u64]) -> CheckRule {
+        let row = rows.iter().copied().fold(0, gcd).max(1) as usize;
+        let (min, tol) = if low_precision { LOW_PRECISION_CHECK } else { F32_CHECK };
+        CheckRule::Cosine { row, min, tol }
+    }
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(elem: Elem, fill: Fill) -> ModelInput {
+        ModelInput { name: "x".into(), elem, shape: vec![4, 1000], fill }
+    }
+
+    #[test]
+    fn normal_inputs_have_mean_zero_and_variance_one_and_repeat_by_seed() {
+        let InputData::F32(v) = input(Elem::Float32, Fill::Normal).data(7, 0) else { panic!() };
+        let mean = v.iter().map(|&x| f64::from(x)).sum::<f64>() / v.len() as f64;
+        let var = v.iter().map(|&x| (f64::from(x) - mean).powi(2)).sum::<f64>() / v.len() as f64;
+        assert!(mean.abs() < 0.05 && (var - 1.0).abs() < 0.1, "mean {mean}, variance {var}");
+        assert_eq!(input(Elem::Float32, Fill::Normal).data(7, 0), InputData::F32(v.clone()));
+        assert_ne!(input(Elem::Float32, Fill::Normal).data(7, 1), InputData::F32(v));
+    }
+
+    #[test]
+    fn ids_fall_in_their_range_and_masks_are_ones() {
+        let InputData::I64(ids) = input(Elem::Int64, Fill::Range { lo: 0, hi: 30522 }).data(1, 0) else { panic!() };
+        assert!(ids.iter().all(|&i| (0..30522).contains(&i)) && ids.iter().any(|&i| i > 20000));
+        assert_eq!(input(Elem::Int64, Fill::Ones).data(1, 1), InputData::I64(vec![1; 4000]));
+        assert_eq!(input(Elem::Bool, Fill::Ones).data(1, 1), InputData::U8(vec![1; 4000]));
+    }
+
+    #[test]
+    fn the_check_row_divides_every_output_and_an_element_is_named_by_its_output() {
+        assert_eq!(OwnModel::check_rule(false, &[384, 384 * 8]), CheckRule::Cosine { row: 384, min: F32_CHECK.0, tol: F32_CHECK.1 });
+        assert!(matches!(OwnModel::check_rule(true, &[6, 4]), CheckRule::Cosine { row: 2, .. }));
+        let out = |name: &str, len| ModelOutput { name: name.into(), elem: Elem::Float32, len };
+        let mut m = OwnModel {
+            file: "m.onnx".into(),
+            path: "/m.onnx".into(),
+            key: "onnx:0".into(),
+            bytes: 1,
+            fingerprint: "0".into(),
+            external: vec![],
+            dims: vec![("batch".into(), 2)],
+            inputs: vec![],
+            outputs: vec![out("a", Some(4)), out("b", Some(2))],
+            check: OwnModel::check_rule(false, &[2]),
+            no_reference: None,
+        };
+        assert_eq!((m.output_at(3), m.output_at(4), m.output_at(6)), (Some("a"), Some("b"), None));
+        assert_eq!(m.dims_label(), "batch=2");
+        m.outputs[0].len = None;
+        assert_eq!(m.output_at(0), None);
+    }
+}
