@@ -2,7 +2,8 @@
 package (onnx.helper, onnx.save), not with harness's writer: `python3 make.py` (onnx 1.23, numpy).
 The files are committed, so the tests need neither.
 
-  mlp.onnx        x[batch,16] -> MatMul, Add, Relu (output `hidden`) -> MatMul -> `logits`[batch,8]
+  mlp.onnx        x[batch,16] -> MatMul, Add, Relu (output `hidden`) -> MatMul -> `logits`[batch,8],
+                  the shapes of its inner values declared with `batch`, as torch writes them
   embed.onnx      input_ids, attention_mask int64 [batch,seq] -> Gather from a 50-row table,
                   masked, summed over seq -> `pooled`[batch,8]
   external.onnx   mlp.onnx with its weights in external.onnx_data
@@ -46,6 +47,8 @@ def mlp():
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 16])],
         [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", 8]), helper.make_tensor_value_info("hidden", TensorProto.FLOAT, ["batch", 32])],
         [w1, b1, w2],
+        # Shapes of values inside the graph, named by the dynamic dim, as torch.onnx.export writes them.
+        value_info=[helper.make_tensor_value_info("xw", TensorProto.FLOAT, ["batch", 32]), helper.make_tensor_value_info("pre", TensorProto.FLOAT, ["batch", 32])],
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="onnx.helper")
 

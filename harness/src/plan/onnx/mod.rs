@@ -195,7 +195,7 @@ fn own_model(file: &OnnxFile, key: &str, external: &[ExternalData], dims: Vec<(S
         dims,
         inputs,
         outputs,
-        check: OwnModel::check_rule(file.low_precision, &rows),
+        check: OwnModel::check_rule(file.precision, &rows),
         no_reference: reference::missing(&file.ops_without_reference()),
     })
 }

@@ -3,6 +3,7 @@
 //! embedding tables its integer inputs index. Decoded with tract-onnx's protobuf types.
 
 use super::OnnxError;
+use kernels::own_model::Precision;
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use tract_onnx::pb;
@@ -65,9 +66,9 @@ pub struct OnnxFile {
     pub external: Vec<String>,
     /// Operators, as `domain.Op` (`Op` in ONNX's own domain).
     pub ops: BTreeSet<String>,
-    /// Whether f16 or int8 arithmetic is in it (f16 tensors, or quantize and integer-matmul
-    /// operators): its outputs are checked to a looser bound.
-    pub low_precision: bool,
+    /// The arithmetic in it: f16 tensors, or quantize and integer-matmul operators, get looser
+    /// bounds.
+    pub precision: Precision,
 }
 
 /// Operators that put int8 arithmetic into a model.
@@ -125,9 +126,13 @@ impl OnnxFile {
         let outputs = graph.output.iter().map(|o| Output { name: o.name.clone(), elem: tensor_type(o).0 }).collect();
         let ops: BTreeSet<String> = graph.node.iter().map(|n| if n.domain.is_empty() || n.domain == "ai.onnx" { n.op_type.clone() } else { format!("{}.{}", n.domain, n.op_type) }).collect();
         let f16 = graph.initializer.iter().any(|t| t.data_type == pb::tensor_proto::DataType::Float16 as i32);
-        let low_precision = f16 || ops.iter().any(|op| QUANTIZED_OPS.contains(&op.as_str()));
+        let precision = match (ops.iter().any(|op| QUANTIZED_OPS.contains(&op.as_str())), f16) {
+            (true, _) => Precision::Int8,
+            (false, true) => Precision::F16,
+            (false, false) => Precision::F32,
+        };
         let fingerprint = fingerprint(path).map_err(|e| OnnxError::Read(shown.clone(), e.to_string()))?;
-        Ok(OnnxFile { path: path.to_path_buf(), bytes, fingerprint, inputs, outputs, external, ops, low_precision })
+        Ok(OnnxFile { path: path.to_path_buf(), bytes, fingerprint, inputs, outputs, external, ops, precision })
     }
 
     /// The dynamic dims' names, each once, in the order the inputs name them.

@@ -13,7 +13,10 @@ pub const ENGINE: &str = "tract-onnx 0.23 (CPU, f32)";
 
 /// The model at `path` with its inputs' types and shapes set, or why tract cannot take it.
 fn model(path: &Path, inputs: &[ModelInput]) -> TractResult<InferenceModel> {
-    let mut model = tract_onnx::onnx().model_for_path(path)?;
+    // The shapes an exporter declares for values and outputs name its dynamic dims (torch's
+    // `batch_size`), which tract would have to unify with the dims given: it takes the inputs'
+    // shapes alone and infers the rest.
+    let mut model = tract_onnx::onnx().with_ignore_value_info(true).with_ignore_output_shapes(true).model_for_path(path)?;
     for (slot, outlet) in model.input_outlets()?.to_vec().into_iter().enumerate() {
         let name = model.node(outlet.node).name.clone();
         let input = inputs.iter().find(|i| i.name == name).ok_or_else(|| tract_onnx::tract_core::internal::format_err!("tract sees an input `{name}` the graph does not declare"))?;
