@@ -40,7 +40,35 @@ if (globalThis.GPUAdapter) {
   };
 }
 
+// cubecl-wgpu's browser shaders call subgroup operations (`subgroupAdd`) where Tint's uniformity
+// analysis cannot prove subgroup-uniform control flow, and Chromium rejects the module ("must only
+// be called from subgroup uniform control flow"); naga, which compiles the same shaders natively,
+// has no such analysis. WGSL's own directive turns that one rule off for a module, as it is
+// natively: a module that enables subgroups and sets no subgroup_uniformity rule of its own gets
+// `diagnostic(off, subgroup_uniformity);` first (its lines move down by one). Where the code is
+// truly not uniform, the results are wrong and the check says so. Counted in `amended`.
+const SUBGROUPS = /^\s*enable\s+[^;]*\bsubgroups\b/m;
+
+/// `code` with the subgroup_uniformity rule off where it enables subgroups and sets no rule of its
+/// own; `null` where it is left as it is.
+export function amend(code) {
+  if (typeof code !== 'string' || !SUBGROUPS.test(code) || code.includes('subgroup_uniformity')) return null;
+  return `diagnostic(off, subgroup_uniformity);\n${code}`;
+}
+
+if (globalThis.GPUDevice) {
+  const create = GPUDevice.prototype.createShaderModule;
+  GPUDevice.prototype.createShaderModule = function (descriptor) {
+    const code = amend(descriptor?.code);
+    if (code === null) return create.call(this, descriptor);
+    globalThis.harnessSubgroupMatrix.amended++;
+    return create.call(this, { ...descriptor, code });
+  };
+}
+
 globalThis.harnessSubgroupMatrix = {
+  // Shader modules given `diagnostic(off, subgroup_uniformity)` (see amend).
+  amended: 0,
   // The next requestDevice (wgpu's) asks for the feature where the adapter can use it, with
   // `bytes` of workgroup memory, and for `subgroups` where the adapter has it.
   arm(bytes) {

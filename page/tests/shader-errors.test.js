@@ -76,3 +76,12 @@ test('an armed request asks for subgroups where the adapter has them, beside the
   await without.requestDevice({ requiredFeatures: ['timestamp-query'] });
   assert.deepEqual(gpu.requested.requiredFeatures, ['timestamp-query']);
 });
+
+test("a module that enables subgroups gets the subgroup_uniformity rule off; others are left alone", async () => {
+  const { amend } = await import('../static/subgroup-matrix.js');
+  const code = 'enable f16, subgroups;\nfn f() { let x = subgroupAdd(1u); }';
+  assert.equal(amend(code), `diagnostic(off, subgroup_uniformity);\n${code}`);
+  assert.equal(amend('@compute @workgroup_size(1) fn main() {}'), null);
+  assert.equal(amend(`diagnostic(warning, subgroup_uniformity);\n${code}`), null, "the module's own rule stands");
+  assert.equal(amend(undefined), null);
+});
