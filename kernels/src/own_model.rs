@@ -187,18 +187,20 @@ impl Precision {
     ///
     /// - f32: harness's own models' bound.
     /// - f16: rounding moves outputs by about 1e-3 of their RMS a layer.
-    /// - int8: one activation requantized one step apart moves a whole row of the next matmul, and
-    ///   engines do differ there: onnxruntime's u8·s8 kernels (x86, WASM) add products in pairs in
-    ///   16 bits, which can saturate (its quantization guide says so). On all-MiniLM-L6-v2 as
-    ///   torch exports it and `quantize_dynamic` quantizes it, onnxruntime-web's CPU provider and
-    ///   tract-onnx agree at a cosine of 0.993 with elements up to 0.7 of the row's RMS apart,
-    ///   while the int8 model is 0.83 from the f32 one: the row's cosine is the check, and the
-    ///   element bound catches only what is no longer the same output (a NaN, a blown-up row).
+    /// - int8: a model quantized on the fly (`DynamicQuantizeLinear`) picks each activation's
+    ///   scale from its minimum and maximum, so f32 sums added in another legal order move values
+    ///   across a rounding step, and each such step moves a whole row of the next integer matmul,
+    ///   layer after layer. On all-MiniLM-L6-v2 as torch exports it and `quantize_dynamic`
+    ///   quantizes it (sequences of 128), onnxruntime-web's C++ WebGPU and CPU providers agree
+    ///   with tract-onnx at least row cosines of 0.977 to 0.999 on an H200, in Chrome and Firefox,
+    ///   where JSEP's rows are at −0.15 (wrong), and the int8 model itself is 0.83 from the f32
+    ///   one: the rows' cosine, at 0.95, is the check; the element bound catches only what is no
+    ///   longer the same output (a NaN, a blown-up row).
     pub fn check(self) -> (f64, Tolerance) {
         match self {
             Precision::F32 => (crate::model::MIN_COSINE, Tolerance { abs: 2e-4, rel: 0.0 }),
             Precision::F16 => (0.99, Tolerance { abs: 3e-2, rel: 0.0 }),
-            Precision::Int8 => (0.99, Tolerance { abs: 2.0, rel: 0.0 }),
+            Precision::Int8 => (0.95, Tolerance { abs: 2.0, rel: 0.0 }),
         }
     }
 }
