@@ -190,7 +190,7 @@ fn list_names_every_bench_with_its_kind_and_check() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
     let labels: Vec<String> = listed.as_array().unwrap().iter().map(|b| format!("{}{}", b["name"].as_str().unwrap(), b["param"].as_str().map(|p| format!("@{p}")).unwrap_or_default())).collect();
-    assert_eq!(labels, ["ok", "panics", "wrong", "unchecked", "bad-shader", "slow@1", "slow@2", "hangs"]);
+    assert_eq!(labels, ["ok", "panics", "wrong", "unchecked", "bad-shader", "rejected-then-panics", "enables-subgroups", "slow@1", "slow@2", "hangs"]);
     assert!(listed[3].get("reference").is_none() && listed[0]["reference"].is_object() && listed[0]["kind"] == "cpu");
     let table = bench(&["--manifest-path", &fixture(), "--bench", "faults", "--list"]);
     assert!(text(&table.stdout).contains("unchecked (no reference)"), "{}", text(&table.stdout));

@@ -1,7 +1,8 @@
 //! The page's JavaScript unit tests (page/tests/, `node --test`): the GPU timer's pass bookkeeping
 //! over a fake WebGPU (query indices across many passes and encoders, more passes than one query
 //! set holds, passes with their own timestamps, render passes and copies) and busy against span on
-//! synthetic timestamps. Node.js comes with npm, which ci/setup.sh installs.
+//! synthetic timestamps; the rejected-shader keeper and the `subgroups` request and uniformity rule
+//! (shader-errors.test.js). Node.js comes with npm, which ci/setup.sh installs.
 
 mod common;
 use common::*;
@@ -15,5 +16,5 @@ fn the_page_gpu_timers_unit_tests_pass_under_node() {
         .expect("node runs (ci/setup.sh installs npm, and Node.js with it)");
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "node --test page/tests/ failed:\n{stdout}\n{}", text(&out.stderr));
-    assert!(stdout.contains("# pass 9") && stdout.contains("# fail 0"), "{stdout}");
+    assert!(stdout.contains("# pass 16") && stdout.contains("# fail 0"), "{stdout}");
 }
