@@ -203,6 +203,7 @@ impl References {
         }
         let started = std::time::Instant::now();
         let keep = |values: Vec<f64>| {
+            tracing::debug!("{}: reference computed in {:.2} s", spec.reference_id(), started.elapsed().as_secs_f64());
             // A user's ONNX model's is always kept: its inputs and the file's fingerprint decide it.
             let onnx = matches!(spec.workload, Some(Workload::Onnx(_)));
             if let Some(d) = disk.filter(|_| onnx || started.elapsed() >= DiskCache::WORTH_KEEPING) {
