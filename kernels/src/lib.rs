@@ -10,6 +10,7 @@ pub mod case_loop;
 pub mod catalog;
 pub mod check;
 pub mod dtype;
+pub mod feed;
 pub mod gpu_timer;
 pub mod info;
 pub mod kernel;

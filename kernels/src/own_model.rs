@@ -6,6 +6,7 @@
 
 use crate::check::{CheckRule, Tolerance};
 use crate::info::CaseInfo;
+pub use crate::feed::InputData;
 use crate::prng::Prng;
 use serde::{Deserialize, Serialize};
 
@@ -151,23 +152,6 @@ pub struct ModelOutput {
     /// Its values, where the shape is known before it runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub len: Option<u64>,
-}
-
-/// An input's values, typed as onnxruntime-web and the reference take them.
-#[derive(Debug, Clone, PartialEq)]
-pub enum InputData {
-    /// float32.
-    F32(Vec<f32>),
-    /// float16, as bits.
-    F16(Vec<u16>),
-    /// int64.
-    I64(Vec<i64>),
-    /// int32.
-    I32(Vec<i32>),
-    /// int8.
-    I8(Vec<i8>),
-    /// uint8, and bool as 0 or 1.
-    U8(Vec<u8>),
 }
 
 /// The arithmetic a model's own tensors and operators put into it, which decides its check.

@@ -9,7 +9,7 @@ use kernels::dtype::Dtype;
 use kernels::model::decoder::{DecoderCase, LlamaConfig, Phase};
 use kernels::model::encoder::{BertConfig, EncoderCase};
 use kernels::model::graph::Graph;
-use kernels::model::onnx::{export, export_bert, FeedData, Onnx};
+use kernels::model::onnx::{export, export_bert, InputData, Onnx};
 use kernels::model::perception::{Front, PerceptionCase, PerceptionConfig};
 use kernels::model::weights::Weights;
 use ort::session::{Session, SessionInputValue};
@@ -54,9 +54,10 @@ fn run_file_on_ort(onnx: Onnx) -> Vec<f64> {
         .map(|f| {
             let shape = f.dims.clone();
             let value: SessionInputValue = match &f.data {
-                FeedData::F32(v) => Tensor::from_array((shape, v.clone())).unwrap().into(),
-                FeedData::I32(v) => Tensor::from_array((shape, v.clone())).unwrap().into(),
-                FeedData::I64(v) => Tensor::from_array((shape, v.clone())).unwrap().into(),
+                InputData::F32(v) => Tensor::from_array((shape, v.clone())).unwrap().into(),
+                InputData::I32(v) => Tensor::from_array((shape, v.clone())).unwrap().into(),
+                InputData::I64(v) => Tensor::from_array((shape, v.clone())).unwrap().into(),
+                other => panic!("harness's ONNX writer feeds f32, i32 and i64 only, not {other:?}"),
             };
             (Cow::from(f.name.clone()), value)
         })

@@ -34,6 +34,10 @@ pub struct Completion {
 }
 
 impl Completion {
+    /// Nothing measured: no latency, no nudges, no GPU timer. As an app starts (a cold start), and
+    /// where no GPU is waited for (onnxruntime-web's CPU provider).
+    pub const UNMEASURED: Completion = Completion { latency_ms: 0.0, nudge: false, timestamps: false };
+
     /// How the page's GPU timer times an engine here: from the start, or why it cannot.
     pub fn gpu_timer(&self) -> GpuTimerUse {
         GpuTimerUse::for_adapter(GpuTimerSource::Page, self.timestamps)

@@ -7,7 +7,7 @@
 //! (JSEP, with `timestamp-query`), and the outputs are read back once at the end.
 
 use crate::engine::{describe, Completion, Engine};
-use kernels::model::onnx::{self, FeedData};
+use kernels::model::onnx;
 use kernels::model::graph::Graph;
 use kernels::model::weights::Weights;
 use kernels::sampling::{now_ms, ClockGate};
@@ -132,19 +132,7 @@ async fn own_model(own: &OwnModel, seed: u64, api: &Api) -> Result<JsValue, Stri
         external.push(&js_sys::Array::of2(&JsValue::from_str(&e.location), &fetch(e.key.clone()).await?.into()));
     }
     let names: js_sys::Array = own.inputs.iter().map(|i| JsValue::from_str(&i.name)).collect();
-    let values: js_sys::Array = own
-        .inputs
-        .iter()
-        .enumerate()
-        .map(|(n, i)| match i.data(seed, n) {
-            InputData::F32(v) => JsValue::from(js_sys::Float32Array::from(v.as_slice())),
-            InputData::F16(v) => JsValue::from(js_sys::Uint16Array::from(v.as_slice())),
-            InputData::I64(v) => JsValue::from(js_sys::BigInt64Array::from(v.as_slice())),
-            InputData::I32(v) => JsValue::from(js_sys::Int32Array::from(v.as_slice())),
-            InputData::I8(v) => JsValue::from(js_sys::Int8Array::from(v.as_slice())),
-            InputData::U8(v) => JsValue::from(js_sys::Uint8Array::from(v.as_slice())),
-        })
-        .collect();
+    let values: js_sys::Array = own.inputs.iter().enumerate().map(|(n, i)| typed_array(&i.data(seed, n))).collect();
     let outputs: js_sys::Array = own.outputs.iter().map(|o| JsValue::from_str(&o.name)).collect();
     let dims: js_sys::Array = own.inputs.iter().map(|i| JsValue::from(i.shape.iter().map(|&d| JsValue::from_f64(d as f64)).collect::<js_sys::Array>())).collect();
     let types: js_sys::Array = own.inputs.iter().map(|i| JsValue::from_str(i.elem.name())).collect();
@@ -162,18 +150,23 @@ fn onnx_models(graphs: &[Graph], weights: Option<&Weights>) -> Result<js_sys::Ar
         .map(|graph| {
             let model = onnx::export(graph, weights).map_err(|e| e.to_string())?;
             let names: js_sys::Array = model.feeds.iter().map(|f| JsValue::from_str(&f.name)).collect();
-            let values: js_sys::Array = model
-                .feeds
-                .iter()
-                .map(|f| match &f.data {
-                    FeedData::F32(v) => JsValue::from(js_sys::Float32Array::from(v.as_slice())),
-                    FeedData::I32(v) => JsValue::from(js_sys::Int32Array::from(v.as_slice())),
-                    FeedData::I64(v) => JsValue::from(js_sys::BigInt64Array::from(v.as_slice())),
-                })
-                .collect();
+            let values: js_sys::Array = model.feeds.iter().map(|f| typed_array(&f.data)).collect();
             let outputs: js_sys::Array = model.outputs.iter().map(|o| JsValue::from_str(o)).collect();
             let bytes = js_sys::Uint8Array::from(model.bytes.as_slice());
             Ok(JsValue::from(js_sys::Array::of4(&bytes, &names, &values, &outputs)))
         })
         .collect()
+}
+
+/// An input's values as the JavaScript typed array onnxruntime-web takes them in (float16 as its
+/// bits, bool as bytes).
+fn typed_array(data: &InputData) -> JsValue {
+    match data {
+        InputData::F32(v) => js_sys::Float32Array::from(v.as_slice()).into(),
+        InputData::F16(v) => js_sys::Uint16Array::from(v.as_slice()).into(),
+        InputData::I64(v) => js_sys::BigInt64Array::from(v.as_slice()).into(),
+        InputData::I32(v) => js_sys::Int32Array::from(v.as_slice()).into(),
+        InputData::I8(v) => js_sys::Int8Array::from(v.as_slice()).into(),
+        InputData::U8(v) => js_sys::Uint8Array::from(v.as_slice()).into(),
+    }
 }

@@ -39,7 +39,7 @@ pub async fn run(token: String, progress: js_sys::Function) -> Result<(), JsValu
     let (mut gpu, tfjs, ort) = match (plan.platform, plan.platform.ort_ep(), gpu, completion) {
         (Platform::Tfjs, _, Some(_), Some(c)) => (None, Some(Tfjs::load(c).await?), None),
         // onnxruntime-web's CPU provider: no GPU to wait for, its runs end when their promises do.
-        (Platform::OrtWasm, Some(ep), ..) => (None, None, Some(Ort::load(ep, Completion { latency_ms: 0.0, nudge: false, timestamps: false }).await?)),
+        (Platform::OrtWasm, Some(ep), ..) => (None, None, Some(Ort::load(ep, Completion::UNMEASURED).await?)),
         (_, Some(ep), Some(_), Some(c)) => (None, None, Some(Ort::load(ep, c).await?)),
         (Platform::Transformers, ..) => (None, None, None),
         (_, _, gpu, _) => (gpu, None, None),
@@ -81,7 +81,7 @@ async fn run_cold(plan: &RunPlan, case: &CaseSpec, api: &Api) -> Result<CaseMeas
     let values = match plan.platform.ort_ep() {
         Some(ep) => {
             // As an app starts: no latency measured first, nothing nudged.
-            let ort = Ort::load(ep, Completion { latency_ms: 0.0, nudge: false, timestamps: false }).await.map_err(Failure::Stop)?;
+            let ort = Ort::load(ep, Completion::UNMEASURED).await.map_err(Failure::Stop)?;
             marks.push(("engine", now_ms()));
             let w = weights.of(case, api, &mut CaseClock::start()).await?;
             marks.push(("fetch", now_ms()));

@@ -191,7 +191,8 @@ impl References {
         use kernels::Workload;
         // Where the reference is another engine's (a user's ONNX file's, tract-onnx's), reports
         // name it, also when it comes from the disk cache.
-        let source = matches!(spec.workload, Some(Workload::Onnx(_))).then(|| crate::plan::onnx::reference::ENGINE.to_string());
+        let onnx = matches!(spec.workload, Some(Workload::Onnx(_)));
+        let source = onnx.then(|| crate::plan::onnx::reference::ENGINE.to_string());
         let own = |values| Ok(Reference { values, source: source.clone(), measured_by: None });
         // Only what the case alone decides is kept on disk: not a model's that reads a weights
         // file, nor a user kernel's (its files, or another platform's output).
@@ -205,7 +206,6 @@ impl References {
         let keep = |values: Vec<f64>| {
             tracing::debug!("{}: reference computed in {:.2} s", spec.reference_id(), started.elapsed().as_secs_f64());
             // A user's ONNX model's is always kept: its inputs and the file's fingerprint decide it.
-            let onnx = matches!(spec.workload, Some(Workload::Onnx(_)));
             if let Some(d) = disk.filter(|_| onnx || started.elapsed() >= DiskCache::WORTH_KEEPING) {
                 d.store(spec, &values);
             }

@@ -176,7 +176,7 @@ fn own_model(file: &OnnxFile, key: &str, external: &[ExternalData], dims: Vec<(S
             Ok(ModelInput { name: i.name.clone(), elem, shape, fill: fill(i, elem, ranges) })
         })
         .collect::<Result<Vec<_>, OnnxError>>()?;
-    let shapes = reference::output_shapes(file, &inputs);
+    let shapes = reference::output_shapes(file.parsed.as_ref(), &inputs);
     let outputs: Vec<ModelOutput> = file
         .outputs
         .iter()
@@ -196,7 +196,7 @@ fn own_model(file: &OnnxFile, key: &str, external: &[ExternalData], dims: Vec<(S
         inputs,
         outputs,
         check: OwnModel::check_rule(file.precision, &rows),
-        no_reference: reference::missing(&file.ops_without_reference()),
+        no_reference: reference::missing(&file.ops_missing),
     })
 }
 

@@ -2,12 +2,12 @@
 //! types, dims, the dynamic ones by name), outputs, external-data files, operators, and the
 //! embedding tables its integer inputs index. Decoded with tract-onnx's protobuf types.
 
-use super::OnnxError;
+use super::{reference, OnnxError};
 use kernels::own_model::Precision;
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use tract_onnx::pb;
-use tract_onnx::prelude::Framework;
+use tract_onnx::prelude::{Framework, InferenceModel};
 
 /// The most a model (the file and its external data) may weigh: the page holds its bytes in its
 /// own WASM memory, onnxruntime-web copies them into its WASM heap (4 GiB at most, with the
@@ -64,11 +64,14 @@ pub struct OnnxFile {
     pub outputs: Vec<Output>,
     /// External-data files, by the location the model names (relative to its folder).
     pub external: Vec<String>,
-    /// Operators, as `domain.Op` (`Op` in ONNX's own domain).
-    pub ops: BTreeSet<String>,
     /// The arithmetic in it: f16 tensors, or quantize and integer-matmul operators, get looser
     /// bounds.
     pub precision: Precision,
+    /// Its operators that tract-onnx, the reference engine, has no implementation of.
+    pub ops_missing: Vec<String>,
+    /// Its graph as tract parses it, where tract has every operator and could parse it: what the
+    /// outputs' shapes at each set of dims are inferred from.
+    pub parsed: Option<InferenceModel>,
 }
 
 /// Operators that put int8 arithmetic into a model.
@@ -124,6 +127,7 @@ impl OnnxFile {
             })
             .collect();
         let outputs = graph.output.iter().map(|o| Output { name: o.name.clone(), elem: tensor_type(o).0 }).collect();
+        // Operators as `domain.Op` (`Op` in ONNX's own domain).
         let ops: BTreeSet<String> = graph.node.iter().map(|n| if n.domain.is_empty() || n.domain == "ai.onnx" { n.op_type.clone() } else { format!("{}.{}", n.domain, n.op_type) }).collect();
         let f16 = graph.initializer.iter().any(|t| t.data_type == pb::tensor_proto::DataType::Float16 as i32);
         let precision = match (ops.iter().any(|op| QUANTIZED_OPS.contains(&op.as_str())), f16) {
@@ -132,7 +136,9 @@ impl OnnxFile {
             (false, false) => Precision::F32,
         };
         let fingerprint = fingerprint(path).map_err(|e| OnnxError::Read(shown.clone(), e.to_string()))?;
-        Ok(OnnxFile { path: path.to_path_buf(), bytes, fingerprint, inputs, outputs, external, ops, precision })
+        let ops_missing = reference::ops_missing(&ops);
+        let parsed = ops_missing.is_empty().then(|| reference::parse(&proto, path).ok()).flatten();
+        Ok(OnnxFile { path: path.to_path_buf(), bytes, fingerprint, inputs, outputs, external, precision, ops_missing, parsed })
     }
 
     /// The dynamic dims' names, each once, in the order the inputs name them.
@@ -148,11 +154,6 @@ impl OnnxFile {
         names
     }
 
-    /// The operators tract-onnx, the reference engine, has no implementation of.
-    pub fn ops_without_reference(&self) -> Vec<String> {
-        let register = tract_onnx::onnx().op_register;
-        self.ops.iter().filter(|op| op.contains('.') || !register.0.contains_key(op.as_str())).cloned().collect()
-    }
 }
 
 /// The element type and dims of a value, as the graph declares them.

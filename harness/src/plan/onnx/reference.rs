@@ -3,7 +3,6 @@
 //! onnxruntime-web's providers (the WASM CPU one included) are not checked against ONNX Runtime's
 //! own kernels.
 
-use super::read::OnnxFile;
 use kernels::own_model::{Elem, InputData, ModelInput, OwnModel};
 use std::path::Path;
 use tract_onnx::prelude::*;
@@ -11,12 +10,30 @@ use tract_onnx::prelude::*;
 /// The reference engine, as reports name it.
 pub const ENGINE: &str = "tract-onnx 0.23 (CPU, f32)";
 
-/// The model at `path` with its inputs' types and shapes set, or why tract cannot take it.
-fn model(path: &Path, inputs: &[ModelInput]) -> TractResult<InferenceModel> {
-    // The shapes an exporter declares for values and outputs name its dynamic dims (torch's
-    // `batch_size`), which tract would have to unify with the dims given: it takes the inputs'
-    // shapes alone and infers the rest.
-    let mut model = tract_onnx::onnx().with_ignore_value_info(true).with_ignore_output_shapes(true).model_for_path(path)?;
+/// tract's ONNX front end as harness uses it. The shapes an exporter declares for values and
+/// outputs name its dynamic dims (torch's `batch_size`), which tract would have to unify with the
+/// dims given: it takes the inputs' shapes alone and infers the rest.
+fn framework() -> tract_onnx::Onnx {
+    tract_onnx::onnx().with_ignore_value_info(true).with_ignore_output_shapes(true)
+}
+
+/// The operators of `ops` (as `domain.Op`, or `Op` in ONNX's own domain) tract-onnx has no
+/// implementation of.
+pub fn ops_missing(ops: &std::collections::BTreeSet<String>) -> Vec<String> {
+    let register = framework().op_register;
+    ops.iter().filter(|op| op.contains('.') || !register.0.contains_key(op.as_str())).cloned().collect()
+}
+
+/// The graph of `proto` (read from `path`, whose folder holds its external data), as tract parses
+/// it, before any input's shape is known.
+pub fn parse(proto: &tract_onnx::pb::ModelProto, path: &Path) -> TractResult<InferenceModel> {
+    let parsed = framework().parse(proto, path.parent().and_then(Path::to_str))?;
+    tract_onnx::tract_core::internal::ensure!(parsed.unresolved_inputs.is_empty(), "inputs tract could not resolve: {:?}", parsed.unresolved_inputs);
+    Ok(parsed.model)
+}
+
+/// `model` with its inputs' types and shapes set, or why tract cannot take them.
+fn with_inputs(mut model: InferenceModel, inputs: &[ModelInput]) -> TractResult<InferenceModel> {
     for (slot, outlet) in model.input_outlets()?.to_vec().into_iter().enumerate() {
         let name = model.node(outlet.node).name.clone();
         let input = inputs.iter().find(|i| i.name == name).ok_or_else(|| tract_onnx::tract_core::internal::format_err!("tract sees an input `{name}` the graph does not declare"))?;
@@ -26,13 +43,11 @@ fn model(path: &Path, inputs: &[ModelInput]) -> TractResult<InferenceModel> {
     Ok(model)
 }
 
-/// The shape of every output at these inputs, where tract can infer them without running the
-/// model; `None` where it cannot (an operator it lacks).
-pub fn output_shapes(file: &OnnxFile, inputs: &[ModelInput]) -> Option<Vec<Vec<u64>>> {
-    if !file.ops_without_reference().is_empty() {
-        return None;
-    }
-    let typed = model(&file.path, inputs).and_then(|m| m.into_typed()).ok()?;
+/// The shape of every output of `parsed` ([`parse`]) at these inputs, where tract can infer them
+/// without running the model; `None` where it cannot, or where there is no parsed graph (an
+/// operator tract lacks).
+pub fn output_shapes(parsed: Option<&InferenceModel>, inputs: &[ModelInput]) -> Option<Vec<Vec<u64>>> {
+    let typed = with_inputs(parsed?.clone(), inputs).and_then(|m| m.into_typed()).ok()?;
     (0..typed.output_outlets().ok()?.len()).map(|i| Some(typed.output_fact(i).ok()?.shape.as_concrete()?.iter().map(|&d| d as u64).collect())).collect()
 }
 
@@ -47,7 +62,7 @@ pub fn outputs(path: &Path, model_case: &OwnModel, seed: u64) -> Result<Vec<f64>
         return Err(why.clone());
     }
     let run = || -> TractResult<Vec<f64>> {
-        let plan = model(path, &model_case.inputs)?.into_optimized()?.into_runnable()?;
+        let plan = with_inputs(framework().model_for_path(path)?, &model_case.inputs)?.into_optimized()?.into_runnable()?;
         let feeds: TVec<TValue> = model_case.inputs.iter().enumerate().map(|(n, i)| tensor(i, i.data(seed, n)).map(|t| t.into_tvalue())).collect::<TractResult<_>>()?;
         let mut values = Vec::new();
         for out in plan.run(feeds)? {

@@ -14,6 +14,7 @@ use super::graph::{Data, Graph};
 use super::op::{Op, T};
 use super::weights::Weights;
 use super::ModelError;
+pub use crate::feed::InputData;
 use crate::wire::f32s_to_le_bytes;
 use proto::{AttributeProto, AttributeType, DataType, NodeProto, TensorProto};
 use std::collections::HashMap;
@@ -54,30 +55,15 @@ pub struct Feed {
     pub name: String,
     /// Its shape: flat, except a BERT input's `[batch, seq]`.
     pub dims: Vec<i64>,
-    /// Its values.
-    pub data: FeedData,
-}
-
-/// An input's values.
-#[derive(Debug, Clone, PartialEq)]
-pub enum FeedData {
-    /// Floats (pixels, features, hidden states).
-    F32(Vec<f32>),
-    /// Integers (token ids).
-    I32(Vec<i32>),
-    /// 64-bit integers (a BERT signature's token ids and attention mask, as Hugging Face
-    /// exports them).
-    I64(Vec<i64>),
+    /// Its values: f32 (pixels, features, hidden states), i32 (token ids), or i64 (a BERT
+    /// signature's token ids and attention mask, as Hugging Face exports them).
+    pub data: InputData,
 }
 
 impl Feed {
     /// Elements.
     pub fn len(&self) -> usize {
-        match &self.data {
-            FeedData::F32(v) => v.len(),
-            FeedData::I32(v) => v.len(),
-            FeedData::I64(v) => v.len(),
-        }
+        self.data.len()
     }
 
     /// Whether it has no elements.
@@ -151,7 +137,7 @@ impl<'a> Writer<'a> {
     /// A BERT input (`input_ids`, `attention_mask`): int64 `[batch, seq]`, fed `values`.
     fn bert_input(&mut self, name: &str, dims: [i64; 2], values: Vec<i64>) -> String {
         self.inputs.push(value_info(name, DataType::Int64, &dims));
-        self.feeds.push(Feed { name: name.into(), dims: dims.to_vec(), data: FeedData::I64(values) });
+        self.feeds.push(Feed { name: name.into(), dims: dims.to_vec(), data: InputData::I64(values) });
         name.to_string()
     }
 
@@ -288,8 +274,8 @@ impl Writer<'_> {
         let values = self.graph.values(t, self.weights)?;
         if self.graph.inputs.contains(&t) {
             let (ty, data) = match is_int {
-                true => (DataType::Int32, FeedData::I32(values.iter().map(|v| v.to_bits() as i32).collect())),
-                false => (DataType::Float, FeedData::F32(values)),
+                true => (DataType::Int32, InputData::I32(values.iter().map(|v| v.to_bits() as i32).collect())),
+                false => (DataType::Float, InputData::F32(values)),
             };
             self.inputs.push(value_info(&name, ty, &dims));
             self.feeds.push(Feed { name: name.clone(), dims: dims.clone(), data });

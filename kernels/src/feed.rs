@@ -1,0 +1,39 @@
+//! An ONNX model input's values, typed as onnxruntime-web and a native runtime take them: those of
+//! the files harness writes of its own models ([`crate::model::onnx`]), and those made for a
+//! user's own file ([`crate::own_model`]).
+
+/// An input's values, typed as onnxruntime-web and the reference take them.
+#[derive(Debug, Clone, PartialEq)]
+pub enum InputData {
+    /// float32.
+    F32(Vec<f32>),
+    /// float16, as bits.
+    F16(Vec<u16>),
+    /// int64.
+    I64(Vec<i64>),
+    /// int32.
+    I32(Vec<i32>),
+    /// int8.
+    I8(Vec<i8>),
+    /// uint8, and bool as 0 or 1.
+    U8(Vec<u8>),
+}
+
+impl InputData {
+    /// Elements.
+    pub fn len(&self) -> usize {
+        match self {
+            InputData::F32(v) => v.len(),
+            InputData::F16(v) => v.len(),
+            InputData::I64(v) => v.len(),
+            InputData::I32(v) => v.len(),
+            InputData::I8(v) => v.len(),
+            InputData::U8(v) => v.len(),
+        }
+    }
+
+    /// Whether it has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
