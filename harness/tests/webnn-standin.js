@@ -129,6 +129,16 @@
       for (const [name, op] of Object.entries(graph.outputs)) outputs[name].data.set(values.get(op));
     }
     destroy() {} // Frees nothing.
+    // What onnxruntime-web's WebNN provider asks before it hands an op over: float32 operands of
+    // any rank for every operator the builder has (it checks each op's operands by name).
+    opSupportLimits() {
+      const operand = { dataTypes: ['float32'], rankRange: { min: 0, max: 8 } };
+      const op = new Proxy({}, { get: (_, key) => (typeof key === 'string' ? operand : undefined) });
+      const base = { preferredInputLayout: 'nchw', maxTensorByteLength: 2 ** 31, input: operand, constant: operand, output: operand };
+      return new Proxy(base, {
+        get: (t, key) => (key in t ? t[key] : typeof MLGraphBuilder.prototype[key] === 'function' && !String(key).startsWith('_') ? op : undefined),
+      });
+    }
   }
 
   // Builds graphs of the stand-in's operators over one context.

@@ -37,3 +37,23 @@ impl InputData {
         self.len() == 0
     }
 }
+
+impl InputData {
+    /// Its values as little-endian bytes (bool as one byte), as
+    /// [`crate::own_model::Elem::of_le_bytes`] reads them back.
+    pub fn to_le_bytes(&self) -> Vec<u8> {
+        match self {
+            InputData::F32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            InputData::F16(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            InputData::I64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            InputData::I32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            InputData::I8(v) => v.iter().map(|&x| x as u8).collect(),
+            InputData::U8(v) => v.clone(),
+        }
+    }
+}
+
+/// Each `N`-byte value of `bytes`, read by `f` (a trailing partial value is dropped).
+pub fn from_le<const N: usize, T>(bytes: &[u8], f: impl Fn([u8; N]) -> T) -> Vec<T> {
+    bytes.chunks_exact(N).map(|c| f(c.try_into().expect("N bytes"))).collect()
+}

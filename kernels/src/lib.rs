@@ -16,6 +16,7 @@ pub mod info;
 pub mod kernel;
 pub mod model;
 pub mod own_model;
+pub mod placement;
 pub mod plan;
 pub mod prng;
 pub mod program;

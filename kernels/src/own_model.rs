@@ -2,7 +2,7 @@
 //! types, shapes with the `--dim`s given, and how each is filled) and its outputs. The page hands it
 //! to onnxruntime-web; harness computes its reference natively with another engine. Inputs are made
 //! here from the case's seed, so the page and the reference start from the same values without
-//! sending them.
+//! sending them; inputs a user gave (`--inputs FILE.npz`) are served to the page as their bytes.
 
 use crate::check::{CheckRule, Tolerance};
 use crate::info::CaseInfo;
@@ -108,8 +108,8 @@ impl Elem {
     }
 }
 
-/// How an input's values are made from the case's seed.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+/// How an input's values are made from the case's seed, or where they were given.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum Fill {
     /// Mean 0 and variance 1: the sum of twelve uniform values less six (Irwin–Hall), which
@@ -125,6 +125,14 @@ pub enum Fill {
     },
     /// All ones: attention masks.
     Ones,
+    /// Given by the user (`--inputs`): the values as little-endian bytes of the input's element
+    /// type (bool as one byte), in a file the harness serves under `key`.
+    Given {
+        /// The key the harness server serves the bytes under.
+        key: String,
+        /// The file on the host.
+        path: String,
+    },
 }
 
 /// One input of the graph.
@@ -192,14 +200,24 @@ impl Precision {
 impl ModelInput {
     /// Its values for the case seeded `seed`; `index` is its place among the inputs, so inputs of
     /// one case differ.
-    pub fn data(&self, seed: u64, index: usize) -> InputData {
+    /// `given` holds the bytes of a [`Fill::Given`] input (what the page fetched or the host read);
+    /// the others ignore it.
+    pub fn data(&self, seed: u64, index: usize, given: Option<&[u8]>) -> Result<InputData, String> {
         let len = self.shape.iter().product::<u64>() as usize;
         let mut prng = Prng::new(seed, 0x0_4e4e_0000 + index as u64);
-        match (self.fill, self.elem) {
+        Ok(match (&self.fill, self.elem) {
+            (Fill::Given { path, .. }, elem) => {
+                let bytes = given.ok_or_else(|| format!("input `{}`: its values ({path}) were not read", self.name))?;
+                let values = elem.of_le_bytes(bytes);
+                if values.len() != len {
+                    return Err(format!("input `{}`: {} values given for its shape {:?} of {len}", self.name, values.len(), self.shape));
+                }
+                values
+            }
             (Fill::Normal, Elem::Float16) => InputData::F16(normal(&mut prng, len).into_iter().map(|v| half::f16::from_f32(v).to_bits()).collect()),
             (Fill::Normal, _) => InputData::F32(normal(&mut prng, len)),
             (fill, elem) => {
-                let ints: Vec<i64> = match fill {
+                let ints: Vec<i64> = match *fill {
                     Fill::Range { lo, hi } => {
                         let span = (hi - lo).max(1) as u64;
                         (0..len).map(|_| lo + (prng.next_u64() % span) as i64).collect()
@@ -215,6 +233,30 @@ impl ModelInput {
                     Elem::Uint8 | Elem::Bool => InputData::U8(ints.iter().map(|&v| v as u8).collect()),
                 }
             }
+        })
+    }
+
+    /// The file a [`Fill::Given`] input's bytes are in, and the key they are served under.
+    pub fn given(&self) -> Option<(&str, &str)> {
+        match &self.fill {
+            Fill::Given { key, path } => Some((key, path)),
+            _ => None,
+        }
+    }
+}
+
+impl Elem {
+    /// Values of this type from their little-endian bytes (bool as one byte); a trailing partial
+    /// value is dropped.
+    pub fn of_le_bytes(self, bytes: &[u8]) -> InputData {
+        use crate::feed::from_le as each;
+        match self {
+            Elem::Float32 => InputData::F32(each(bytes, f32::from_le_bytes)),
+            Elem::Float16 => InputData::F16(each(bytes, u16::from_le_bytes)),
+            Elem::Int64 => InputData::I64(each(bytes, i64::from_le_bytes)),
+            Elem::Int32 => InputData::I32(each(bytes, i32::from_le_bytes)),
+            Elem::Int8 => InputData::I8(bytes.iter().map(|&b| b as i8).collect()),
+            Elem::Uint8 | Elem::Bool => InputData::U8(bytes.to_vec()),
         }
     }
 }
@@ -246,11 +288,12 @@ impl OwnModel {
         None
     }
 
-    /// The files the page fetches for it, by key: the model and its external data.
+    /// The files the page fetches for it, by key: the model, its external data and the inputs given.
     pub fn served(&self) -> Vec<(String, std::path::PathBuf)> {
         let path = std::path::PathBuf::from(&self.path);
         let folder = path.parent().map(std::path::Path::to_path_buf).unwrap_or_default();
-        std::iter::once((self.key.clone(), path)).chain(self.external.iter().map(|e| (e.key.clone(), folder.join(&e.location)))).collect()
+        let given = self.inputs.iter().filter_map(ModelInput::given).map(|(key, path)| (key.to_string(), std::path::PathBuf::from(path)));
+        std::iter::once((self.key.clone(), path)).chain(self.external.iter().map(|e| (e.key.clone(), folder.join(&e.location)))).chain(given).collect()
     }
 
     /// What a report says of it before it runs.
@@ -293,20 +336,29 @@ mod tests {
 
     #[test]
     fn normal_inputs_have_mean_zero_and_variance_one_and_repeat_by_seed() {
-        let InputData::F32(v) = input(Elem::Float32, Fill::Normal).data(7, 0) else { panic!() };
+        let InputData::F32(v) = input(Elem::Float32, Fill::Normal).data(7, 0, None).unwrap() else { panic!() };
         let mean = v.iter().map(|&x| f64::from(x)).sum::<f64>() / v.len() as f64;
         let var = v.iter().map(|&x| (f64::from(x) - mean).powi(2)).sum::<f64>() / v.len() as f64;
         assert!(mean.abs() < 0.05 && (var - 1.0).abs() < 0.1, "mean {mean}, variance {var}");
-        assert_eq!(input(Elem::Float32, Fill::Normal).data(7, 0), InputData::F32(v.clone()));
-        assert_ne!(input(Elem::Float32, Fill::Normal).data(7, 1), InputData::F32(v));
+        assert_eq!(input(Elem::Float32, Fill::Normal).data(7, 0, None).unwrap(), InputData::F32(v.clone()));
+        assert_ne!(input(Elem::Float32, Fill::Normal).data(7, 1, None).unwrap(), InputData::F32(v));
     }
 
     #[test]
     fn ids_fall_in_their_range_and_masks_are_ones() {
-        let InputData::I64(ids) = input(Elem::Int64, Fill::Range { lo: 0, hi: 30522 }).data(1, 0) else { panic!() };
+        let InputData::I64(ids) = input(Elem::Int64, Fill::Range { lo: 0, hi: 30522 }).data(1, 0, None).unwrap() else { panic!() };
         assert!(ids.iter().all(|&i| (0..30522).contains(&i)) && ids.iter().any(|&i| i > 20000));
-        assert_eq!(input(Elem::Int64, Fill::Ones).data(1, 1), InputData::I64(vec![1; 4000]));
-        assert_eq!(input(Elem::Bool, Fill::Ones).data(1, 1), InputData::U8(vec![1; 4000]));
+        assert_eq!(input(Elem::Int64, Fill::Ones).data(1, 1, None).unwrap(), InputData::I64(vec![1; 4000]));
+        assert_eq!(input(Elem::Bool, Fill::Ones).data(1, 1, None).unwrap(), InputData::U8(vec![1; 4000]));
+    }
+
+    #[test]
+    fn given_inputs_are_their_bytes_and_must_fill_the_shape() {
+        let given = |elem| ModelInput { name: "x".into(), elem, shape: vec![2], fill: Fill::Given { key: "k".into(), path: "/x.bin".into() } };
+        let bytes: Vec<u8> = [7i64, -3].iter().flat_map(|v| v.to_le_bytes()).collect();
+        assert_eq!(given(Elem::Int64).data(1, 0, Some(&bytes)).unwrap(), InputData::I64(vec![7, -3]));
+        assert!(given(Elem::Int32).data(1, 0, Some(&bytes)).unwrap_err().contains("4 values given for its shape [2]"));
+        assert!(given(Elem::Int64).data(1, 0, None).is_err(), "the bytes must have been read");
     }
 
     #[test]

@@ -41,6 +41,11 @@ pub enum Platform {
     /// cross-origin isolated): a user's ONNX file on the CPU, beside its WebGPU providers.
     #[serde(rename = "ort-wasm")]
     OrtWasm,
+    /// onnxruntime-web's WebNN execution provider: a user's ONNX file handed to the browser's
+    /// WebNN (`navigator.ml`), on the device `--webnn-device` names; unavailable, as `webnn`
+    /// is, where the browser has no WebNN backend.
+    #[serde(rename = "ort-webnn")]
+    OrtWebnn,
     /// transformers.js ([`crate::model::onnx::TRANSFORMERS_VERSION`]): its
     /// `pipeline('feature-extraction')` on MiniLM from text, with its own tokenizer, on the ONNX
     /// file harness writes (onnxruntime-web's C++ WebGPU provider underneath). It runs
@@ -60,6 +65,7 @@ impl Platform {
             Platform::OrtWebgpu => "ort-webgpu",
             Platform::OrtJsep => "ort-jsep",
             Platform::OrtWasm => "ort-wasm",
+            Platform::OrtWebnn => "ort-webnn",
             Platform::Transformers => "transformers",
         }
     }
@@ -69,10 +75,9 @@ impl Platform {
     pub fn unsupported(self, case: &CaseSpec) -> Option<String> {
         let workload_reason = || format!("{}: models and user kernels run on webgpu and native only", case.kernel);
         if let Some(Workload::Onnx(o)) = &case.workload {
-            return match (self, case.cold) {
-                (Platform::OrtWebgpu | Platform::OrtJsep | Platform::OrtWasm, None) => None,
-                (Platform::OrtWebgpu | Platform::OrtJsep | Platform::OrtWasm, Some(_)) => Some(format!("{}: a cold start of your own ONNX file is not measured yet", case.id)),
-                _ => Some(format!("{}: an ONNX file runs on onnxruntime-web (ort-webgpu, ort-jsep, ort-wasm), not on harness's {}", o.file, self.as_str())),
+            return match self {
+                Platform::OrtWebgpu | Platform::OrtJsep | Platform::OrtWasm | Platform::OrtWebnn => None,
+                _ => Some(format!("{}: an ONNX file runs on onnxruntime-web (ort-webgpu, ort-jsep, ort-wasm, ort-webnn), not on harness's {}", o.file, self.as_str())),
             };
         }
         if let Some(Workload::Bench(b)) = &case.workload {
@@ -121,7 +126,7 @@ impl Platform {
                 true => None,
                 false => Some(format!("{}: onnxruntime-web runs harness's models (minilm, llama, vit, whisper) and your ONNX files (--onnx) only", case.kernel)),
             },
-            Platform::OrtWasm => Some(format!("{}: ort-wasm runs your ONNX files (--onnx) only", case.id)),
+            Platform::OrtWasm | Platform::OrtWebnn => Some(format!("{}: {} runs your ONNX files (--onnx) only", case.id, self.as_str())),
             Platform::Wasm | Platform::Tfjs | Platform::Webnn if case.kernel().and_then(|k| k.fault()) == Some(crate::Fault::LoseDevice) => {
                 Some(format!("{}: it destroys harness's own GPU device, which {} does not use", case.kernel, self.as_str()))
             }
@@ -154,6 +159,7 @@ impl Platform {
             Platform::OrtWebgpu => Some("webgpu"),
             Platform::OrtJsep => Some("jsep"),
             Platform::OrtWasm => Some("wasm"),
+            Platform::OrtWebnn => Some("webnn"),
             _ => None,
         }
     }
@@ -161,7 +167,13 @@ impl Platform {
     /// Whether it runs another engine's kernels rather than harness's WGSL (so tuned variants
     /// mean nothing there).
     pub fn other_engine(self) -> bool {
-        matches!(self, Platform::Tfjs | Platform::Webnn | Platform::OrtWebgpu | Platform::OrtJsep | Platform::OrtWasm | Platform::Transformers)
+        matches!(self, Platform::Tfjs | Platform::Webnn | Platform::OrtWebgpu | Platform::OrtJsep | Platform::OrtWasm | Platform::OrtWebnn | Platform::Transformers)
+    }
+
+    /// Whether it runs on the browser's WebNN (`navigator.ml`), whose absence makes the run
+    /// unavailable rather than failed: `webnn`, and onnxruntime-web's WebNN provider.
+    pub fn on_webnn(self) -> bool {
+        matches!(self, Platform::Webnn | Platform::OrtWebnn)
     }
 }
 

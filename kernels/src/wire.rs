@@ -85,6 +85,10 @@ pub struct CaseMeasurement {
     /// samples, never one of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine_profile: Option<Vec<EngineKernel>>,
+    /// Where onnxruntime-web placed the session's nodes, provider by provider
+    /// ([`crate::placement`]); absent for other engines and where ORT's log did not say.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub placement: Vec<crate::placement::ProviderNodes>,
     /// A cold-start case's phases, from navigation to the first output read back; its one
     /// sample is their sum.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -225,6 +229,7 @@ impl CaseMeasurement {
             sent_ms: 0.0,
             timer_resolution_ms: None,
             engine_profile: None,
+            placement: Vec::new(),
             cold: None,
             split: None,
             phases: Vec::new(),
@@ -418,6 +423,7 @@ mod tests {
             output: CaseMeasurement::encode_output(&v),
             timer_resolution_ms: None,
             engine_profile: None,
+            placement: Vec::new(),
             cold: None,
             split: None,
             phases: Vec::new(),

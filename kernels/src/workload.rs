@@ -86,6 +86,12 @@ impl Workload {
         matches!(self, Workload::Encoder(_) | Workload::Decoder(_) | Workload::Perception(_) | Workload::Clip(_))
     }
 
+    /// Whether `--cold-start` measures it: a whole pass of one of harness's models, or a user's
+    /// own ONNX file.
+    pub fn has_cold_start(&self) -> bool {
+        (self.is_model() && !self.one_op()) || matches!(self, Workload::Onnx(_))
+    }
+
     /// Whether it is one op of a model's layer alone (a per-op case), not a whole pass.
     pub fn one_op(&self) -> bool {
         match self {

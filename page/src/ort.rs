@@ -23,9 +23,10 @@ extern "C" {
     #[wasm_bindgen(catch, js_namespace = harnessOrt, js_name = load)]
     async fn load(ep: &str) -> Result<JsValue, JsValue>;
     /// Creates a session for each of `models` (each `[model, names, values, outputs]`), one after
-    /// the other or all at once, and uploads their inputs.
+    /// the other or all at once, and uploads their inputs; with `placement`, resolves to the lines
+    /// of ORT's log that say where the nodes went.
     #[wasm_bindgen(catch, js_namespace = harnessOrt, js_name = prepare)]
-    async fn prepare(models: js_sys::Array, parallel: bool) -> Result<JsValue, JsValue>;
+    async fn prepare(models: js_sys::Array, parallel: bool, placement: bool) -> Result<JsValue, JsValue>;
     /// Runs every session once, resolving when ORT has handed the runs to the GPU.
     #[wasm_bindgen(catch, js_namespace = harnessOrt, js_name = runOnce)]
     async fn run_once() -> Result<JsValue, JsValue>;
@@ -50,13 +51,15 @@ extern "C" {
 pub struct Ort {
     /// How this browser reports completion (measured by the runner).
     completion: Completion,
+    /// Its execution provider (`webgpu`, `jsep`, `wasm`, `webnn`).
+    ep: String,
 }
 
 impl Ort {
     /// Loads onnxruntime-web's bundle of `ep` (`webgpu` or `jsep`).
     pub async fn load(ep: &str, completion: Completion) -> Result<Ort, JsValue> {
         load(ep).await?;
-        Ok(Ort { completion })
+        Ok(Ort { completion, ep: ep.to_string() })
     }
 
     /// Runs `case` by the plan's sampling policy and reads its output back: one of harness's
@@ -68,18 +71,20 @@ impl Ort {
         };
         let engine = Engine { submit: &submit, completion: self.completion };
         let result = async {
-            prepare(models, false).await?;
+            // Where the nodes went, where a provider other than the CPU's was asked for.
+            let log: Vec<String> = js_sys::Array::from(&prepare(models, false, self.ep != "wasm").await?).iter().filter_map(|l| l.as_string()).collect();
             let sampled = engine.sample(plan, clock, on_sample).await?;
             let kernels = profile().await?;
             let values = js_sys::Float32Array::new(&output().await?).to_vec();
-            Ok::<_, JsValue>((sampled, kernels, values))
+            Ok::<_, JsValue>((sampled, kernels, values, log))
         }
         .await;
         let released = dispose().await;
-        let (sampled, kernels, values) = result.map_err(describe)?;
+        let (sampled, kernels, values, log) = result.map_err(describe)?;
         released.map_err(describe)?;
         // ORT builds its pipelines in the first run: no pipeline time of its own.
         let mut m = CaseMeasurement::of_sampled(case.id.clone(), 0.0, sampled, CaseMeasurement::encode_output(&values));
+        m.placement = kernels::placement::from_log(&log);
         if !kernels.is_null() {
             let json: String = js_sys::JSON::stringify(&kernels).map_err(describe)?.into();
             m.engine_profile = Some(serde_json::from_str(&json).map_err(|e| format!("onnxruntime-web's profile: {e}"))?);
@@ -88,19 +93,31 @@ impl Ort {
     }
 
     /// Runs `case` once as a fresh page would, after its weights were fetched: writes the ONNX
-    /// file of each of its parts (a CLIP-shaped pair has two), creates their sessions (one after
-    /// the other or at once, as its cold start says), runs each once and reads the outputs back.
-    /// The page's clock readings at the end of each phase go to `marks`.
-    pub async fn run_cold(&self, case: &CaseSpec, weights: Option<&Weights>, marks: &mut Vec<(&'static str, f64)>) -> Result<Vec<f32>, String> {
-        let parts = case.workload.as_ref().map(|w| w.parts(case.seed)).unwrap_or_default();
-        if parts.is_empty() {
-            return Err(only_models(case));
-        }
-        let models = onnx_models(&parts, weights)?;
-        marks.push(("onnx", now_ms()));
+    /// file of each of its parts (a CLIP-shaped pair has two) or, for a user's own file, fetches
+    /// it and its external data; creates their sessions (one after the other or at once, as its
+    /// cold start says), runs each once and reads the outputs back. The page's clock readings at
+    /// the end of each phase go to `marks`.
+    pub async fn run_cold(&self, case: &CaseSpec, weights: Option<&Weights>, api: &Api, marks: &mut Vec<(&'static str, f64)>) -> Result<Vec<f32>, String> {
+        let models = match &case.workload {
+            Some(Workload::Onnx(own)) => {
+                let model = own_model(own, case.seed, api).await?;
+                marks.push(("fetch", now_ms()));
+                js_sys::Array::of1(&model)
+            }
+            workload => {
+                marks.push(("fetch", now_ms()));
+                let parts = workload.as_ref().map(|w| w.parts(case.seed)).unwrap_or_default();
+                if parts.is_empty() {
+                    return Err(only_models(case));
+                }
+                let models = onnx_models(&parts, weights)?;
+                marks.push(("onnx", now_ms()));
+                models
+            }
+        };
         let parallel = case.cold.is_some_and(|c| c.parallel);
         let result = async {
-            prepare(models, parallel).await?;
+            prepare(models, parallel, false).await?;
             marks.push(("session", now_ms()));
             run_once().await?;
             marks.push(("dispatch", now_ms()));
@@ -121,7 +138,7 @@ fn only_models(case: &CaseSpec) -> String {
     format!("{}: onnxruntime-web runs harness's models and your ONNX files only", case.kernel)
 }
 
-/// A user's ONNX file as `[model, names, values, outputs, dims, types, external]` for
+/// A user's ONNX file as `[model, names, values, outputs, dims, types, external, named]` for
 /// `harnessOrt.prepare`: its bytes and external data fetched from the harness, its inputs made
 /// from the case's seed as the reference's were.
 async fn own_model(own: &OwnModel, seed: u64, api: &Api) -> Result<JsValue, String> {
@@ -132,13 +149,25 @@ async fn own_model(own: &OwnModel, seed: u64, api: &Api) -> Result<JsValue, Stri
         external.push(&js_sys::Array::of2(&JsValue::from_str(&e.location), &fetch(e.key.clone()).await?.into()));
     }
     let names: js_sys::Array = own.inputs.iter().map(|i| JsValue::from_str(&i.name)).collect();
-    let values: js_sys::Array = own.inputs.iter().enumerate().map(|(n, i)| typed_array(&i.data(seed, n))).collect();
+    let values = js_sys::Array::new();
+    for (n, i) in own.inputs.iter().enumerate() {
+        let given = match i.given() {
+            Some((key, _)) => Some(fetch(key.to_string()).await?.to_vec()),
+            None => None,
+        };
+        values.push(&typed_array(&i.data(seed, n, given.as_deref())?));
+    }
     let outputs: js_sys::Array = own.outputs.iter().map(|o| JsValue::from_str(&o.name)).collect();
     let dims: js_sys::Array = own.inputs.iter().map(|i| JsValue::from(i.shape.iter().map(|&d| JsValue::from_f64(d as f64)).collect::<js_sys::Array>())).collect();
     let types: js_sys::Array = own.inputs.iter().map(|i| JsValue::from_str(i.elem.name())).collect();
     let entry = js_sys::Array::of5(&bytes, &names, &values, &outputs, &dims);
+    let named = js_sys::Object::new();
+    for (name, value) in &own.dims {
+        js_sys::Reflect::set(&named, &JsValue::from_str(name), &JsValue::from_f64(*value as f64)).map_err(describe)?;
+    }
     entry.push(&types);
     entry.push(&external);
+    entry.push(&named);
     Ok(entry.into())
 }
 

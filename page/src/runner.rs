@@ -38,8 +38,9 @@ pub async fn run(token: String, progress: js_sys::Function) -> Result<(), JsValu
     let completion = gpu.as_ref().map(|gpu: &Gpu| Completion { latency_ms: gpu.latency_ms, nudge: gpu.nudge, timestamps: gpu.timestamps });
     let (mut gpu, tfjs, ort) = match (plan.platform, plan.platform.ort_ep(), gpu, completion) {
         (Platform::Tfjs, _, Some(_), Some(c)) => (None, Some(Tfjs::load(c).await?), None),
-        // onnxruntime-web's CPU provider: no GPU to wait for, its runs end when their promises do.
-        (Platform::OrtWasm, Some(ep), ..) => (None, None, Some(Ort::load(ep, Completion::UNMEASURED).await?)),
+        // onnxruntime-web's CPU and WebNN providers: no WebGPU device to wait for, their runs end when
+        // their promises do.
+        (Platform::OrtWasm | Platform::OrtWebnn, Some(ep), ..) => (None, None, Some(Ort::load(ep, Completion::UNMEASURED).await?)),
         (_, Some(ep), Some(_), Some(c)) => (None, None, Some(Ort::load(ep, c).await?)),
         (Platform::Transformers, ..) => (None, None, None),
         (_, _, gpu, _) => (gpu, None, None),
@@ -83,9 +84,9 @@ async fn run_cold(plan: &RunPlan, case: &CaseSpec, api: &Api) -> Result<CaseMeas
             // As an app starts: no latency measured first, nothing nudged.
             let ort = Ort::load(ep, Completion::UNMEASURED).await.map_err(Failure::Stop)?;
             marks.push(("engine", now_ms()));
+            // Phase `fetch` ends in run_cold: a user's own file is fetched there.
             let w = weights.of(case, api, &mut CaseClock::start()).await?;
-            marks.push(("fetch", now_ms()));
-            let values = ort.run_cold(case, w, &mut marks).await.map_err(|e| Failure::Case(PageError::case(&case.id, e)))?;
+            let values = ort.run_cold(case, w, api, &mut marks).await.map_err(|e| Failure::Case(PageError::case(&case.id, e)))?;
             kernels::wire::f32s_to_le_bytes(&values)
         }
         None => {

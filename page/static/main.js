@@ -101,12 +101,13 @@ function openProgress() {
   });
 }
 
-// The adapter the run's platform uses: WebNN's context for a webnn run, WebGPU's otherwise.
+// The adapter the run's platform uses: WebNN's context for a webnn or ort-webnn run, WebGPU's
+// otherwise.
 async function describePlatform() {
   const res = await fetch(`/api/plan?token=${token}`);
   if (!res.ok) throw new Error(`GET /api/plan answered ${res.status}`);
   const plan = await res.json();
-  if (plan.platform !== 'webnn') return { adapter: await describeAdapter(), webnn: false };
+  if (plan.platform !== 'webnn' && plan.platform !== 'ort-webnn') return { adapter: await describeAdapter(), webnn: false };
   status.textContent = 'asking for a WebNN context…';
   return { adapter: await harnessWebnn.describe(plan.webnn || {}), webnn: true };
 }

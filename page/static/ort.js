@@ -9,8 +9,11 @@ import { script } from './tfjs.js';
 import { settle } from './completion.js';
 import { windowed, finished, UNTIMED } from './gpu-timer.js';
 
-// The CPU provider ('wasm') is in every bundle: it takes JSEP's, whose files harness serves.
-const BUNDLES = { webgpu: 'ort/ort.webgpu.min.js', jsep: 'ort/ort.min.js', wasm: 'ort/ort.min.js' };
+// The CPU provider ('wasm') is in every bundle: it takes JSEP's, whose files harness serves. The
+// WebNN provider is in JSEP's bundle and WASM.
+const BUNDLES = { webgpu: 'ort/ort.webgpu.min.js', jsep: 'ort/ort.min.js', wasm: 'ort/ort.min.js', webnn: 'ort/ort.min.js' };
+// Whether the loaded provider runs on ORT's WebGPU device (its GPU buffers, the page's GPU timer).
+const onWebgpu = () => provider === 'webgpu' || provider === 'jsep';
 
 // The types a tensor in a GPU buffer may have (onnxruntime-web's Tensor.fromGpuBuffer); inputs of
 // other types (int8) are given from the page's memory.
@@ -48,14 +51,37 @@ async function runParts() {
   }
 }
 
+// ORT's own log, which onnxruntime-web writes with console.error (the WASM's stderr), bound when
+// its WASM starts: so the tap is laid once, before that, and records only while `prepare` creates
+// a session for a placement. The lines kept are those that say where its nodes went (read by
+// kernels/src/placement.rs).
+const PLACEMENT_TAG = 'VerifyEachNodeIsAssignedToAnEp]';
+let placementLines = null;
+function tapLog() {
+  if (console.error.harnessTap) return;
+  const original = console.error;
+  const tap = (...args) => {
+    if (placementLines) {
+      const line = args.join(' ');
+      if (line.includes(PLACEMENT_TAG)) placementLines.push(line);
+      // ORT's verbose log is long; only its placement reaches the console.
+      else return;
+    }
+    original.apply(console, args);
+  };
+  tap.harnessTap = true;
+  console.error = tap;
+}
+
 globalThis.harnessOrt = {
-  // Loads the bundle of execution provider `ep` ('webgpu' or 'jsep') (harness checked its version
-  // before the browser started).
+  // Loads the bundle of execution provider `ep` ('webgpu', 'jsep', 'wasm' or 'webnn') (harness
+  // checked its version before the browser started).
   async load(ep) {
     const bundle = BUNDLES[ep];
-    if (!bundle) throw new Error(`unknown onnxruntime-web execution provider '${ep}' (harness knows webgpu, jsep and wasm)`);
+    if (!bundle) throw new Error(`unknown onnxruntime-web execution provider '${ep}' (harness knows webgpu, jsep, wasm and webnn)`);
     if (!globalThis.ort) await script(bundle, 'is --platform ort installed? see harness run --help');
     provider = ep;
+    tapLog();
     // The WASM files beside the bundle; one thread, so no SharedArrayBuffer (cross-origin
     // isolation) is needed: the CPU side only schedules the GPU's work.
     ort.env.wasm.wasmPaths = new URL('ort/', location.href).href;
@@ -64,19 +90,29 @@ globalThis.harnessOrt = {
   },
 
   // Creates a session for each of `models` ([model, names, values, outputs, dims, types,
-  // external]: the ONNX file as a Uint8Array; its inputs, names[i] getting values[i], a typed
-  // array of shape dims[i] and ONNX type types[i] (flat, and float32 or int32 by its array, where
-  // not given: harness's own models); external data as [location, Uint8Array] pairs), one after
-  // the other or, with `parallel`, all at once. On WebGPU every output is left in a GPU buffer and
-  // every input is uploaded into a GPU buffer of ORT's device, so a run moves no data between CPU
-  // and GPU; on the CPU provider they are the page's arrays.
-  async prepare(models, parallel) {
+  // external, named]: the ONNX file as a Uint8Array; its inputs, names[i] getting values[i], a
+  // typed array of shape dims[i] and ONNX type types[i] (flat, and float32 or int32 by its array,
+  // where not given: harness's own models); external data as [location, Uint8Array] pairs; the
+  // value of each named dynamic dim), one after the other or, with `parallel`, all at once. On
+  // WebGPU every output is left in a GPU buffer and every input is uploaded into a GPU buffer of
+  // ORT's device, so a run moves no data between CPU and GPU; on the CPU provider they are the
+  // page's arrays, and so on WebNN, whose provider is given the MLContext harnessWebnn.describe
+  // created (on --webnn-device's device). With `placement`, each session is
+  // created at ORT's verbose log level and the lines that say where its nodes went are returned
+  // (a cold start leaves it off: the log takes time).
+  async prepare(models, parallel, placement) {
     await this.dispose();
-    const gpu = provider !== 'wasm';
-    const load = async ([model, names, values, outputs, dims, types, external]) => {
+    const gpu = onWebgpu();
+    if (placement) placementLines = [];
+    const webnn = provider === 'webnn' ? { name: 'webnn', context: harnessWebnn.context() } : null;
+    const load = async ([model, names, values, outputs, dims, types, external, named]) => {
       const session = await ort.InferenceSession.create(model, {
-        executionProviders: [gpu ? 'webgpu' : 'wasm'],
+        executionProviders: [gpu ? 'webgpu' : (webnn ?? 'wasm')],
         graphOptimizationLevel: 'all',
+        ...(placement ? { logSeverityLevel: 0 } : {}),
+        // WebNN builds graphs of fixed shapes: ORT's WebNN provider takes no node with a dynamic
+        // dim unless the session fixes it (the --dim values).
+        ...(webnn && named ? { freeDimensionOverrides: named } : {}),
         ...(gpu ? { preferredOutputLocation: 'gpu-buffer' } : {}),
         ...(external?.length ? { externalData: external.map(([path, data]) => ({ path, data })) } : {}),
       });
@@ -101,8 +137,13 @@ globalThis.harnessOrt = {
       });
       return { session, feeds, outputNames: outputs, last: null };
     };
-    if (parallel) parts = await Promise.all(models.map(load));
-    else for (const m of models) parts.push(await load(m));
+    try {
+      if (parallel) parts = await Promise.all(models.map(load));
+      else for (const m of models) parts.push(await load(m));
+      return placementLines ?? [];
+    } finally {
+      placementLines = null;
+    }
   },
 
   // Runs every session once (a cold start's first run), keeping the outputs.
@@ -126,8 +167,8 @@ globalThis.harnessOrt = {
       }),
     );
     queued = runs.catch(() => {});
-    // The CPU provider's runs are done when their promises resolve.
-    if (provider === 'wasm') return runs.then(() => new Float64Array([submittedMs, performance.now(), ...UNTIMED]));
+    // The CPU and WebNN providers' runs are done when their promises resolve (outputs read back).
+    if (!onWebgpu()) return runs.then(() => new Float64Array([submittedMs, performance.now(), ...UNTIMED]));
     const device = ort.env.webgpu.device;
     return settle(device, finished(device, runs), nudge).then((t) => new Float64Array([submittedMs, ...t]));
   },
@@ -137,7 +178,7 @@ globalThis.harnessOrt = {
   // timestamp-query. JSEP then times each kernel between timestamps in a compute pass of its own
   // and reports the times once it has read its query buffer back, which reading the outputs forces.
   async profile() {
-    const device = provider === 'wasm' ? null : ort.env.webgpu.device;
+    const device = onWebgpu() ? ort.env.webgpu.device : null;
     if (!device) return null;
     // JSEP asks for Chromium's timestamps inside passes where the adapter has them, instead of timestamp-query.
     const timestamps = ['timestamp-query', 'chromium-experimental-timestamp-query-inside-passes'].some((f) => device.features.has(f));

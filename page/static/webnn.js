@@ -25,6 +25,9 @@ const shapeOf = (operand) => (typeof operand.shape === 'function' ? operand.shap
 const descriptor = (shape, extra = {}) => ({ dataType: 'float32', shape, dimensions: shape, ...extra });
 
 globalThis.harnessWebnn = {
+  // The context `describe` created (onnxruntime-web's WebNN provider runs on it: --platform ort-webnn).
+  context: () => context,
+
   // Creates the context run's cases use and describes it as the run's adapter: unavailable, with
   // the browser's own words, where navigator.ml is missing or the context is refused. With
   // `standIn` the tests' JavaScript stand-in is loaded first, and says so in the description.

@@ -6,7 +6,7 @@
 //! among times that say something of the hardware they name.
 
 use crate::hardware::timed_on;
-use crate::model::{labels, CaseStatus, RunReport, Timer};
+use crate::model::{labels, CaseReport, CaseStatus, PlatformRun, RunReport, Timer};
 use stats::Summary;
 use serde::Serialize;
 
@@ -128,12 +128,75 @@ impl Comparison {
 
     /// What the reports say of the runs left out of the speed comparison; `None` when none was.
     pub fn software_note(&self) -> Option<String> {
-        (!self.not_compared.is_empty()).then(|| {
-            format!(
-                "Speed not compared for {}: a software adapter's times measure the CPU, not a GPU (`harness verify` gives the evidence). Their medians are shown and their outputs checked; compare speed on a hardware GPU.",
-                self.not_compared.join(", ")
-            )
+        software_note(&self.not_compared)
+    }
+}
+
+/// What a table says of the runs `not_compared` left out of its speed ranking (each `run (sign)`,
+/// as [`not_compared`] writes them); `None` when none was.
+pub(crate) fn software_note(not_compared: &[String]) -> Option<String> {
+    (!not_compared.is_empty()).then(|| {
+        format!(
+            "Speed not compared for {}: a software adapter's times measure the CPU, not a GPU (`harness verify` gives the evidence). Their medians are shown and their outputs checked; compare speed on a hardware GPU.",
+            not_compared.join(", ")
+        )
+    })
+}
+
+/// Each of `runs` (labels) whose times a table left out of its speed ranking, with the sign of its
+/// software adapter (`chrome/webgpu (SwiftShader, …)`): `software(i)` is the first sign run `i`
+/// showed in any row.
+pub(crate) fn not_compared(runs: &[String], software: impl Fn(usize) -> Option<String>) -> Vec<String> {
+    runs.iter().enumerate().filter_map(|(i, run)| software(i).map(|sign| format!("{run} ({sign})"))).collect()
+}
+
+/// One run's time of a case by the timer its row is compared on.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RowTime {
+    /// Statistics of that timer; `None` where the run did not plan the case or did not measure it.
+    pub stats: Option<Summary>,
+    /// That timer as tables name it (`gpu`, `gpu span·page`, `wall`); `–` where the run did not
+    /// plan the case.
+    pub timer: &'static str,
+    /// Why its time is not ranked: the software adapter it ran on, in words.
+    pub software: Option<String>,
+}
+
+/// The timer a row of cases is compared on, and each case's time by it: GPU time where every
+/// measured case of the row has one (whichever GPU timer each used), else the wall clock for
+/// every case, so that no ratio sets one against the other. `found`: each run with its case of
+/// the row, where it planned one.
+pub(crate) fn row_times(found: &[(&PlatformRun, Option<&CaseReport>)]) -> (Timer, Vec<RowTime>) {
+    let measured = found.iter().filter_map(|(_, c)| *c).filter(|c| c.wall.is_some());
+    let all_gpu = measured.clone().count() > 0 && measured.clone().all(|c| c.gpu.is_some());
+    let timer = if all_gpu { Timer::GpuTimestamp } else { Timer::WallClock };
+    let times = found
+        .iter()
+        .map(|&(run, c)| RowTime {
+            stats: c.and_then(|c| if all_gpu { c.gpu } else { c.wall }),
+            timer: match (all_gpu, c) {
+                (true, Some(c)) => c.gpu_label(),
+                (false, Some(_)) => Timer::WallClock.short(),
+                (_, None) => "–",
+            },
+            software: c.and_then(|c| timed_on(run, c).software()),
         })
+        .collect();
+    (timer, times)
+}
+
+/// Each time of a row over the fastest of those `may_lead` lets lead, among the times ranked
+/// (measured, and on no software adapter), with the fastest's place; no ratio at all where fewer
+/// than two are ranked or none may lead.
+pub(crate) fn ratios(times: &[RowTime], may_lead: impl Fn(usize) -> bool) -> (Option<usize>, Vec<Option<f64>>) {
+    let ranked = |t: &RowTime| t.stats.filter(|_| t.software.is_none()).map(|s| s.median);
+    let fastest = (0..times.len())
+        .filter(|&i| may_lead(i))
+        .filter_map(|i| ranked(&times[i]).filter(|m| *m > 0.0).map(|m| (i, m)))
+        .min_by(|a, b| a.1.total_cmp(&b.1));
+    match fastest.filter(|_| times.iter().filter_map(ranked).count() >= 2) {
+        Some((best, ms)) => (Some(best), times.iter().map(|t| ranked(t).map(|m| m / ms)).collect()),
+        None => (None, vec![None; times.len()]),
     }
 }
 
@@ -154,41 +217,28 @@ pub fn compare_runs(report: &RunReport) -> Option<Comparison> {
     let cases = ids
         .into_iter()
         .map(|id| {
-            let found: Vec<_> = report.runs.iter().map(|r| r.cases.iter().find(|c| c.id == id)).collect();
-            let measured = found.iter().flatten().filter(|c| c.wall.is_some());
-            let all_gpu = measured.clone().count() > 0 && measured.clone().all(|c| c.gpu.is_some());
-            let timer = if all_gpu { Timer::GpuTimestamp } else { Timer::WallClock };
-            let stats: Vec<Option<Summary>> = found
-                .iter()
-                .map(|c| c.and_then(|c| if all_gpu { c.gpu } else { c.wall }))
-                .collect();
-            let software: Vec<Option<String>> = report.runs.iter().zip(&found).map(|(r, c)| c.and_then(|c| timed_on(r, c).software())).collect();
-            let compared: Vec<f64> = stats.iter().zip(&software).filter(|(_, sw)| sw.is_none()).filter_map(|(s, _)| s.map(|s| s.median)).collect();
-            let fastest = compared.iter().copied().filter(|m| *m > 0.0).fold(f64::INFINITY, f64::min);
-            let ranked = compared.len() >= 2 && fastest.is_finite();
+            let found: Vec<_> = report.runs.iter().map(|r| (r, r.cases.iter().find(|c| c.id == id))).collect();
+            let (timer, times) = row_times(&found);
+            let (_, ratios) = ratios(&times, |_| true);
             let entries: Vec<Entry> = found
                 .iter()
-                .zip(&stats)
-                .zip(software)
+                .zip(times)
+                .zip(ratios)
                 .zip(&runs)
-                .map(|(((c, s), software), run)| Entry {
+                .map(|((((_, c), time), ratio), run)| Entry {
                     run: run.clone(),
                     status: c.map(|c| c.status),
-                    stats: *s,
-                    timer: match (all_gpu, c) {
-                        (true, Some(c)) => c.gpu_label(),
-                        (false, Some(_)) => Timer::WallClock.short(),
-                        (_, None) => "–",
-                    },
-                    ratio: s.filter(|_| ranked && software.is_none()).map(|s| s.median / fastest),
-                    software,
+                    stats: time.stats,
+                    timer: time.timer,
+                    ratio,
+                    software: time.software,
                     variant: c.and_then(|c| c.variant.clone()),
                     roofline: c.and_then(|c| c.roofline.clone()),
                 })
                 .collect();
             let verdicts: Vec<bool> = found
                 .iter()
-                .flatten()
+                .filter_map(|(_, c)| *c)
                 .filter_map(|c| c.correctness.as_ref().map(|v| v.passed))
                 .collect();
             let correctness_disagrees = verdicts.contains(&true) && verdicts.contains(&false);
@@ -200,12 +250,7 @@ pub fn compare_runs(report: &RunReport) -> Option<Comparison> {
             CaseComparison { id: id.to_string(), timer, entries, correctness_disagrees, slow_runs }
         })
         .collect::<Vec<_>>();
-    let mut not_compared = Vec::new();
-    for (i, run) in runs.iter().enumerate() {
-        if let Some(sign) = cases.iter().find_map(|c: &CaseComparison| c.entries[i].software.as_ref()) {
-            not_compared.push(format!("{run} ({sign})"));
-        }
-    }
+    let not_compared = not_compared(&runs, |i| cases.iter().find_map(|c: &CaseComparison| c.entries[i].software.clone()));
     Some(Comparison { runs, cases, not_compared })
 }
 

@@ -1,4 +1,4 @@
-//! The hardware a case's time measures: the CPU (the WASM platform, a CPU bench) or the run's
+//! The hardware a case's time measures: the CPU (a [CPU platform](cpu_platform), a CPU bench) or the run's
 //! WebGPU or native wgpu adapter. Cross-run ratios and baseline changes are only made between
 //! times of the same kind of hardware: a software adapter's times measure the CPU through an
 //! emulator, and a time taken on another adapter or CPU says nothing of a change in the code.
@@ -6,6 +6,7 @@
 use crate::adapter::software_sign;
 use crate::model::{CaseReport, PlatformRun};
 use kernels::wire::AdapterReport;
+use kernels::Platform;
 
 /// What timed a case.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -19,9 +20,16 @@ pub enum TimedOn<'a> {
     Unknown,
 }
 
+/// Whether `platform` (a run's, as reports spell it) runs on the CPU by design, whatever adapter
+/// its page got: harness's WASM, and onnxruntime-web's CPU provider (`ort-wasm`). Its times are
+/// the CPU's, never a software adapter's.
+pub fn cpu_platform(platform: &str) -> bool {
+    [Platform::Wasm, Platform::OrtWasm].iter().any(|p| p.as_str() == platform)
+}
+
 /// What timed `case` in `run`. A CPU bench states its clock's step, which nothing on a GPU has.
 pub fn timed_on<'a>(run: &'a PlatformRun, case: &CaseReport) -> TimedOn<'a> {
-    if run.platform == "wasm" || case.timer_resolution_ms.is_some() {
+    if cpu_platform(&run.platform) || case.timer_resolution_ms.is_some() {
         return TimedOn::Cpu(&run.host.cpu);
     }
     match (&run.adapter, run.platform.as_str()) {
@@ -72,5 +80,26 @@ fn describe(a: &AdapterReport) -> String {
     match software_sign(a) {
         Some(sign) => format!("{name}, software: {sign}"),
         None => name,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adapter::tests::swiftshader;
+    use crate::testdata::{case, report_with};
+
+    #[test]
+    fn ort_wasm_is_timed_on_the_cpu_whatever_its_adapter_as_wasm_is() {
+        let mut report = report_with(vec![("chrome", vec![case("a", &[1.0], true, false)])]);
+        let run = &mut report.runs[0];
+        run.adapter = Some(swiftshader());
+        for (platform, cpu) in [("wasm", true), ("ort-wasm", true), ("ort-webgpu", false), ("webgpu", false)] {
+            run.platform = platform.into();
+            assert_eq!(cpu_platform(platform), cpu, "{platform}");
+            let on = timed_on(run, &run.cases[0]);
+            assert_eq!(matches!(on, TimedOn::Cpu(_)), cpu, "{platform}: {on:?}");
+            assert_eq!(on.software().is_some(), !cpu, "{platform}: a CPU platform's time is no software adapter's");
+        }
     }
 }

@@ -4,6 +4,7 @@
 
 use crate::baseline::BaselineComparison;
 use crate::model::{format_ci as pct, format_ms, CaseReport, PlatformRun, RunReport, Timer};
+use crate::onnx_table::{onnx_tables, OnnxTable};
 use crate::tables::{gpu_timer_rows, model_rows, phased_tables, vs_f32_note, GpuTimerRow, ModelRow, PhasedTable, GPU_TIMER_NOTE};
 use crate::template::render_template;
 use crate::ReportError;
@@ -25,6 +26,9 @@ struct ReportView<'a> {
     report: &'a RunReport,
     sampling: String,
     runs: Vec<RunView<'a>>,
+    /// The user's own ONNX files (`--onnx`) across providers and browsers: warm, then cold
+    /// starts; empty without them.
+    onnx: Vec<OnnxTable>,
     models: Vec<ModelRow<'a>>,
     /// Some model row has an error against its f32 model: the Models table's *vs f32* column,
     /// and what it means.
@@ -348,6 +352,7 @@ impl<'a> ReportView<'a> {
             sampling,
             runs,
             vs_f32_note: vs_f32_note(&models),
+            onnx: onnx_tables(report),
             models,
             phased: phased_tables(report),
             gpu_timers: gpu_timer_rows(report),

@@ -15,6 +15,7 @@ pub mod junit;
 pub mod markdown;
 mod merge;
 pub mod model;
+mod onnx_table;
 pub mod probe;
 mod tables;
 mod template;
@@ -30,4 +31,5 @@ pub use folder::{results_path, write_all, JUNIT_XML, REPORT_HTML, RESULTS_JSON, 
 pub use json::read_results;
 pub use merge::merge;
 pub use model::*;
+pub use onnx_table::{onnx_tables, OnnxCell, OnnxColumn, OnnxRow, OnnxTable, ONNX_COLD_NOTE, ONNX_NOTE};
 pub use tables::{model_rows, phased_tables, vs_f32_note, ModelRow, PhasedRow, PhasedTable, COLD_NOTE, TEXT_NOTE, VS_F32_NOTE};

@@ -6,6 +6,7 @@ use crate::probe::{case_clocks, enough_samples, judging_rule, ClockFlag, THROTTL
 use stats::Class;
 use crate::model::roofline::{any_roofline, format_roofline};
 use crate::model::{format_ms as ms, RunReport};
+use crate::onnx_table::{onnx_tables, OnnxCell};
 use crate::tables::{model_rows, phased_tables, vs_f32_note};
 use std::fmt::Write;
 
@@ -88,6 +89,7 @@ pub fn render(report: &RunReport) -> String {
     if let Some(b) = &report.baseline {
         s += &baseline_section(b);
     }
+    onnx(&mut s, report);
     models(&mut s, report);
     phased(&mut s, report);
     gpu_timers(&mut s, report);
@@ -173,6 +175,45 @@ fn models(s: &mut String, report: &RunReport) {
     }
     if let Some(note) = note {
         let _ = writeln!(s, "\n{note}");
+    }
+}
+
+/// The user's own ONNX files (`--onnx`): a table of warm runs, one of cold starts; nothing
+/// without them.
+fn onnx(s: &mut String, report: &RunReport) {
+    for t in onnx_tables(report) {
+        let _ = writeln!(s, "\n## {}\n", t.title);
+        let heads: Vec<String> = t.columns.iter().map(|c| format!("{} {}", c.provider, c.browser)).collect();
+        let _ = writeln!(s, "| case | {} |", heads.join(" | "));
+        let _ = writeln!(s, "|---|{}", "---:|".repeat(heads.len()));
+        for row in &t.rows {
+            let cells: Vec<String> = row.cells.iter().map(onnx_cell).collect();
+            let _ = writeln!(s, "| `{}` | {} |", row.id, cells.join(" | "));
+        }
+        let _ = writeln!(s, "\n{}", t.note);
+        if let Some(note) = &t.software_note {
+            let _ = writeln!(s, "\n{note}");
+        }
+    }
+}
+
+/// A cell of the ONNX tables: `**18.745** (wall, ±1.2%, fastest)`, `30.673 (…, 1.64×)`, a status
+/// other than passed in bold before it (`**failed** 151.5 (…)`), its CPU fallback after it
+/// (`· CPU 1/6: Cast`), `–` where the run did not plan it.
+fn onnx_cell(c: &OnnxCell) -> String {
+    let mark = if c.stands_out { format!("**{}**", c.status) } else { String::new() };
+    let cell = match &c.median {
+        Some(median) => {
+            let median = if c.fastest { format!("**{median}**") } else { median.clone() };
+            let rank = c.rank.as_ref().map(|r| format!(", {r}")).unwrap_or_default();
+            format!("{mark} {median} ({}, {}{rank})", c.timer, c.ci).trim_start().to_string()
+        }
+        None if c.stands_out => mark,
+        None => "–".into(),
+    };
+    match &c.cpu_brief {
+        Some(cpu) => format!("{cell} · {cpu}"),
+        None => cell,
     }
 }
 

@@ -124,6 +124,7 @@ pub fn measurement(spec: &CaseSpec, times: &[f64], gpu: bool) -> CaseMeasurement
         sent_ms: 0.0,
         timer_resolution_ms: None,
         engine_profile: None,
+        placement: Vec::new(),
         cold: None,
         split: None,
         phases: Vec::new(),
@@ -211,6 +212,16 @@ pub fn report_with(runs: Vec<(&str, Vec<CaseReport>)>) -> RunReport {
             .collect(),
         baseline: None,
     }
+}
+
+/// The committed H200 evidence of a torch-exported MiniLM (f32 and int8, `harness run --onnx`) on
+/// ort-webgpu, ort-jsep and ort-wasm: Chrome's runs, then Firefox's, as `harness report merge`
+/// puts them together.
+pub fn h200_onnx() -> RunReport {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/hardware/h200-onnx");
+    let mut report = crate::read_results(&dir.join("chrome-results.json")).expect("chrome's results read");
+    report.runs.extend(crate::read_results(&dir.join("firefox-results.json")).expect("firefox's results read").runs);
+    report
 }
 
 /// A measured passing case of `kernel` (id `kernel/tag`) with `flops` and `bytes` at a 1 ms GPU

@@ -34,6 +34,10 @@ pub enum PlatformArg {
     OrtJsep,
     /// onnxruntime-web's CPU execution provider (WASM with SIMD): your ONNX files (--onnx) only.
     OrtWasm,
+    /// onnxruntime-web's WebNN execution provider: your ONNX files (--onnx) on the browser's WebNN,
+    /// on the device --webnn-device names. Unavailable, with the browser's reason, where it has no
+    /// WebNN backend (Firefox; Linux builds of Chromium).
+    OrtWebnn,
     /// ort-webgpu and ort-jsep, both.
     Ort,
     /// transformers.js 4.3 (onnxruntime-web's C++ WebGPU provider underneath): its
@@ -57,6 +61,7 @@ impl PlatformArg {
             PlatformArg::OrtWebgpu => &[P::OrtWebgpu],
             PlatformArg::OrtJsep => &[P::OrtJsep],
             PlatformArg::OrtWasm => &[P::OrtWasm],
+            PlatformArg::OrtWebnn => &[P::OrtWebnn],
             PlatformArg::Ort => &[P::OrtWebgpu, P::OrtJsep],
             PlatformArg::Transformers => &[P::Transformers],
         }

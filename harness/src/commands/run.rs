@@ -21,17 +21,19 @@ pub const CATALOGUE_ON_WASM: CaseFilter = CaseFilter {
 
 /// The cold-start cases of `cases` (`--cold-start`): each model's whole passes, `samples` fresh
 /// pages each, with pipelines created the usual way and precompiled; a model of two parts (a
-/// CLIP-shaped pair) also with its parts loaded at once.
+/// CLIP-shaped pair) also with its parts loaded at once. Your own ONNX files (`--onnx`) run on
+/// onnxruntime-web only, which creates its own pipelines: they are not precompiled.
 fn cold_starts(cases: Vec<CaseSpec>, samples: u32) -> Result<Vec<CaseSpec>> {
-    let passes: Vec<CaseSpec> = cases.into_iter().filter(|c| c.workload.as_ref().is_some_and(|w| w.is_model() && !w.one_op())).collect();
+    let passes: Vec<CaseSpec> = cases.into_iter().filter(|c| c.workload.as_ref().is_some_and(|w| w.has_cold_start())).collect();
     if passes.is_empty() {
-        anyhow::bail!("--cold-start measures models: add --model minilm (or vit, whisper, tinyllama); catalogue kernels and user kernels have no cold start");
+        anyhow::bail!("--cold-start measures models: add --model minilm (or vit, whisper, tinyllama) or --onnx FILE.onnx; catalogue kernels and user kernels have no cold start");
     }
     let mut cold = Vec::new();
     for case in passes {
         let parts = case.workload.as_ref().map_or(1, |w| w.parts(case.seed).len());
+        let own = matches!(case.workload, Some(kernels::Workload::Onnx(_)));
         for parallel in [false, true].into_iter().take(if parts > 1 { 2 } else { 1 }) {
-            for precompile in [false, true] {
+            for precompile in [false, true].into_iter().take(if own { 1 } else { 2 }) {
                 cold.push(case.clone().cold_start(kernels::ColdStart { samples, precompile, parallel }));
             }
         }

@@ -69,7 +69,7 @@ pub async fn exec(args: VerifyArgs) -> Result<ExitCode> {
     let mut reporter = TerminalReporter::new();
     let measured = match args.platform {
         PlatformArg::Wasm => anyhow::bail!("verify checks --platform webgpu or native; wasm is the CPU it compares with"),
-        PlatformArg::Tfjs | PlatformArg::OrtWebgpu | PlatformArg::OrtJsep | PlatformArg::OrtWasm | PlatformArg::Ort | PlatformArg::Transformers => {
+        PlatformArg::Tfjs | PlatformArg::OrtWebgpu | PlatformArg::OrtJsep | PlatformArg::OrtWasm | PlatformArg::OrtWebnn | PlatformArg::Ort | PlatformArg::Transformers => {
             anyhow::bail!("verify checks --platform webgpu or native; tfjs, ort and transformers run on the same adapter as webgpu")
         }
         PlatformArg::Webnn | PlatformArg::Both => {

@@ -71,7 +71,8 @@ pub fn timing_phrase(case: &CaseReport) -> String {
                 c => format!(", SM {c}"),
             };
             let phases = case.from_text.as_ref().map(|t| format!(": a call {}", reports::phases_line(&t.median_phases))).unwrap_or_default();
-            format!("{} ms {timer}{ci} (median of {}{batch}, cv {:.1}%{outliers}{stop}{clock}){phases}", reports::format_ms(h.median), h.n, h.cv * 100.0)
+            let fallback = kernels::placement::fallback_words(&case.placement).map(|w| format!("; {w}")).unwrap_or_default();
+            format!("{} ms {timer}{ci} (median of {}{batch}, cv {:.1}%{outliers}{stop}{clock}){phases}{fallback}", reports::format_ms(h.median), h.n, h.cv * 100.0)
         }
         None => String::new(),
     }

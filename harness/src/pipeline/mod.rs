@@ -294,7 +294,7 @@ impl Settings {
             !self.tuning() || self.platforms.iter().any(|p| *p != Platform::Wasm),
             "--tune measures GPU variants: add --platform webgpu or native (on the WASM CPU every variant is the same code)"
         );
-        if self.platforms.contains(&Platform::Webnn) && std::env::var_os(webnn::STAND_IN_ENV).is_some() {
+        if self.platforms.iter().any(|p| p.on_webnn()) && std::env::var_os(webnn::STAND_IN_ENV).is_some() {
             eprintln!("WARNING: {}", webnn::STAND_IN_WARNING);
         }
         let mut engines = Vec::new();
@@ -393,7 +393,7 @@ impl Settings {
                 cpu_adapter: crate::measure::controller::cpu_policy(plan, &self.limits),
                 gpu_kernels: self.gpu_kernels,
                 retries: self.limits.retries,
-                webnn_device: self.platforms.contains(&Platform::Webnn).then_some(self.webnn_device),
+                webnn_device: self.platforms.iter().any(|p| p.on_webnn()).then_some(self.webnn_device),
                 no_tensor_cores: self.no_tensor_cores,
                 profile: sampling.profile,
                 gpu_timer: sampling.gpu_timer,

@@ -201,6 +201,10 @@ pub struct CaseReport {
     /// dispatches, onnxruntime-web's JSEP's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine_profile: Option<EngineProfile>,
+    /// Where onnxruntime-web placed the session's nodes, provider by provider, read from its
+    /// verbose log: how many fell back to its CPU provider, and which. Absent for other engines.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub placement: Vec<kernels::placement::ProviderNodes>,
     /// The optional WebGPU features its shaders used (`shader-f16`, `subgroups`,
     /// `chromium-experimental-subgroup-matrix`: its GEMMs ran on tensor cores, with f32 inputs
     /// split into two f16 parts each); absent where none.
@@ -296,6 +300,7 @@ impl CaseReport {
             roofline: None,
             earlier_attempts: Vec::new(),
             engine_profile: None,
+            placement: Vec::new(),
             features: Vec::new(),
             cold_start: spec.cold.map(|c| ColdStartReport::of(c.precompile, Vec::new())),
             from_text: None,
@@ -324,6 +329,7 @@ impl CaseReport {
         case.nudges = (m.nudges > 0).then_some(m.nudges);
         case.timer_resolution_ms = m.timer_resolution_ms;
         case.engine_profile = m.engine_profile.as_deref().and_then(EngineProfile::of);
+        case.placement = m.placement;
         case.features = m.features;
         case.gpu_timer = m.gpu_timer;
         if let (Some(report), Some(c)) = (&mut case.cold_start, m.cold) {

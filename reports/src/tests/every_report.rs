@@ -92,6 +92,54 @@ fn cold_starts_get_a_table_of_their_own_in_every_report_and_stay_out_of_the_mode
 }
 
 #[test]
+fn your_onnx_models_get_a_table_across_providers_and_browsers_in_both_reports() {
+    let report = h200_onnx();
+    let md = markdown::render(&report);
+    let section = &md[md.find("## Your ONNX models\n").expect("a table of the ONNX files")..];
+    let section = &section[..section.find("\n## ").unwrap_or(section.len())];
+    assert!(section.contains("| case | ort-webgpu chrome | ort-webgpu firefox | ort-jsep chrome | ort-jsep firefox | ort-wasm chrome | ort-wasm firefox |"), "{section}");
+    assert!(section.contains("| `model.onnx/batch_size=1,sequence_length=128` | 30.673 (wall, ±13.2%, 1.64×) | "), "one timer a row, the wall clock where ort-wasm has no GPU time: {section}");
+    assert!(section.contains(" | **18.745** (wall, ±5.4%, fastest) | "), "{section}");
+    assert!(section.contains(" | **failed** 151.5 (wall, ±6.7%, 1.86×) | "), "a failed cell stands out, with its ratio: {section}");
+    assert!(section.contains(ONNX_NOTE), "{section}");
+    assert!(md.find("## Your ONNX models").unwrap() < md.find("## Flagged").unwrap(), "{md}");
+    let html = html::render(&report).unwrap().replace("&#x2F;", "/");
+    let section = &html[html.find(r#"<section id="onnx">"#).expect("an ONNX section")..];
+    let section = &section[..section.find("</section>").unwrap()];
+    assert!(section.contains("<h2>Your ONNX models</h2>") && section.contains(r#"<table id="onnx-table" class="sortable">"#), "{section}");
+    assert!(section.contains(r#"<th>ort-jsep <span class="muted">chrome</span></th>"#), "{section}");
+    assert_eq!(section.matches("<tr data-case=").count(), 4, "{section}");
+    assert!(section.contains(r#"<td class="passed fastest" data-sort="18.744999999995343">18.745 <small class="muted">wall, ±5.4%</small> <b>fastest</b></td>"#), "{section}");
+    assert!(section.contains(r#"<td class="failed stands-out" data-sort="151.49499999999534" title="cosine similarity to the reference 0.988236 in row 40 is below 0.99"#) && section.contains(">failed 151.5 <small class=\"muted\">wall, ±6.7%</small> 1.86×</td>"), "{section}");
+    assert_eq!(section.matches("<b>fastest</b>").count(), 3, "three rows have a passed cell: {section}");
+    // Without ONNX files, neither report has the table.
+    let plain = report_with(vec![("chrome", vec![model_case("a", &[1.0])])]);
+    assert!(!markdown::render(&plain).contains("Your ONNX models") && !html::render(&plain).unwrap().contains("Your ONNX models"));
+}
+
+#[test]
+fn an_onnx_cells_cpu_fallback_and_a_software_adapter_are_said_in_both_reports() {
+    use kernels::placement::{ProviderNodes, CPU_PROVIDER};
+    let mut report = h200_onnx();
+    report.runs[0].cases[0].placement = vec![
+        ProviderNodes { provider: CPU_PROVIDER.into(), nodes: 1, listed: vec!["Cast (/embeddings/Cast_3)".into()] },
+        ProviderNodes { provider: "WebGpuExecutionProvider".into(), nodes: 5, listed: vec![] },
+    ];
+    report.runs[1].adapter = Some(crate::adapter::tests::swiftshader());
+    let md = markdown::render(&report);
+    let section = &md[md.find("## Your ONNX models\n").unwrap()..];
+    let section = &section[..section.find("\n## ").unwrap_or(section.len())];
+    assert!(section.contains("| `model.onnx/batch_size=1,sequence_length=128` | **30.673** (wall, ±13.2%, fastest) · CPU 1/6: Cast | "), "{section}");
+    assert!(section.contains(" | 18.745 (wall, ±5.4%, software) | "), "chrome/ort-jsep on SwiftShader is shown, not ranked: {section}");
+    assert!(section.contains("\nSpeed not compared for chrome/ort-jsep (SwiftShader"), "{section}");
+    let html = html::render(&report).unwrap().replace("&#x2F;", "/");
+    let section = &html[html.find(r#"<section id="onnx">"#).unwrap()..];
+    let section = &section[..section.find("</section>").unwrap()];
+    assert!(section.contains(r#"<b>fastest</b><br><small class="cpu-fallback" title="On the CPU: Cast (/embeddings/Cast_3)">1 of 6 nodes on the CPU: Cast</small></td>"#), "{section}");
+    assert!(section.contains("<p><b>Not ranked:</b> Speed not compared for chrome/ort-jsep (SwiftShader") && section.contains(">18.745 <small class=\"muted\">wall, ±5.4%</small> software</td>"), "{section}");
+}
+
+#[test]
 fn a_case_below_the_reports_clock_is_flagged_in_every_report() {
     let cases = vec![case("a", &[1.0, 1.1], true, true), case("b", &[1.0, 1.2], true, true), case("c", &[1.0, 1.3], true, true)];
     let mut report = report_with(vec![("firefox", cases)]);

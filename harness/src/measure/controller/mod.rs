@@ -274,7 +274,7 @@ pub async fn run_cases(
                         if unavailable::take_adapter(plan, adapter, run, book, reporter, flags)? {
                             return Ok(());
                         }
-                        if let Some(sign) = run.adapter.as_ref().and_then(kernels::software::software_sign).filter(|_| plan.platform != Platform::Webnn) {
+                        if let Some(sign) = run.adapter.as_ref().and_then(kernels::software::software_sign).filter(|_| !plan.platform.on_webnn()) {
                             watchdog.on_cpu(&limits);
                             if let Some(policy) = cpu_policy(plan, &limits) {
                                 reporter.event(RunEvent::Step(&format!("{} {} runs on a software adapter ({sign}): {}", run.browser, run.platform, policy.describe())));

@@ -9,7 +9,7 @@ use crate::measure::events::{Reporter, RunEvent};
 use crate::measure::gpu_stack;
 use crate::measure::server::Server;
 use anyhow::{anyhow, bail, Context, Result};
-use kernels::{Platform, RunPlan};
+use kernels::RunPlan;
 use reports::{BrowserInfo, DriverInfo, PlatformRun};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -108,7 +108,7 @@ pub(super) async fn start_session<'a>(req: &BrowserRunRequest, server: &'a Serve
         binary: binary.clone(),
         headless: req.headless,
         profile_dir,
-        webnn: req.platform == Platform::Webnn,
+        webnn: req.platform.on_webnn(),
         gpu: req.gpu_flags.resolve(cfg!(target_os = "linux"), gpu_stack::this_machine().has_gpu(), remote),
         nvidia: gpu_stack::this_machine().has_nvidia(),
     };

@@ -25,15 +25,15 @@ pub(super) fn settle_unsupported(specs: &[CaseSpec], platform: Platform, book: &
 pub(super) fn take_adapter(plan: &RunPlan, adapter: AdapterReport, run: &mut PlatformRun, book: &mut CaseBook, reporter: &mut dyn Reporter, flags: &[String]) -> Result<bool> {
     let missing = (!adapter.available).then(|| adapter.reason.clone().unwrap_or_default());
     // An unavailable WebNN is said below in its own words: it is no missing WebGPU adapter.
-    if missing.is_none() || plan.platform != Platform::Webnn {
+    if missing.is_none() || !plan.platform.on_webnn() {
         reporter.event(RunEvent::Adapter(&adapter));
     }
     run.adapter = Some(adapter);
-    if let Some(reason) = missing.as_ref().filter(|_| plan.platform == Platform::Webnn) {
+    if let Some(reason) = missing.as_ref().filter(|_| plan.platform.on_webnn()) {
         let why = format!("{}. {}", reason.trim_end_matches('.'), crate::measure::webnn::how_to_enable(&run.browser));
-        reporter.event(RunEvent::Step(&format!("webnn is unavailable in {}: {why}", run.browser)));
+        reporter.event(RunEvent::Step(&format!("{} is unavailable in {}: {why}", plan.platform.as_str(), run.browser)));
         for spec in book.remaining() {
-            book.settle_unmeasured(&spec, CaseStatus::Unsupported, format!("webnn is unavailable here: {reason}"), reporter);
+            book.settle_unmeasured(&spec, CaseStatus::Unsupported, format!("{} is unavailable here: {reason}", plan.platform.as_str()), reporter);
         }
         run.status = RunStatus::Unavailable;
         run.unavailable = Some(why);

@@ -3,14 +3,16 @@
 //! and its reference computed natively by tract-onnx ([`reference`]), an engine that shares no
 //! kernels with onnxruntime-web.
 
+pub mod given;
 pub mod read;
 pub mod reference;
 
 use kernels::own_model::{Elem, ExternalData, Fill, ModelInput, ModelOutput, OwnModel};
 use kernels::{CaseSpec, Shape, Workload};
+use given::Given;
 use read::{Dim, OnnxFile};
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// What is wrong with an `--onnx` file or the options that go with it. Each is found before any
 /// browser starts.
@@ -81,6 +83,9 @@ pub enum OnnxError {
         /// The inputs there are.
         known: String,
     },
+    /// `--inputs` cannot be read or does not fit the models.
+    #[error("{0}")]
+    Given(String),
     /// An input's element type is one onnxruntime-web cannot be fed.
     #[error("--onnx {model}: input `{input}` is of ONNX type {code}, which harness cannot feed onnxruntime-web (it feeds float, float16, int64, int32, int8, uint8 and bool)")]
     InputType {
@@ -102,6 +107,8 @@ pub struct OnnxOptions<'a> {
     pub dims: &'a [String],
     /// `--input NAME=LO..HI`.
     pub inputs: &'a [String],
+    /// `--inputs FILE`: real inputs, by name.
+    pub given: Option<&'a Path>,
 }
 
 /// The cases of every `--onnx` file at every combination of its dims, and the files the page
@@ -127,13 +134,21 @@ pub fn cases(options: &OnnxOptions, seed: u64) -> Result<(Vec<CaseSpec>, HashMap
             return Err(OnnxError::UnknownInput { name: name.clone(), known: or_none(&known) });
         }
     }
+    let given = options.given.map(Given::read).transpose()?;
+    if let Some(given) = &given {
+        check_given(given, &files, &ranges)?;
+    }
     let mut cases = Vec::new();
     let mut served = HashMap::new();
     for (n, file) in files.iter().enumerate() {
         let key = format!("onnx{n}");
         let external: Vec<ExternalData> = file.external.iter().enumerate().map(|(e, location)| ExternalData { location: location.clone(), key: format!("{key}.data{e}") }).collect();
+        let dims = match &given {
+            Some(given) => with_given_dims(given, file, &dims)?,
+            None => dims.clone(),
+        };
         for combination in combinations(&file.named_dims(), &dims, file)? {
-            let model = own_model(file, &key, &external, combination, &ranges)?;
+            let model = own_model(file, &key, &external, combination, &ranges, given.as_ref())?;
             served.extend(model.served());
             let name = file.path.file_name().map_or_else(|| key.clone(), |n| n.to_string_lossy().into_owned());
             let mut spec = CaseSpec::of_workload(&name, Shape(model.inputs.first().map(|i| i.shape.iter().map(|&d| d as u32).collect()).unwrap_or_default()), seed, Workload::Onnx(model.clone()));
@@ -157,8 +172,47 @@ fn combinations(names: &[String], dims: &[(String, Vec<u64>)], file: &OnnxFile) 
     Ok(out)
 }
 
+/// Every array of `given` feeds an input of some model, and none is also given a range.
+fn check_given(given: &Given, files: &[OnnxFile], ranges: &[(String, (i64, i64))]) -> Result<(), OnnxError> {
+    let known: Vec<String> = files.iter().flat_map(|f| f.inputs.iter().map(|i| i.name.clone())).collect();
+    for array in &given.arrays {
+        if !known.contains(&array.name) {
+            return Err(OnnxError::Given(format!("--inputs {}: array `{}` is no input of the models; their inputs are: {}", given.path.display(), array.name, or_none(&known))));
+        }
+        if ranges.iter().any(|(n, _)| *n == array.name) {
+            return Err(OnnxError::Given(format!("--inputs {} gives `{}`, and so does --input: keep one", given.path.display(), array.name)));
+        }
+    }
+    Ok(())
+}
+
+/// `dims` with those the arrays of `given` fix for `file`'s inputs: a dim an array fixes takes its
+/// size, and a `--dim` may only repeat it.
+fn with_given_dims(given: &Given, file: &OnnxFile, dims: &[(String, Vec<u64>)]) -> Result<Vec<(String, Vec<u64>)>, OnnxError> {
+    let mut out = dims.to_vec();
+    let model = file.path.display().to_string();
+    for input in &file.inputs {
+        for (name, size) in given.dims_of(input, &model)? {
+            match out.iter().find(|(n, _)| *n == name) {
+                Some((_, values)) if values.as_slice() == [size] => {}
+                Some((_, values)) => {
+                    let values: Vec<String> = values.iter().map(u64::to_string).collect();
+                    return Err(OnnxError::Given(format!(
+                        "--inputs {}: array `{}` fixes `{name}` at {size}, --dim gives {}; leave the --dim out (given inputs are no sweep)",
+                        given.path.display(),
+                        input.name,
+                        values.join(",")
+                    )));
+                }
+                None => out.push((name, vec![size])),
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// The case of `file` at `dims`.
-fn own_model(file: &OnnxFile, key: &str, external: &[ExternalData], dims: Vec<(String, u64)>, ranges: &[(String, (i64, i64))]) -> Result<OwnModel, OnnxError> {
+fn own_model(file: &OnnxFile, key: &str, external: &[ExternalData], dims: Vec<(String, u64)>, ranges: &[(String, (i64, i64))], given: Option<&Given>) -> Result<OwnModel, OnnxError> {
     let model = file.path.display().to_string();
     let inputs = file
         .inputs
@@ -173,7 +227,11 @@ fn own_model(file: &OnnxFile, key: &str, external: &[ExternalData], dims: Vec<(S
                     Dim::Named(n) => dims.iter().find(|(name, _)| name == n).map_or(1, |(_, v)| *v),
                 })
                 .collect();
-            Ok(ModelInput { name: i.name.clone(), elem, shape, fill: fill(i, elem, ranges) })
+            let fill = match given.filter(|g| g.array(&i.name).is_some()) {
+                Some(g) => Fill::Given { key: format!("{key}.input.{}", i.name), path: g.write(&i.name, elem, &given::cache_dir())?.display().to_string() },
+                None => fill(i, elem, ranges),
+            };
+            Ok(ModelInput { name: i.name.clone(), elem, shape, fill })
         })
         .collect::<Result<Vec<_>, OnnxError>>()?;
     let shapes = reference::output_shapes(file.parsed.as_ref(), &inputs);
@@ -240,7 +298,7 @@ fn or_none(names: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kernels::own_model::Fill;
+    use kernels::own_model::{Fill, InputData};
     use kernels::CheckRule;
 
     /// The models of harness/tests/onnx-models, made by the ONNX project's own Python package.
@@ -251,7 +309,7 @@ mod tests {
     fn build(files: &[&str], dims: &[&str], inputs: &[&str]) -> Result<(Vec<CaseSpec>, HashMap<String, PathBuf>), OnnxError> {
         let files: Vec<PathBuf> = files.iter().map(|f| model(f)).collect();
         let (dims, inputs): (Vec<String>, Vec<String>) = (dims.iter().map(|s| s.to_string()).collect(), inputs.iter().map(|s| s.to_string()).collect());
-        cases(&OnnxOptions { files: &files, dims: &dims, inputs: &inputs }, 1)
+        cases(&OnnxOptions { files: &files, dims: &dims, inputs: &inputs, given: None }, 1)
     }
 
     fn own(spec: &CaseSpec) -> &OwnModel {
@@ -279,7 +337,7 @@ mod tests {
         let (cases, _) = build(&["embed.onnx"], &["batch=2", "seq=5"], &[]).unwrap();
         let m = own(&cases[0]);
         assert_eq!(cases[0].id, "embed.onnx/batch=2,seq=5");
-        assert_eq!((m.inputs[0].fill, m.inputs[1].fill), (Fill::Range { lo: 0, hi: 50 }, Fill::Ones));
+        assert_eq!((&m.inputs[0].fill, &m.inputs[1].fill), (&Fill::Range { lo: 0, hi: 50 }, &Fill::Ones));
         let (cases, _) = build(&["embed.onnx"], &["batch=2", "seq=5"], &["input_ids=3..7"]).unwrap();
         assert_eq!(own(&cases[0]).inputs[0].fill, Fill::Range { lo: 3, hi: 7 });
     }
@@ -334,5 +392,51 @@ mod tests {
         assert!(err.contains("IR version 14") && err.contains("13 at most") && err.contains("model.ir_version = 10"), "{err}");
         let err = build(&["missing.onnx"], &["batch=1"], &[]).unwrap_err().to_string();
         assert!(err.contains("missing.onnx"), "{err}");
+    }
+
+    /// The cases of `files` with `--inputs given`, their inputs' bytes kept in a folder of the test's.
+    fn with_given(files: &[&str], dims: &[&str], given: &Path) -> Result<Vec<CaseSpec>, OnnxError> {
+        let files: Vec<PathBuf> = files.iter().map(|f| model(f)).collect();
+        let dims: Vec<String> = dims.iter().map(|s| s.to_string()).collect();
+        cases(&OnnxOptions { files: &files, dims: &dims, inputs: &[], given: Some(given) }, 1).map(|(c, _)| c)
+    }
+
+    #[test]
+    fn numpys_arrays_fix_the_dims_and_are_what_the_page_and_the_reference_are_fed() {
+        let cache = tempfile::tempdir().unwrap();
+        std::env::set_var("HARNESS_INPUT_CACHE", cache.path());
+        // numpy.savez: input_ids int64 [3,5], attention_mask int32 [3,5] (row 2's last two masked).
+        let cases = with_given(&["embed.onnx"], &[], &model("embed_inputs.npz")).unwrap();
+        assert_eq!(cases.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), ["embed.onnx/batch=3,seq=5"]);
+        let m = own(&cases[0]);
+        let mask = &m.inputs[1];
+        let (key, path) = mask.given().unwrap();
+        assert!(m.served().iter().any(|(k, p)| k == key && p == Path::new(path)), "the page fetches it");
+        let bytes = std::fs::read(path).unwrap();
+        let InputData::I64(values) = mask.data(1, 1, Some(&bytes)).unwrap() else { panic!("int32 in the file, int64 in the model") };
+        assert_eq!(values[10..], [1, 1, 1, 0, 0]);
+        // The reference runs on them: not the seeded inputs' outputs.
+        let seeded = build(&["embed.onnx"], &["batch=3", "seq=5"], &[]).unwrap().0;
+        let outputs = |c: &CaseSpec| reference::outputs(&model("embed.onnx"), own(c), 1).unwrap();
+        assert_ne!(outputs(&cases[0]), outputs(&seeded[0]));
+    }
+
+    #[test]
+    fn given_arrays_that_do_not_fit_are_refused_naming_the_array() {
+        let dir = tempfile::tempdir().unwrap();
+        std::env::set_var("HARNESS_INPUT_CACHE", dir.path());
+        let ids = dir.path().join("ids.safetensors");
+        let floats: Vec<u8> = [0.5f32; 15].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let view = safetensors::tensor::TensorView::new(safetensors::Dtype::F32, vec![3, 5], &floats).unwrap();
+        std::fs::write(&ids, safetensors::serialize([("input_ids", view)], None).unwrap()).unwrap();
+        let err = with_given(&["embed.onnx"], &[], &ids).unwrap_err().to_string();
+        assert!(err.contains("array `input_ids` is floating-point; the model's input is int64"), "{err}");
+        let err = with_given(&["mlp.onnx"], &[], &ids).unwrap_err().to_string();
+        assert!(err.contains("no input of the models"), "{err}");
+        let short = dir.path().join("short.safetensors");
+        let view = safetensors::tensor::TensorView::new(safetensors::Dtype::F32, vec![15], &floats).unwrap();
+        std::fs::write(&short, safetensors::serialize([("x", view)], None).unwrap()).unwrap();
+        let err = with_given(&["mlp.onnx"], &[], &short).unwrap_err().to_string();
+        assert!(err.contains("array `x` is [15]; input `x` of") && err.contains("is [batch, 16]"), "{err}");
     }
 }

@@ -166,7 +166,7 @@ fn tensor_type(v: &pb::ValueInfoProto) -> (i32, Vec<pb::tensor_shape_proto::Dime
 
 /// FNV-1a of a file's bytes, in hex: what tells a changed model from the one whose reference is
 /// kept.
-fn fingerprint(path: &Path) -> std::io::Result<String> {
+pub(super) fn fingerprint(path: &Path) -> std::io::Result<String> {
     use std::io::Read;
     let mut file = std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(path)?);
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;

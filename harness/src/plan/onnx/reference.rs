@@ -63,7 +63,11 @@ pub fn outputs(path: &Path, model_case: &OwnModel, seed: u64) -> Result<Vec<f64>
     }
     let run = || -> TractResult<Vec<f64>> {
         let plan = with_inputs(framework().model_for_path(path)?, &model_case.inputs)?.into_optimized()?.into_runnable()?;
-        let feeds: TVec<TValue> = model_case.inputs.iter().enumerate().map(|(n, i)| tensor(i, i.data(seed, n)).map(|t| t.into_tvalue())).collect::<TractResult<_>>()?;
+        let mut feeds: TVec<TValue> = TVec::new();
+        for (n, i) in model_case.inputs.iter().enumerate() {
+            let given = i.given().map(|(_, path)| std::fs::read(path)).transpose()?;
+            feeds.push(tensor(i, i.data(seed, n, given.as_deref()).map_err(anyhow::Error::msg)?)?.into_tvalue());
+        }
         let mut values = Vec::new();
         for out in plan.run(feeds)? {
             let out = out.into_tensor();

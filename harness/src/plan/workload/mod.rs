@@ -114,6 +114,13 @@ pub struct WorkloadArgs {
     /// with them, masks are all ones, other integers are 0 or 1 and floats are normal.
     #[arg(long, value_name = "NAME=LO..HI", requires = "onnx")]
     pub input: Vec<String>,
+    /// Real inputs for the --onnx models instead of seeded ones: a NumPy `.npz` (`numpy.savez(
+    /// "inputs.npz", input_ids=ids, attention_mask=mask)`) or a `.safetensors` file, each array
+    /// named after the input it feeds. An array's shape fixes the input's dynamic dims (no --dim
+    /// needed); its values are converted to the input's type (floats to float inputs, integers
+    /// to integer ones). Inputs it does not name are seeded as usual.
+    #[arg(long, value_name = "FILE", requires = "onnx")]
+    pub inputs: Option<PathBuf>,
 }
 
 /// Why the workloads asked for cannot be built.
@@ -198,7 +205,7 @@ impl Workloads {
             w.cases.push(CaseSpec::of_workload(&kernel.name.clone(), shape, seed, Workload::User(kernel)));
         }
         if !args.onnx.is_empty() {
-            let options = crate::plan::onnx::OnnxOptions { files: &args.onnx, dims: &args.dim, inputs: &args.input };
+            let options = crate::plan::onnx::OnnxOptions { files: &args.onnx, dims: &args.dim, inputs: &args.input, given: args.inputs.as_deref() };
             let (cases, served) = crate::plan::onnx::cases(&options, seed)?;
             w.cases.extend(cases);
             w.weights.extend(served);
