@@ -19,7 +19,12 @@
 #   burn-native: examples/bench-burn (burn on its wgpu backend, with the catalogue's matmul beside it in
 #   the same page) and `harness run` of the catalogue's matmul at 1024³ and 4096³, in Chrome, Firefox
 #   and natively (pack takes the bench binary and bundle that `harness bench` built here, in
-#   examples/bench-burn/target). Each leaves $OUT/STEP.tar.gz: results, logs, nvidia-smi's clocks.
+#   examples/bench-burn/target); onnx and onnx-firefox: your own ONNX files (issue 57, h200-onnx.md),
+#   all-MiniLM-L6-v2 as examples/onnx/export_minilm.py exports it (f32 and int8), ViT-B/16 and Whisper-tiny's
+#   encoder as export_vit.py and export_whisper_encoder.py export them (their graphs, and their weights
+#   regenerated there from a manifest by onnx-weights.py), on ort-webgpu, ort-jsep and ort-wasm, warm at batch
+#   1 and 8 and cold at batch 1 (`pack-onnx` packs them, in parts of 17.5 MB, from /tmp/minilm-onnx and
+#   /tmp/onnx-exports). Each leaves $OUT/STEP.tar.gz: results, logs, nvidia-smi's clocks.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 pack="$top/target/gpu-pack"
@@ -51,13 +56,21 @@ pack)
   ls -la "$pack"
   exit 0
   ;;
+pack-onnx)
+  mkdir -p "$pack"
+  rm -f "$pack"/onnx.tar.* "$pack"/onnx-*.json
+  tar cf - -C /tmp minilm-onnx onnx-exports/vit/model.onnx onnx-exports/whisper/model.onnx | split -b 17500000 - "$pack/onnx.tar."
+  for m in vit whisper; do python3 "$top/docs/hardware/onnx-weights.py" manifest /tmp/onnx-exports/$m/model.onnx "$pack/onnx-$m.json"; done
+  ls -la "$pack"
+  exit 0
+  ;;
 stash)
   mkdir -p /tmp/gpu-pack
   cp "$pack"/* /tmp/gpu-pack/ 2>/dev/null
   ls /tmp/gpu-pack
   exit 0
   ;;
-own | page | engines | tfjs | text | own-firefox | page-firefox | engines-firefox | ort-firefox | burn | burn-firefox | burn-native) ;;
+own | page | engines | tfjs | text | own-firefox | page-firefox | engines-firefox | ort-firefox | burn | burn-firefox | burn-native | onnx | onnx-firefox) ;;
 *) sed -n 2,18p "$0"; exit 2 ;;
 esac
 
@@ -73,6 +86,11 @@ g=/tmp/gpu-pack
 [ -d /tmp/gpu/transformers ] || { mkdir -p /tmp/gpu/transformers && tar xJf $g/transformers.tar.xz -C /tmp/gpu/transformers; }
 [ -d /tmp/gpu/all-MiniLM-L6-v2 ] || ! ls $g/minilm.tar.* >/dev/null 2>&1 || cat $g/minilm.tar.* | tar xf - -C /tmp/gpu
 [ -d /tmp/gpu/burn ] || ! ls $g/burn.tar.xz.* >/dev/null 2>&1 || cat $g/burn.tar.xz.* | xz -d | tar xf - -C /tmp/gpu
+[ -d /tmp/gpu/minilm-onnx ] || ! ls $g/onnx.tar.* >/dev/null 2>&1 || cat $g/onnx.tar.* | tar xf - -C /tmp/gpu
+for m in vit whisper; do
+  # onnx-weights.py beside this script (both are carried in target/gpu-pack).
+  [ -f /tmp/gpu/onnx-exports/$m/model.onnx.data ] || [ ! -f $g/onnx-$m.json ] || python3 "$(dirname "$0")/onnx-weights.py" fill $g/onnx-$m.json /tmp/gpu/onnx-exports/$m
+done
 # The libraries a desktop would have (the device README): libglvnd's and the Vulkan loader.
 for f in "$top"/.gl/*.deb; do dpkg -x "$f" /; done
 ldconfig
@@ -113,6 +131,13 @@ for step in "$@"; do
   burn) burn "${chrome[@]}" --platform webgpu ;;
   burn-firefox) burn "${firefox[@]}" --platform webgpu ;;
   burn-native) burn --platform native ;;
+  # Your own ONNX files: warm at batch 1 and 8, then cold at batch 1 (3 fresh pages each).
+  onnx | onnx-firefox)
+    b=("${chrome[@]}"); [ $step = onnx-firefox ] && b=("${firefox[@]}")
+    files=/tmp/gpu/minilm-onnx/model.onnx,/tmp/gpu/minilm-onnx/model_int8.onnx,/tmp/gpu/onnx-exports/vit/model.onnx,/tmp/gpu/onnx-exports/whisper/model.onnx
+    own=(--onnx $files --dim sequence_length=128 --platform ort-webgpu,ort-jsep,ort-wasm --timeout 180 --retries 0 --ort-dir /tmp/gpu/ort)
+    run warm "${b[@]}" "${own[@]}" --dim batch_size=1,8 --samples 10 --max-time 2
+    run cold "${b[@]}" "${own[@]}" --dim batch_size=1 --cold-start 3 ;;
   text) run text "${chrome[@]}" --platform webgpu,transformers --model minilm --from-text --weights /tmp/gpu/all-MiniLM-L6-v2 --samples 10 --transformers-dir /tmp/gpu/transformers ;;
   esac
   kill $smi

@@ -16,5 +16,5 @@ fn the_page_gpu_timers_unit_tests_pass_under_node() {
         .expect("node runs (ci/setup.sh installs npm, and Node.js with it)");
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "node --test page/tests/ failed:\n{stdout}\n{}", text(&out.stderr));
-    assert!(stdout.contains("# pass 16") && stdout.contains("# fail 0"), "{stdout}");
+    assert!(stdout.contains("# pass 18") && stdout.contains("# fail 0"), "{stdout}");
 }

@@ -97,25 +97,39 @@ globalThis.harnessOrt = {
   // WebGPU every output is left in a GPU buffer and every input is uploaded into a GPU buffer of
   // ORT's device, so a run moves no data between CPU and GPU; on the CPU provider they are the
   // page's arrays, and so on WebNN, whose provider is given the MLContext harnessWebnn.describe
-  // created (on --webnn-device's device). With `placement`, each session is
-  // created at ORT's verbose log level and the lines that say where its nodes went are returned
-  // (a cold start leaves it off: the log takes time).
+  // created (on --webnn-device's device). With `placement`, each model is first loaded at ORT's
+  // verbose log level, alone, and the lines that say where its nodes went are returned (a cold
+  // start leaves it off: it takes time).
   async prepare(models, parallel, placement) {
     await this.dispose();
     const gpu = onWebgpu();
-    if (placement) placementLines = [];
     const webnn = provider === 'webnn' ? { name: 'webnn', context: harnessWebnn.context() } : null;
-    const load = async ([model, names, values, outputs, dims, types, external, named]) => {
-      const session = await ort.InferenceSession.create(model, {
+    const create = ([model, , , , , , external, named], verbose) =>
+      ort.InferenceSession.create(model, {
         executionProviders: [gpu ? 'webgpu' : (webnn ?? 'wasm')],
         graphOptimizationLevel: 'all',
-        ...(placement ? { logSeverityLevel: 0 } : {}),
+        ...(verbose ? { logSeverityLevel: 0 } : {}),
         // WebNN builds graphs of fixed shapes: ORT's WebNN provider takes no node with a dynamic
         // dim unless the session fixes it (the --dim values).
         ...(webnn && named ? { freeDimensionOverrides: named } : {}),
         ...(gpu ? { preferredOutputLocation: 'gpu-buffer' } : {}),
         ...(external?.length ? { externalData: external.map(([path, data]) => ({ path, data })) } : {}),
       });
+    // A session created at the verbose level also logs every run, which would be timed: the
+    // placement is read from sessions of its own, released before the measured ones are created.
+    let placed = [];
+    if (placement) {
+      placementLines = [];
+      try {
+        for (const m of models) await (await create(m, true)).release();
+        placed = placementLines;
+      } finally {
+        placementLines = null;
+      }
+    }
+    const load = async (m) => {
+      const [, names, values, outputs, dims, types] = m;
+      const session = await create(m, false);
       const device = gpu ? ort.env.webgpu.device : null;
       if (gpu && !device) throw new Error('onnxruntime-web created its session without a WebGPU device (ort.env.webgpu.device is unset)');
       const feeds = {};
@@ -137,13 +151,9 @@ globalThis.harnessOrt = {
       });
       return { session, feeds, outputNames: outputs, last: null };
     };
-    try {
-      if (parallel) parts = await Promise.all(models.map(load));
-      else for (const m of models) parts.push(await load(m));
-      return placementLines ?? [];
-    } finally {
-      placementLines = null;
-    }
+    if (parallel) parts = await Promise.all(models.map(load));
+    else for (const m of models) parts.push(await load(m));
+    return placed;
   },
 
   // Runs every session once (a cold start's first run), keeping the outputs.
