@@ -19,33 +19,40 @@ import onnx
 import torch
 from transformers import AutoModel
 
-weights, out = sys.argv[1], sys.argv[2]
-os.makedirs(out, exist_ok=True)
-model = AutoModel.from_pretrained(weights).eval()
-batch, seq = 2, 16
-inputs = (
-    torch.randint(0, model.config.vocab_size, (batch, seq)),
-    torch.ones(batch, seq, dtype=torch.int64),
-    torch.zeros(batch, seq, dtype=torch.int64),
-)
-path = os.path.join(out, "model.onnx")
-dynamic = {0: "batch_size", 1: "sequence_length"}
-torch.onnx.export(
-    model,
-    inputs,
-    path,
-    input_names=["input_ids", "attention_mask", "token_type_ids"],
-    output_names=["last_hidden_state"],
-    dynamic_axes={"input_ids": dynamic, "attention_mask": dynamic, "token_type_ids": dynamic, "last_hidden_state": dynamic},
-    opset_version=17,
-)
-saved = onnx.load(path)
-print(f"torch {torch.__version__} wrote {path}: IR {saved.ir_version}, opset {[o.version for o in saved.opset_import]}")
-if saved.ir_version > 10:
-    saved.ir_version = 10
-    onnx.save(saved, path)
 
-from onnxruntime.quantization import QuantType, quantize_dynamic  # noqa: E402
+def export(model, path):
+    """Exports the Hugging Face BERT-family `model` to `path` with torch's own exporter, the batch
+    and sequence dims dynamic (`batch_size`, `sequence_length`), at IR version 10 at most."""
+    batch, seq = 2, 16
+    inputs = (
+        torch.randint(0, model.config.vocab_size, (batch, seq)),
+        torch.ones(batch, seq, dtype=torch.int64),
+        torch.zeros(batch, seq, dtype=torch.int64),
+    )
+    dynamic = {0: "batch_size", 1: "sequence_length"}
+    torch.onnx.export(
+        model,
+        inputs,
+        path,
+        input_names=["input_ids", "attention_mask", "token_type_ids"],
+        output_names=["last_hidden_state"],
+        dynamic_axes={"input_ids": dynamic, "attention_mask": dynamic, "token_type_ids": dynamic, "last_hidden_state": dynamic},
+        opset_version=17,
+    )
+    saved = onnx.load(path)
+    print(f"torch {torch.__version__} wrote {path}: IR {saved.ir_version}, opset {[o.version for o in saved.opset_import]}")
+    if saved.ir_version > 10:
+        saved.ir_version = 10
+        onnx.save(saved, path)
 
-quantize_dynamic(path, os.path.join(out, "model_int8.onnx"), weight_type=QuantType.QInt8)
-print("wrote", os.path.join(out, "model_int8.onnx"))
+
+if __name__ == "__main__":
+    weights, out = sys.argv[1], sys.argv[2]
+    os.makedirs(out, exist_ok=True)
+    path = os.path.join(out, "model.onnx")
+    export(AutoModel.from_pretrained(weights).eval(), path)
+
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    quantize_dynamic(path, os.path.join(out, "model_int8.onnx"), weight_type=QuantType.QInt8)
+    print("wrote", os.path.join(out, "model_int8.onnx"))

@@ -198,3 +198,40 @@ fn bad_onnx_input_is_refused_before_any_browser_starts() {
         assert!(!stderr.contains("starting"), "no browser starts: {stderr}");
     }
 }
+
+/// A model in float16 throughout (f16.onnx: input, weights and outputs, read back as f16 and
+/// widened) is checked with the f16 bound (row cosine 0.99, 3e-2 of a row's RMS). Where the
+/// device has `shader-f16` (lavapipe's, in Firefox) every provider passes; Chromium's SwiftShader
+/// has none: there the CPU provider passes, the C++ WebGPU provider refuses the f16 shader by name,
+/// and JSEP, which runs on without it and writes no output (all zeros), fails the check.
+#[test]
+fn an_f16_model_passes_the_f16_check_on_every_provider_whose_device_has_shader_f16() {
+    let f16 = model("f16.onnx");
+    let args = ["--onnx", &f16, "--dim", "batch=2", "--browser", "chrome,firefox", "--platform", "ort-wasm,ort-webgpu,ort-jsep", "--samples", "3", "--warmup", "0", "--max-time", "1"];
+    let (code, results, stderr) = run_checked("own-onnx-f16", &args);
+    let runs = results["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 6, "{stderr}");
+    let mut all_passed = true;
+    for run in runs {
+        let who = format!("{}/{}", run["browser"], run["platform"]);
+        let c = case(run, "f16.onnx/batch=2");
+        let shader_f16 = run["adapter"]["features"].as_array().is_some_and(|f| f.iter().any(|f| f == "shader-f16"));
+        if run["platform"] == "ort-wasm" || shader_f16 {
+            assert_eq!(c["status"], "passed", "{who}: {c:#}");
+            let check = &c["correctness"];
+            assert_eq!((check["cosineThreshold"].as_f64(), check["tolerance"]["abs"].as_f64()), (Some(0.99), Some(3e-2)), "{who}: the f16 bound: {c:#}");
+            assert_eq!(check["len"], 2 * 16 + 2 * 128, "{who}: `logits` and `hidden`: {c:#}");
+            assert!(check["reference"].as_str().is_some_and(|r| r.contains("tract-onnx")), "{who}: {c:#}");
+            assert_eq!(c["samples"].as_array().map(Vec::len), Some(3), "{who}: {c:#}");
+        } else if run["platform"] == "ort-webgpu" {
+            all_passed = false;
+            assert_eq!(c["status"], "error", "{who}: {c:#}");
+            assert!(c["message"].as_str().unwrap().contains("requires f16 but the device does not support it"), "{who}: {c:#}");
+        } else {
+            all_passed = false;
+            assert_eq!(c["status"], "failed", "{who}: never passed unwritten: {c:#}");
+            assert!(c["message"].as_str().unwrap().starts_with("output `logits`"), "{who}: {c:#}");
+        }
+    }
+    assert_eq!(code, Some(if all_passed { 0 } else { 1 }), "{stderr}");
+}

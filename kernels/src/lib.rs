@@ -12,6 +12,7 @@ pub mod check;
 pub mod dtype;
 pub mod feed;
 pub mod gpu_timer;
+pub mod hf_pipeline;
 pub mod info;
 pub mod kernel;
 pub mod model;

@@ -5,6 +5,7 @@
 //! sending them; inputs a user gave (`--inputs FILE.npz`) are served to the page as their bytes.
 
 use crate::check::{CheckRule, Tolerance};
+use crate::hf_pipeline::HfPipeline;
 use crate::info::CaseInfo;
 pub use crate::feed::InputData;
 use crate::prng::Prng;
@@ -42,6 +43,10 @@ pub struct OwnModel {
     /// the reference engine lacks): it then reads `unchecked`, saying so.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub no_reference: Option<String>,
+    /// Where the file is a Hugging Face folder's (`--hf-model`): the pipeline transformers.js runs
+    /// it in, whose output (not the file's) is what is checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pipeline: Option<HfPipeline>,
 }
 
 /// One external-data file of a model.
@@ -133,6 +138,12 @@ pub enum Fill {
         /// The file on the host.
         path: String,
     },
+    /// These integers, in order: what a tokenizer made of a pipeline's sentences (ids, mask,
+    /// token types).
+    Values {
+        /// The values.
+        values: Vec<i64>,
+    },
 }
 
 /// One input of the graph.
@@ -216,12 +227,14 @@ impl ModelInput {
             }
             (Fill::Normal, Elem::Float16) => InputData::F16(normal(&mut prng, len).into_iter().map(|v| half::f16::from_f32(v).to_bits()).collect()),
             (Fill::Normal, _) => InputData::F32(normal(&mut prng, len)),
+            (Fill::Values { values }, _) if values.len() != len => return Err(format!("input `{}`: {} values for its shape {:?} of {len}", self.name, values.len(), self.shape)),
             (fill, elem) => {
-                let ints: Vec<i64> = match *fill {
-                    Fill::Range { lo, hi } => {
+                let ints: Vec<i64> = match fill {
+                    &Fill::Range { lo, hi } => {
                         let span = (hi - lo).max(1) as u64;
                         (0..len).map(|_| lo + (prng.next_u64() % span) as i64).collect()
                     }
+                    Fill::Values { values } => values.clone(),
                     _ => vec![1; len],
                 };
                 match elem {
@@ -276,8 +289,11 @@ impl OwnModel {
     }
 
     /// The output holding element `index` of the outputs laid end to end, where their lengths are
-    /// known.
+    /// known; for a pipeline's, what the pipeline returns.
     pub fn output_at(&self, index: usize) -> Option<&str> {
+        if let Some(p) = &self.pipeline {
+            return ((index as u64) < p.texts.len() as u64 * p.width).then(|| p.task.output());
+        }
         let mut end = 0u64;
         for o in &self.outputs {
             end += o.len?;
@@ -288,19 +304,25 @@ impl OwnModel {
         None
     }
 
-    /// The files the page fetches for it, by key: the model, its external data and the inputs given.
+    /// The files the page fetches for it, by key: the model, its external data, the inputs given
+    /// and a pipeline's folder files.
     pub fn served(&self) -> Vec<(String, std::path::PathBuf)> {
         let path = std::path::PathBuf::from(&self.path);
         let folder = path.parent().map(std::path::Path::to_path_buf).unwrap_or_default();
         let given = self.inputs.iter().filter_map(ModelInput::given).map(|(key, path)| (key.to_string(), std::path::PathBuf::from(path)));
-        std::iter::once((self.key.clone(), path)).chain(self.external.iter().map(|e| (e.key.clone(), folder.join(&e.location)))).chain(given).collect()
+        let pipeline = self.pipeline.iter().flat_map(HfPipeline::served);
+        std::iter::once((self.key.clone(), path)).chain(self.external.iter().map(|e| (e.key.clone(), folder.join(&e.location)))).chain(given).chain(pipeline).collect()
     }
 
     /// What a report says of it before it runs.
     pub fn info(&self) -> CaseInfo {
         let inputs: Vec<String> = self.inputs.iter().map(|i| format!("{} {}{:?}", i.name, i.elem.name(), i.shape)).collect();
+        let summary = match &self.pipeline {
+            Some(p) => format!("transformers.js's pipeline('{}') on {} ({:.1} MB), {} sentence(s) tokenized to {}", p.task.name(), self.file, self.bytes as f64 / 1e6, p.texts.len(), inputs.join(", ")),
+            None => format!("your ONNX model {} ({:.1} MB) on inputs {}", self.file, self.bytes as f64 / 1e6, inputs.join(", ")),
+        };
         CaseInfo {
-            summary: format!("your ONNX model {} ({:.1} MB) on inputs {}", self.file, self.bytes as f64 / 1e6, inputs.join(", ")),
+            summary,
             dims: self.dims.iter().map(|(n, _)| n.clone()).collect(),
             flops: 0.0,
             bytes: self.bytes as f64,
@@ -362,6 +384,13 @@ mod tests {
     }
 
     #[test]
+    fn a_tokenizers_values_are_fed_as_they_are_and_must_fill_the_shape() {
+        let ids = |shape| ModelInput { name: "input_ids".into(), elem: Elem::Int64, shape, fill: Fill::Values { values: vec![2, 293, 3, 0] } };
+        assert_eq!(ids(vec![1, 4]).data(1, 0, None).unwrap(), InputData::I64(vec![2, 293, 3, 0]));
+        assert!(ids(vec![2, 4]).data(1, 0, None).unwrap_err().contains("4 values for its shape [2, 4] of 8"));
+    }
+
+    #[test]
     fn the_check_row_divides_every_output_and_an_element_is_named_by_its_output() {
         let (min, tol) = Precision::F32.check();
         assert_eq!(OwnModel::check_rule(Precision::F32, &[384, 384 * 8]), CheckRule::Cosine { row: 384, min, tol });
@@ -379,10 +408,15 @@ mod tests {
             outputs: vec![out("a", Some(4)), out("b", Some(2))],
             check: OwnModel::check_rule(Precision::F32, &[2]),
             no_reference: None,
+            pipeline: None,
         };
         assert_eq!((m.output_at(3), m.output_at(4), m.output_at(6)), (Some("a"), Some("b"), None));
         assert_eq!(m.dims_label(), "batch=2");
         m.outputs[0].len = None;
         assert_eq!(m.output_at(0), None);
+        // A pipeline's output is what the pipeline returns: a row of `width` a sentence.
+        let task = crate::hf_pipeline::Task::FeatureExtraction;
+        m.pipeline = Some(HfPipeline { task, folder: "/m".into(), files: vec![], texts: vec!["a".into(), "b".into()], output: "a".into(), width: 3 });
+        assert_eq!((m.output_at(5), m.output_at(6)), (Some("embeddings"), None));
     }
 }

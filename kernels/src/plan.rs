@@ -47,9 +47,10 @@ pub enum Platform {
     #[serde(rename = "ort-webnn")]
     OrtWebnn,
     /// transformers.js ([`crate::model::onnx::TRANSFORMERS_VERSION`]): its
-    /// `pipeline('feature-extraction')` on MiniLM from text, with its own tokenizer, on the ONNX
-    /// file harness writes (onnxruntime-web's C++ WebGPU provider underneath). It runs
-    /// from-text cases only ([`CaseSpec::from_text`]).
+    /// `pipeline('feature-extraction')` with its own tokenizer (onnxruntime-web's C++ WebGPU
+    /// provider underneath), on MiniLM from text ([`CaseSpec::from_text`]) in the ONNX file
+    /// harness writes, or on a user's Hugging Face folder ([`crate::hf_pipeline`]). It runs
+    /// those cases only.
     Transformers,
 }
 
@@ -75,9 +76,14 @@ impl Platform {
     pub fn unsupported(self, case: &CaseSpec) -> Option<String> {
         let workload_reason = || format!("{}: models and user kernels run on webgpu and native only", case.kernel);
         if let Some(Workload::Onnx(o)) = &case.workload {
-            return match self {
-                Platform::OrtWebgpu | Platform::OrtJsep | Platform::OrtWasm | Platform::OrtWebnn => None,
-                _ => Some(format!("{}: an ONNX file runs on onnxruntime-web (ort-webgpu, ort-jsep, ort-wasm, ort-webnn), not on harness's {}", o.file, self.as_str())),
+            return match (self, &o.pipeline) {
+                (Platform::OrtWebgpu | Platform::OrtJsep | Platform::OrtWasm | Platform::OrtWebnn, None) | (Platform::Transformers, Some(_)) => None,
+                (_, Some(p)) => Some(format!(
+                    "{}: a Hugging Face folder runs through transformers.js's pipeline('{}') on --platform transformers; its ONNX file alone runs on onnxruntime-web with --onnx",
+                    case.id,
+                    p.task.name()
+                )),
+                _ => Some(format!("{}: an ONNX file runs on onnxruntime-web (ort-webgpu, ort-jsep, ort-wasm, ort-webnn), not on {}", o.file, self.as_str())),
             };
         }
         if let Some(Workload::Bench(b)) = &case.workload {
@@ -108,7 +114,7 @@ impl Platform {
             (Platform::Webgpu | Platform::Transformers, true) => return None,
             (Platform::Transformers, false) => {
                 return Some(format!(
-                    "{}: transformers.js runs MiniLM from text only (add --from-text); --platform ort-webgpu runs the model alone on the same engine",
+                    "{}: transformers.js runs MiniLM from text (add --from-text) and Hugging Face folders (--hf-model DIR) only; --platform ort-webgpu runs the model alone on the same engine",
                     case.id
                 ))
             }

@@ -87,9 +87,9 @@ impl Workload {
     }
 
     /// Whether `--cold-start` measures it: a whole pass of one of harness's models, or a user's
-    /// own ONNX file.
+    /// own ONNX file (not a Hugging Face folder's pipeline).
     pub fn has_cold_start(&self) -> bool {
-        (self.is_model() && !self.one_op()) || matches!(self, Workload::Onnx(_))
+        (self.is_model() && !self.one_op()) || matches!(self, Workload::Onnx(o) if o.pipeline.is_none())
     }
 
     /// Whether it is one op of a model's layer alone (a per-op case), not a whole pass.

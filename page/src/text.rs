@@ -6,7 +6,8 @@
 //! the ids and lengths written into the program's input buffers, one run, the embeddings read
 //! back; pooling runs on the GPU within the run. On `transformers`, transformers.js's
 //! `pipeline('feature-extraction')` step by step (`static/transformers.js`), on the ONNX file
-//! harness writes of the same graph with BERT's signature.
+//! harness writes of the same graph with BERT's signature, or on a user's Hugging Face folder
+//! (`--hf-model`), every file of it fetched from the harness.
 
 use crate::engine::{describe, enable_timer, Completion};
 use kernels::gpu_timer::{GpuTimerSource, GpuTimerUse, WindowTimes};
@@ -26,9 +27,10 @@ extern "C" {
     #[wasm_bindgen(catch, js_namespace = harnessTransformers, js_name = load)]
     async fn load() -> Result<JsValue, JsValue>;
     /// Creates the feature-extraction pipeline on WebGPU over the model folder `files`
-    /// (`{name: Uint8Array}`).
+    /// (`{name: Uint8Array}`), the ONNX file's external data in the files `external` names
+    /// (relative to `onnx/`).
     #[wasm_bindgen(catch, js_namespace = harnessTransformers, js_name = prepare)]
-    async fn prepare(files: &js_sys::Object) -> Result<JsValue, JsValue>;
+    async fn prepare(files: &js_sys::Object, external: &js_sys::Array) -> Result<JsValue, JsValue>;
     /// One call on `texts`, its model's run with `timed` in a window of the page's GPU timer;
     /// resolves to `[tokenize, run, pool]` ms and the window's packed times.
     #[wasm_bindgen(catch, js_namespace = harnessTransformers, js_name = call)]
@@ -52,6 +54,36 @@ fn encoder(case: &CaseSpec) -> Result<&EncoderCase, String> {
 /// A file of the encoder's folder, fetched from the harness (`tokenizer.json`, …).
 async fn folder_file(api: &Api, e: &EncoderCase, name: &str) -> Result<Vec<u8>, String> {
     api.get_bytes(&format!("weights?name={}/{name}", e.weights)).await.map_err(|err| format!("fetching {name} of `{}`: {}", e.weights, describe(err)))
+}
+
+/// The model folder transformers.js loads (`{name: Uint8Array}`), the names of its ONNX file's
+/// external data, and the sentences a call embeds: MiniLM's from-text case (its config and
+/// tokenizer fetched, the ONNX file written here of its graph) or a user's Hugging Face folder
+/// (`--hf-model`: every file fetched as it is).
+async fn model_folder<'a>(case: &'a CaseSpec, weights: Option<&Weights>, api: &Api) -> Result<(js_sys::Object, js_sys::Array, &'a [String]), String> {
+    let files = js_sys::Object::new();
+    let put = |name: &str, bytes: &js_sys::Uint8Array| js_sys::Reflect::set(&files, &name.into(), bytes).map(drop).map_err(describe);
+    let external = js_sys::Array::new();
+    if let Some(Workload::Onnx(own)) = &case.workload {
+        let pipeline = own.pipeline.as_ref().ok_or_else(|| format!("{}: transformers.js runs a Hugging Face folder (--hf-model), not an ONNX file alone", case.id))?;
+        let fetch = |key: String| async move { api.get_array(&format!("weights?name={key}")).await.map_err(|e| format!("fetching `{key}` from the harness: {}", describe(e))) };
+        for f in &pipeline.files {
+            put(&f.name, &fetch(f.key.clone()).await?)?;
+        }
+        put("onnx/model.onnx", &fetch(own.key.clone()).await?)?;
+        for e in &own.external {
+            put(&format!("onnx/{}", e.location), &fetch(e.key.clone()).await?)?;
+            external.push(&JsValue::from_str(&e.location));
+        }
+        return Ok((files, external, &pipeline.texts));
+    }
+    let e = encoder(case)?;
+    for name in ["config.json", "tokenizer.json", "tokenizer_config.json"] {
+        put(name, &js_sys::Uint8Array::from(folder_file(api, e, name).await?.as_slice()))?;
+    }
+    let onnx = kernels::model::onnx::export_bert(&e.graph(), weights).map_err(|err| err.to_string())?;
+    put("onnx/model.onnx", &js_sys::Uint8Array::from(onnx.bytes.as_slice()))?;
+    Ok((files, external, &e.texts))
 }
 
 /// Harness's own call: tokenize in WASM, write the ids, run, read the embeddings back.
@@ -141,23 +173,15 @@ impl Phased for Transformers {
     }
 }
 
-/// Runs the from-text `case` on transformers.js: the model folder handed over (the ONNX file
-/// written here, the rest fetched from the harness), the pipeline created, then each sample one
-/// call.
+/// Runs `case` on transformers.js, from text: the model folder handed over ([`model_folder`]),
+/// the pipeline created, then each sample one call.
 pub async fn run_transformers(plan: &RunPlan, case: &CaseSpec, weights: Option<&Weights>, api: &Api, completion: Option<Completion>, clock: &mut impl ClockGate, on_sample: impl FnMut(u32)) -> Result<CaseMeasurement, String> {
-    let e = encoder(case)?;
-    let onnx = kernels::model::onnx::export_bert(&e.graph(), weights).map_err(|err| err.to_string())?;
-    let files = js_sys::Object::new();
-    let put = |name: &str, bytes: &[u8]| js_sys::Reflect::set(&files, &name.into(), &js_sys::Uint8Array::from(bytes)).map(drop).map_err(describe);
-    for name in ["config.json", "tokenizer.json", "tokenizer_config.json"] {
-        put(name, &folder_file(api, e, name).await?)?;
-    }
-    put("onnx/model.onnx", &onnx.bytes)?;
-    let texts: js_sys::Array = e.texts.iter().map(|t| JsValue::from_str(t)).collect();
+    let (files, external, texts) = model_folder(case, weights, api).await?;
+    let texts: js_sys::Array = texts.iter().map(|t| JsValue::from_str(t)).collect();
     let result = async {
         load().await?;
         let begun = now_ms();
-        prepare(&files).await?;
+        prepare(&files, &external).await?;
         let pipeline_ms = now_ms() - begun;
         let timed = completion.is_some_and(|c| c.timestamps);
         let gpu_timer = completion.map(|c| c.gpu_timer()).unwrap_or_else(|| GpuTimerUse::unavailable(GpuTimerSource::Page, "no WebGPU adapter"));

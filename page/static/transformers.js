@@ -1,12 +1,14 @@
-// --platform transformers: transformers.js's pipeline('feature-extraction') on MiniLM, driven by
+// --platform transformers: transformers.js's pipeline('feature-extraction') on MiniLM or on a
+// user's Hugging Face folder (--hf-model), driven by
 // the WASM runner (page/src/text.rs) through globalThis.harnessTransformers. The harness server
 // serves transformers.js's bundle and the WASM of the onnxruntime-web build it pins under
 // /transformers/ only for a transformers run.
 //
 // The model folder transformers.js loads (config.json, tokenizer.json, tokenizer_config.json,
-// onnx/model.onnx) is handed over as bytes: the ONNX file is the one harness writes of its own
-// graph, with BERT's signature, in the page. No file is fetched from anywhere else: remote models,
-// the browser cache and transformers.js's WASM cache are off.
+// onnx/model.onnx and its external data) is handed over as bytes: for MiniLM, the ONNX file is the
+// one harness writes of its own graph, with BERT's signature, in the page; a user's folder comes
+// as it is, from the harness server. No file is fetched from anywhere else: remote models, the
+// browser cache and transformers.js's WASM cache are off.
 
 import { windowed, packed, UNTIMED } from './gpu-timer.js';
 
@@ -45,8 +47,10 @@ globalThis.harnessTransformers = {
   },
 
   // Creates the pipeline on WebGPU over `files` ({name: Uint8Array}, names relative to the
-  // model folder).
-  async prepare(files) {
+  // model folder), the ONNX file's external data in the files `external` names (as the model
+  // names them, relative to onnx/: torch writes `model.onnx.data`, which transformers.js's own
+  // convention, `model.onnx_data`, would not find).
+  async prepare(files, external = []) {
     await this.dispose();
     const prefix = `${FOLDER}${MODEL}/`;
     tjs.env.fetch = async (url) => {
@@ -55,7 +59,9 @@ globalThis.harnessTransformers = {
       if (name !== null && files[name]) return new Response(files[name], { headers: { 'content-length': String(files[name].byteLength) } });
       return new Response(`harness handed transformers.js no file ${path}`, { status: 404 });
     };
-    pipe = await tjs.pipeline('feature-extraction', MODEL, { device: 'webgpu', dtype: 'fp32' });
+    const externalData = external.map((path) => ({ path, data: files[`onnx/${path}`] }));
+    const session_options = externalData.length ? { externalData } : {};
+    pipe = await tjs.pipeline('feature-extraction', MODEL, { device: 'webgpu', dtype: 'fp32', session_options });
   },
 
   // One call of the pipeline on `texts`, as its _call makes it (tokenizer with padding and
@@ -71,7 +77,9 @@ globalThis.harnessTransformers = {
       outputs = await pipe.model(inputs);
     });
     const t2 = performance.now();
-    const pooled = tjs.mean_pooling(outputs.last_hidden_state, inputs.attention_mask).normalize(2, -1);
+    // The output the pipeline reads, in its order.
+    const hidden = outputs.last_hidden_state ?? outputs.logits ?? outputs.token_embeddings;
+    const pooled = tjs.mean_pooling(hidden, inputs.attention_mask).normalize(2, -1);
     const t3 = performance.now();
     last = pooled.data;
     return new Float64Array([t1 - t0, t2 - t1, t3 - t2, ...(times ? packed(await times) : UNTIMED)]);

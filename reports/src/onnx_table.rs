@@ -2,7 +2,9 @@
 //! set of dims a row, each execution provider in each browser a column, so that which provider
 //! and browser to ship with reads off one row. A case is the user's file when its planned spec in
 //! `settings.cases` has an ONNX workload (not by its platform: harness's own models run on
-//! onnxruntime-web too). Built once here for the HTML report and the Markdown summary.
+//! onnxruntime-web too), except a Hugging Face folder's (`--hf-model`), whose transformers.js
+//! pipeline is timed a call at a time, as the From text table shows it. Built once here for the
+//! HTML report and the Markdown summary.
 
 use crate::compare::{not_compared, ratios, row_times, software_note, RowTime};
 use crate::hardware::cpu_platform;
@@ -149,7 +151,7 @@ pub struct OnnxTable {
 /// The tables of a report's own ONNX cases: the warm one, then the cold starts (`--cold-start`);
 /// each only where it has a row, so none for a report without `--onnx` cases.
 pub fn onnx_tables(report: &RunReport) -> Vec<OnnxTable> {
-    let own: Vec<&CaseSpec> = report.settings.cases.iter().filter(|c| matches!(c.workload, Some(Workload::Onnx(_)))).collect();
+    let own: Vec<&CaseSpec> = report.settings.cases.iter().filter(|c| matches!(&c.workload, Some(Workload::Onnx(o)) if o.pipeline.is_none())).collect();
     let warm = table(report, &own, false, ("onnx", "Your ONNX models", ONNX_NOTE));
     let cold = table(report, &own, true, ("onnx-cold", "Your ONNX models: cold start (first result)", ONNX_COLD_NOTE));
     [warm, cold].into_iter().flatten().collect()
@@ -361,6 +363,14 @@ mod tests {
         let mut report = h200_onnx();
         for c in &mut report.settings.cases {
             c.workload = None;
+        }
+        assert!(onnx_tables(&report).is_empty());
+        // Nor for a Hugging Face folder's pipeline (--hf-model): the From text table times its calls.
+        let mut report = h200_onnx();
+        for c in &mut report.settings.cases {
+            let Some(Workload::Onnx(o)) = &mut c.workload else { continue };
+            let task = kernels::hf_pipeline::Task::FeatureExtraction;
+            o.pipeline = Some(kernels::hf_pipeline::HfPipeline { task, folder: "/m".into(), files: vec![], texts: vec!["a".into()], output: "last_hidden_state".into(), width: 384 });
         }
         assert!(onnx_tables(&report).is_empty());
     }

@@ -35,7 +35,7 @@ pub struct RunArgs {
     /// clip`) also as `…/cold+parallel` and `…/cold+precompile+parallel`, its encoders loaded at
     /// once. onnxruntime-web's phases are its script, weights fetched, ONNX written, session,
     /// first run, first result.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000), help_heading = CASES, conflicts_with_all = ["resume", "tune", "repeat", "roofline", "from_text"])]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000), help_heading = CASES, conflicts_with_all = ["resume", "tune", "repeat", "roofline", "from_text", "hf_model"])]
     pub cold_start: Option<u32>,
     /// Where cases run, browsers, sampling, baselines, output and server.
     #[command(flatten)]

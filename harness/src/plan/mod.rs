@@ -1,9 +1,10 @@
 //! What to run: the catalogue's suites, models and user kernels turned into cases
-//! (`workload`, `manifest`), the baselines a run is compared with, and the references every
+//! (`workload`, `manifest`; a user's ONNX file, `onnx`, and Hugging Face folder, `hf_model`), the baselines a run is compared with, and the references every
 //! output is checked against.
 
 pub mod baseline;
 pub mod bench;
+pub mod hf_model;
 pub mod manifest;
 pub mod onnx;
 pub mod reference;

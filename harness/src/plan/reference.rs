@@ -192,7 +192,10 @@ impl References {
         // Where the reference is another engine's (a user's ONNX file's, tract-onnx's), reports
         // name it, also when it comes from the disk cache.
         let onnx = matches!(spec.workload, Some(Workload::Onnx(_)));
-        let source = onnx.then(|| crate::plan::onnx::reference::ENGINE.to_string());
+        let source = match &spec.workload {
+            Some(Workload::Onnx(o)) => Some(o.pipeline.as_ref().map_or_else(|| crate::plan::onnx::reference::ENGINE.to_string(), crate::plan::hf_model::reference::engine)),
+            _ => None,
+        };
         let own = |values| Ok(Reference { values, source: source.clone(), measured_by: None });
         // Only what the case alone decides is kept on disk: not a model's that reads a weights
         // file, nor a user kernel's (its files, or another platform's output).
@@ -235,7 +238,10 @@ impl References {
             },
             Some(Workload::Onnx(o)) => {
                 let path = self.weights_paths.get(&o.key).ok_or_else(|| format!("no ONNX file called `{}` in this run", o.key))?;
-                let values = crate::plan::onnx::reference::outputs(path, o, spec.seed)?;
+                let values = match &o.pipeline {
+                    Some(_) => crate::plan::hf_model::reference::outputs(path, o, spec.seed)?,
+                    None => crate::plan::onnx::reference::outputs(path, o, spec.seed)?,
+                };
                 keep(values)
             }
             Some(Workload::Bench(b)) => match (self.given.get(&spec.reference_id()), b.reference) {

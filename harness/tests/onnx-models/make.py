@@ -13,6 +13,9 @@ The files are committed, so the tests need neither.
   ir14.onnx       mlp.onnx at the IR version onnx 1.23 writes by default (14), newer than
                   onnxruntime-web 1.30 reads (13); the others are written at IR 10, as torch.onnx
                   exports are
+  f16.onnx        the MLP in float16 throughout (input, weights, outputs): x[batch,64] -> MatMul,
+                  Add, GELU in its sigmoid form x*sigmoid(1.702x) (output `hidden`) -> MatMul ->
+                  `logits`[batch,16]
 """
 import os
 import numpy as np
@@ -109,9 +112,34 @@ def fastgelu():
     onnx.save_model(model, os.path.join(here, "fastgelu.onnx"))
 
 
+def f16():
+    half = TensorProto.FLOAT16
+    w1 = numpy_helper.from_array((rng.standard_normal((64, 128)) / 8).astype(np.float16), "w1")
+    b1 = numpy_helper.from_array(rng.standard_normal(128).astype(np.float16), "b1")
+    w2 = numpy_helper.from_array((rng.standard_normal((128, 16)) / 11).astype(np.float16), "w2")
+    k = numpy_helper.from_array(np.array(1.702, dtype=np.float16), "k")
+    nodes = [
+        helper.make_node("MatMul", ["x", "w1"], ["xw"]),
+        helper.make_node("Add", ["xw", "b1"], ["pre"]),
+        helper.make_node("Mul", ["pre", "k"], ["scaled"]),
+        helper.make_node("Sigmoid", ["scaled"], ["gate"]),
+        helper.make_node("Mul", ["pre", "gate"], ["hidden"]),
+        helper.make_node("MatMul", ["hidden", "w2"], ["logits"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "f16",
+        [helper.make_tensor_value_info("x", half, ["batch", 64])],
+        [helper.make_tensor_value_info("logits", half, ["batch", 16]), helper.make_tensor_value_info("hidden", half, ["batch", 128])],
+        [w1, b1, w2, k],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="onnx.helper")
+
+
 save(mlp(), "mlp.onnx")
 save(embed(), "embed.onnx")
 save(mlp(), "external.onnx", save_as_external_data=True, all_tensors_to_one_file=True, location="external.onnx_data", size_threshold=0)
 save(int8(), "int8.onnx")
 save(mlp(), "ir14.onnx", ir_version=14)
 fastgelu()
+save(f16(), "f16.onnx")

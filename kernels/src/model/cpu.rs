@@ -4,6 +4,25 @@
 
 use super::op::Op;
 
+/// Each sentence's embedding from its tokens' rows `x` (`seq` rows of `hidden` a sentence): their
+/// mean weighted by `mask` (a value a token: 1 for a token, 0 for padding), L2-normalised; what
+/// sentence-transformers does, and transformers.js's `mean_pooling` then `normalize(2, -1)`.
+pub fn mean_pool(x: &[f64], mask: &[f64], seq: usize, hidden: usize) -> Vec<f64> {
+    let batch = mask.len() / seq.max(1);
+    let mut out = vec![0.0; batch * hidden];
+    for (b, row) in out.chunks_mut(hidden.max(1)).enumerate() {
+        let weights = &mask[b * seq..][..seq];
+        for (r, &w) in weights.iter().enumerate().filter(|(_, w)| **w != 0.0) {
+            row.iter_mut().zip(&x[(b * seq + r) * hidden..][..hidden]).for_each(|(o, v)| *o += w * v);
+        }
+        let count: f64 = weights.iter().sum();
+        row.iter_mut().for_each(|e| *e /= count);
+        let norm = row.iter().map(|e| e * e).sum::<f64>().sqrt().max(1e-12);
+        row.iter_mut().for_each(|e| *e /= norm);
+    }
+    out
+}
+
 /// Applies `op` to the tensors `v`.
 pub fn eval(op: &Op, v: &mut [Vec<f64>]) {
     match *op {
@@ -106,20 +125,10 @@ pub fn eval(op: &Op, v: &mut [Vec<f64>]) {
             v[y] = out;
         }
         Op::Pool { x, lens, y, batch, seq, hidden } => {
-            let (seq, hidden) = (seq as usize, hidden as usize);
-            let mut out = vec![0.0; batch as usize * hidden];
-            for b in 0..batch as usize {
-                let n = (v[lens][b] as usize).clamp(1, seq);
-                let row = &mut out[b * hidden..][..hidden];
-                for r in 0..n {
-                    for (c, o) in row.iter_mut().enumerate() {
-                        *o += v[x][(b * seq + r) * hidden + c] / n as f64;
-                    }
-                }
-                let norm = row.iter().map(|e| e * e).sum::<f64>().sqrt().max(1e-12);
-                row.iter_mut().for_each(|e| *e /= norm);
-            }
-            v[y] = out;
+            let seq = seq as usize;
+            // A sentence's real tokens come first: a mask of its length (one at least).
+            let mask: Vec<f64> = (0..batch as usize * seq).map(|i| f64::from(u8::from(i % seq < (v[lens][i / seq] as usize).clamp(1, seq)))).collect();
+            v[y] = mean_pool(&v[x], &mask, seq, hidden as usize);
         }
         Op::Patches { x, y, batch, channels, size, patch } => {
             let (c, s, p) = (channels as usize, size as usize, patch as usize);
@@ -187,4 +196,20 @@ fn linear(x: &[f64], w: &[f64], b: Option<&[f64]>, m: usize, k: usize, n: usize)
         }
     });
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mean_pooling_weighs_each_token_by_its_mask_then_normalises() {
+        // Two sentences of three tokens of width 2; the second's last token is padding.
+        let x = [1.0, 0.0, 3.0, 0.0, 2.0, 0.0, /* second */ 0.0, 3.0, 4.0, 1.0, 100.0, 100.0];
+        let pooled = mean_pool(&x, &[1.0, 1.0, 1.0, 1.0, 1.0, 0.0], 3, 2);
+        // Means (2, 0) and (2, 2): their directions.
+        let h = 0.5f64.sqrt();
+        let expected = [1.0, 0.0, h, h];
+        assert!(pooled.iter().zip(expected).all(|(a, b)| (a - b).abs() < 1e-15), "{pooled:?}");
+    }
 }

@@ -142,21 +142,40 @@ pub fn cases(options: &OnnxOptions, seed: u64) -> Result<(Vec<CaseSpec>, HashMap
     let mut served = HashMap::new();
     for (n, file) in files.iter().enumerate() {
         let key = format!("onnx{n}");
-        let external: Vec<ExternalData> = file.external.iter().enumerate().map(|(e, location)| ExternalData { location: location.clone(), key: format!("{key}.data{e}") }).collect();
         let dims = match &given {
             Some(given) => with_given_dims(given, file, &dims)?,
             None => dims.clone(),
         };
         for combination in combinations(&file.named_dims(), &dims, file)? {
-            let model = own_model(file, &key, &external, combination, &ranges, given.as_ref())?;
+            let model = own_model::<OnnxError>(file, &key, combination, |i, elem| match given.as_ref().filter(|g| g.array(&i.name).is_some()) {
+                Some(g) => Ok(Fill::Given { key: format!("{key}.input.{}", i.name), path: g.write(&i.name, elem, &given::cache_dir())?.display().to_string() }),
+                None => Ok(fill(i, elem, &ranges)),
+            })?;
             served.extend(model.served());
-            let name = file.path.file_name().map_or_else(|| key.clone(), |n| n.to_string_lossy().into_owned());
+            let name = case_name(&files, n);
             let mut spec = CaseSpec::of_workload(&name, Shape(model.inputs.first().map(|i| i.shape.iter().map(|&d| d as u32).collect()).unwrap_or_default()), seed, Workload::Onnx(model.clone()));
             spec.id = format!("{name}/{}", model.dims_label());
             cases.push(spec);
         }
     }
     Ok((cases, served))
+}
+
+/// The name `files[n]`'s cases go by: its file name, or, where another file of the run has the same
+/// name (`vit/model.onnx` beside `whisper/model.onnx`, as exporters name them), with its folder, or
+/// else its whole path: case ids must be unique.
+fn case_name(files: &[OnnxFile], n: usize) -> String {
+    let tail = |f: &OnnxFile, parts: usize| {
+        let parts: Vec<String> = f.path.components().rev().take(parts).map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+        parts.into_iter().rev().collect::<Vec<_>>().join("/")
+    };
+    for parts in 1..=2 {
+        let name = tail(&files[n], parts);
+        if files.iter().enumerate().all(|(m, f)| m == n || tail(f, parts) != name) {
+            return name;
+        }
+    }
+    files[n].path.display().to_string()
 }
 
 /// `names`' values, every combination, in the order `--dim` gave each name's values.
@@ -211,9 +230,12 @@ fn with_given_dims(given: &Given, file: &OnnxFile, dims: &[(String, Vec<u64>)]) 
     Ok(out)
 }
 
-/// The case of `file` at `dims`.
-fn own_model(file: &OnnxFile, key: &str, external: &[ExternalData], dims: Vec<(String, u64)>, ranges: &[(String, (i64, i64))], given: Option<&Given>) -> Result<OwnModel, OnnxError> {
+/// The case of `file` at `dims`, served under `key`, each input filled as `fill` says; its
+/// outputs' lengths inferred by the reference engine, and checked by the file's precision over
+/// rows of the outputs' last dims.
+pub fn own_model<E: From<OnnxError>>(file: &OnnxFile, key: &str, dims: Vec<(String, u64)>, mut fill: impl FnMut(&read::Input, Elem) -> Result<Fill, E>) -> Result<OwnModel, E> {
     let model = file.path.display().to_string();
+    let external: Vec<ExternalData> = file.external.iter().enumerate().map(|(e, location)| ExternalData { location: location.clone(), key: format!("{key}.data{e}") }).collect();
     let inputs = file
         .inputs
         .iter()
@@ -227,13 +249,9 @@ fn own_model(file: &OnnxFile, key: &str, external: &[ExternalData], dims: Vec<(S
                     Dim::Named(n) => dims.iter().find(|(name, _)| name == n).map_or(1, |(_, v)| *v),
                 })
                 .collect();
-            let fill = match given.filter(|g| g.array(&i.name).is_some()) {
-                Some(g) => Fill::Given { key: format!("{key}.input.{}", i.name), path: g.write(&i.name, elem, &given::cache_dir())?.display().to_string() },
-                None => fill(i, elem, ranges),
-            };
-            Ok(ModelInput { name: i.name.clone(), elem, shape, fill })
+            Ok(ModelInput { name: i.name.clone(), elem, shape, fill: fill(i, elem)? })
         })
-        .collect::<Result<Vec<_>, OnnxError>>()?;
+        .collect::<Result<Vec<_>, E>>()?;
     let shapes = reference::output_shapes(file.parsed.as_ref(), &inputs);
     let outputs: Vec<ModelOutput> = file
         .outputs
@@ -249,12 +267,13 @@ fn own_model(file: &OnnxFile, key: &str, external: &[ExternalData], dims: Vec<(S
         key: key.to_string(),
         bytes: file.bytes,
         fingerprint: file.fingerprint.clone(),
-        external: external.to_vec(),
+        external,
         dims,
         inputs,
         outputs,
         check: OwnModel::check_rule(file.precision, &rows),
         no_reference: reference::missing(&file.ops_missing),
+        pipeline: None,
     })
 }
 
@@ -392,6 +411,20 @@ mod tests {
         assert!(err.contains("IR version 14") && err.contains("13 at most") && err.contains("model.ir_version = 10"), "{err}");
         let err = build(&["missing.onnx"], &["batch=1"], &[]).unwrap_err().to_string();
         assert!(err.contains("missing.onnx"), "{err}");
+    }
+
+    #[test]
+    fn files_of_one_name_from_two_folders_are_told_apart_by_their_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        for folder in ["vit", "whisper"] {
+            std::fs::create_dir(dir.path().join(folder)).unwrap();
+            std::fs::copy(model("mlp.onnx"), dir.path().join(folder).join("model.onnx")).unwrap();
+        }
+        let files = [dir.path().join("vit/model.onnx"), dir.path().join("whisper/model.onnx"), model("embed.onnx")];
+        let dims = ["batch=1".to_string(), "seq=2".to_string()];
+        let (cases, _) = cases(&OnnxOptions { files: &files, dims: &dims, ..Default::default() }, 1).unwrap();
+        let ids: Vec<&str> = cases.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["vit/model.onnx/batch=1", "whisper/model.onnx/batch=1", "embed.onnx/batch=1,seq=2"]);
     }
 
     /// The cases of `files` with `--inputs given`, their inputs' bytes kept in a folder of the test's.

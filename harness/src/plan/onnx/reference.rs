@@ -58,10 +58,15 @@ pub fn missing(ops: &[String]) -> Option<String> {
 
 /// The model's outputs on the inputs of the case seeded `seed`, laid end to end as f64.
 pub fn outputs(path: &Path, model_case: &OwnModel, seed: u64) -> Result<Vec<f64>, String> {
+    Ok(each_output(path, model_case, seed)?.concat())
+}
+
+/// The model's outputs on the inputs of the case seeded `seed`, each as f64, in the graph's order.
+pub fn each_output(path: &Path, model_case: &OwnModel, seed: u64) -> Result<Vec<Vec<f64>>, String> {
     if let Some(why) = &model_case.no_reference {
         return Err(why.clone());
     }
-    let run = || -> TractResult<Vec<f64>> {
+    let run = || -> TractResult<Vec<Vec<f64>>> {
         let plan = with_inputs(framework().model_for_path(path)?, &model_case.inputs)?.into_optimized()?.into_runnable()?;
         let mut feeds: TVec<TValue> = TVec::new();
         for (n, i) in model_case.inputs.iter().enumerate() {
@@ -72,7 +77,7 @@ pub fn outputs(path: &Path, model_case: &OwnModel, seed: u64) -> Result<Vec<f64>
         for out in plan.run(feeds)? {
             let out = out.into_tensor();
             let out = if out.datum_type() == bool::datum_type() { out.cast_to::<u8>()?.into_owned() } else { out };
-            values.extend(out.cast_to::<f64>()?.to_plain_array_view::<f64>()?.iter().copied());
+            values.push(out.cast_to::<f64>()?.to_plain_array_view::<f64>()?.iter().copied().collect());
         }
         Ok(values)
     };

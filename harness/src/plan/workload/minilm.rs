@@ -140,11 +140,8 @@ pub(super) fn encoder_passes(dir: &Path, batches: &[u32], seqs: &[u32], dtype: D
 
 /// Token ids of each sentence, with `[CLS]` and `[SEP]`, neither padded nor cut.
 pub fn tokenize(path: &Path, sentences: &[&str]) -> Result<Vec<Vec<u32>>, WorkloadError> {
-    let bad = |e: &dyn std::fmt::Display| WorkloadError::Weights(format!("{}: {e}", path.display()));
-    let mut tokenizer = tokenizers::Tokenizer::from_file(path).map_err(|e| bad(&e))?;
-    tokenizer.with_padding(None);
-    tokenizer.with_truncation(None).map_err(|e| bad(&e))?;
-    sentences.iter().map(|s| tokenizer.encode(*s, true).map(|e| e.get_ids().to_vec()).map_err(|e| bad(&e))).collect()
+    let (_, encodings) = crate::plan::hf_model::tokens::encode(path, sentences).map_err(WorkloadError::Weights)?;
+    Ok(encodings.iter().map(|e| e.get_ids().to_vec()).collect())
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ mod perception;
 pub use clip::CLIP;
 pub use decoder::GGUF;
 pub use minilm::MINILM;
+use minilm::SENTENCES;
 
 use crate::plan::manifest;
 use clap::Args;
@@ -121,6 +122,18 @@ pub struct WorkloadArgs {
     /// to integer ones). Inputs it does not name are seeded as usual.
     #[arg(long, value_name = "FILE", requires = "onnx")]
     pub inputs: Option<PathBuf>,
+    /// Hugging Face model folders, comma-separated or repeated (README, "Your own Hugging Face
+    /// folder"): config.json, tokenizer.json, tokenizer_config.json and onnx/model.onnx, the
+    /// layout transformers.js loads (optimum's export, the ONNX file moved into onnx/). Each runs
+    /// through transformers.js's pipeline for the task its config.json's `architectures` names,
+    /// on `--platform transformers`, one case per --batch size (`DIR/feature-extraction/batch=8`),
+    /// each call embedding that many of harness's sentences. Checked against the same ONNX file
+    /// run natively by tract-onnx on the same tokens (the folder's tokenizer.json, padded to the
+    /// longest sentence as transformers.js pads), then the pipeline's post-processing natively.
+    /// feature-extraction only (a text encoder without a head, such as BertModel: mean pooling
+    /// over the attention mask, then L2 normalisation); other tasks are refused.
+    #[arg(long, value_name = "DIR", value_delimiter = ',', conflicts_with = "replay")]
+    pub hf_model: Vec<PathBuf>,
 }
 
 /// Why the workloads asked for cannot be built.
@@ -157,6 +170,9 @@ pub enum WorkloadError {
     /// An --onnx file, --dim or --input is wrong.
     #[error(transparent)]
     Onnx(#[from] crate::plan::onnx::OnnxError),
+    /// An --hf-model folder is wrong, or of a task harness does not run.
+    #[error(transparent)]
+    HfModel(#[from] crate::plan::hf_model::HfModelError),
 }
 
 /// The cases of every workload asked for, and the weights files the page may fetch.
@@ -207,6 +223,12 @@ impl Workloads {
         if !args.onnx.is_empty() {
             let options = crate::plan::onnx::OnnxOptions { files: &args.onnx, dims: &args.dim, inputs: &args.input, given: args.inputs.as_deref() };
             let (cases, served) = crate::plan::onnx::cases(&options, seed)?;
+            w.cases.extend(cases);
+            w.weights.extend(served);
+        }
+        if !args.hf_model.is_empty() {
+            let options = crate::plan::hf_model::HfOptions { folders: &args.hf_model, batches: &args.batch, sentences: &SENTENCES };
+            let (cases, served) = crate::plan::hf_model::cases(&options, seed)?;
             w.cases.extend(cases);
             w.weights.extend(served);
         }
