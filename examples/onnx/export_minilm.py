@@ -15,8 +15,8 @@ version 10 where torch writes a newer one, as onnxruntime-web 1.30 reads 13 at m
 import os
 import sys
 
-import onnx
 import torch
+import torch_export
 from transformers import AutoModel
 
 
@@ -29,21 +29,9 @@ def export(model, path):
         torch.ones(batch, seq, dtype=torch.int64),
         torch.zeros(batch, seq, dtype=torch.int64),
     )
-    dynamic = {0: "batch_size", 1: "sequence_length"}
-    torch.onnx.export(
-        model,
-        inputs,
-        path,
-        input_names=["input_ids", "attention_mask", "token_type_ids"],
-        output_names=["last_hidden_state"],
-        dynamic_axes={"input_ids": dynamic, "attention_mask": dynamic, "token_type_ids": dynamic, "last_hidden_state": dynamic},
-        opset_version=17,
-    )
-    saved = onnx.load(path)
-    print(f"torch {torch.__version__} wrote {path}: IR {saved.ir_version}, opset {[o.version for o in saved.opset_import]}")
-    if saved.ir_version > 10:
-        saved.ir_version = 10
-        onnx.save(saved, path)
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    dims = {0: "batch_size", 1: "sequence_length"}
+    torch_export.export(model, inputs, path, names, ["last_hidden_state"], {n: dims for n in names + ["last_hidden_state"]})
 
 
 if __name__ == "__main__":

@@ -17,8 +17,8 @@ one, as onnxruntime-web 1.30 reads 13 at most.
 import os
 import sys
 
-import onnx
 import torch
+import torch_export
 from transformers import ViTConfig, ViTForImageClassification
 
 out = sys.argv[1]
@@ -40,18 +40,4 @@ config = ViTConfig(
 model = ViTForImageClassification(config).eval()
 inputs = (torch.randn(2, 3, 224, 224),)
 path = os.path.join(out, "model.onnx")
-dynamic = {0: "batch_size"}
-torch.onnx.export(
-    model,
-    inputs,
-    path,
-    input_names=["pixel_values"],
-    output_names=["logits"],
-    dynamic_axes={"pixel_values": dynamic, "logits": dynamic},
-    opset_version=17,
-)
-saved = onnx.load(path)
-print(f"torch {torch.__version__} wrote {path}: IR {saved.ir_version}, opset {[o.version for o in saved.opset_import]}")
-if saved.ir_version > 10:
-    saved.ir_version = 10
-    onnx.save(saved, path)
+torch_export.export(model, inputs, path, ["pixel_values"], ["logits"], {"pixel_values": {0: "batch_size"}, "logits": {0: "batch_size"}})

@@ -18,8 +18,8 @@ onnxruntime-web 1.30 reads 13 at most.
 import os
 import sys
 
-import onnx
 import torch
+import torch_export
 from transformers import WhisperConfig, WhisperModel
 
 out = sys.argv[1]
@@ -55,18 +55,5 @@ class Encoder(torch.nn.Module):
 
 inputs = (torch.randn(2, 80, 3000),)
 path = os.path.join(out, "model.onnx")
-dynamic = {0: "batch_size"}
-torch.onnx.export(
-    Encoder(encoder).eval(),
-    inputs,
-    path,
-    input_names=["input_features"],
-    output_names=["last_hidden_state"],
-    dynamic_axes={"input_features": dynamic, "last_hidden_state": dynamic},
-    opset_version=17,
-)
-saved = onnx.load(path)
-print(f"torch {torch.__version__} wrote {path}: IR {saved.ir_version}, opset {[o.version for o in saved.opset_import]}")
-if saved.ir_version > 10:
-    saved.ir_version = 10
-    onnx.save(saved, path)
+dims = {0: "batch_size"}
+torch_export.export(Encoder(encoder).eval(), inputs, path, ["input_features"], ["last_hidden_state"], {"input_features": dims, "last_hidden_state": dims})
