@@ -13,6 +13,9 @@ The files are committed, so the tests need neither.
   ir14.onnx       mlp.onnx at the IR version onnx 1.23 writes by default (14), newer than
                   onnxruntime-web 1.30 reads (13); the others are written at IR 10, as torch.onnx
                   exports are
+  f16_constants.onnx  f32 in and out, its arithmetic in float16: x[batch,16] -> Cast to float16 ->
+                  MatMul with a float16 weight held in a Constant node (no initializer) -> Cast ->
+                  `logits`[batch,8]
   f16.onnx        the MLP in float16 throughout (input, weights, outputs): x[batch,64] -> MatMul,
                   Add, GELU in its sigmoid form x*sigmoid(1.702x) (output `hidden`) -> MatMul ->
                   `logits`[batch,16]
@@ -143,3 +146,19 @@ save(int8(), "int8.onnx")
 save(mlp(), "ir14.onnx", ir_version=14)
 fastgelu()
 save(f16(), "f16.onnx")
+
+
+def f16_constants():
+    half = TensorProto.FLOAT16
+    w = numpy_helper.from_array((rng.standard_normal((16, 8)) / 4).astype(np.float16), "w_value")
+    nodes = [
+        helper.make_node("Constant", [], ["w"], value=w),
+        helper.make_node("Cast", ["x"], ["x16"], to=half),
+        helper.make_node("MatMul", ["x16", "w"], ["y16"]),
+        helper.make_node("Cast", ["y16"], ["logits"], to=TensorProto.FLOAT),
+    ]
+    graph = helper.make_graph(nodes, "f16_constants", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 16])], [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", 8])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="onnx.helper")
+
+
+save(f16_constants(), "f16_constants.onnx")

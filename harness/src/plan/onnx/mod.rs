@@ -379,6 +379,13 @@ mod tests {
     }
 
     #[test]
+    fn f16_arithmetic_is_found_in_constant_nodes_and_casts_not_only_in_initializers() {
+        let (cases, _) = build(&["f16_constants.onnx"], &["batch=2"], &[]).unwrap();
+        let (min, tol) = kernels::own_model::Precision::F16.check();
+        assert_eq!(own(&cases[0]).check, CheckRule::Cosine { row: 8, min, tol });
+    }
+
+    #[test]
     fn an_operator_the_reference_lacks_is_named_before_anything_runs() {
         let (cases, _) = build(&["fastgelu.onnx"], &["batch=2"], &[]).unwrap();
         let why = own(&cases[0]).no_reference.clone().unwrap();

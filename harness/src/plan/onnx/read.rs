@@ -129,7 +129,12 @@ impl OnnxFile {
         let outputs = graph.output.iter().map(|o| Output { name: o.name.clone(), elem: tensor_type(o).0 }).collect();
         // Operators as `domain.Op` (`Op` in ONNX's own domain).
         let ops: BTreeSet<String> = graph.node.iter().map(|n| if n.domain.is_empty() || n.domain == "ai.onnx" { n.op_type.clone() } else { format!("{}.{}", n.domain, n.op_type) }).collect();
-        let f16 = graph.initializer.iter().any(|t| t.data_type == pb::tensor_proto::DataType::Float16 as i32);
+        // f16 arithmetic: f16 weights (initializers, or tensors held in `Constant` nodes), a `Cast`
+        // to f16, or f16 inputs and outputs.
+        let half = pb::tensor_proto::DataType::Float16 as i32;
+        let f16 = graph.initializer.iter().any(|t| t.data_type == half)
+            || graph.node.iter().flat_map(|n| n.attribute.iter().map(move |a| (n, a))).any(|(n, a)| a.t.as_ref().is_some_and(|t| t.data_type == half) || (n.op_type == "Cast" && a.name == "to" && a.i == i64::from(half)))
+            || graph.input.iter().chain(&graph.output).any(|v| tensor_type(v).0 == half);
         let precision = match (ops.iter().any(|op| QUANTIZED_OPS.contains(&op.as_str())), f16) {
             (true, _) => Precision::Int8,
             (false, true) => Precision::F16,

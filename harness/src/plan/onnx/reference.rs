@@ -8,7 +8,7 @@ use std::path::Path;
 use tract_onnx::prelude::*;
 
 /// The reference engine, as reports name it.
-pub const ENGINE: &str = "tract-onnx 0.23 (CPU, f32)";
+pub const ENGINE: &str = "tract-onnx 0.23 (CPU, in the model's own element types: f32, f16 or int8)";
 
 /// tract's ONNX front end as harness uses it. The shapes an exporter declares for values and
 /// outputs name its dynamic dims (torch's `batch_size`), which tract would have to unify with the
