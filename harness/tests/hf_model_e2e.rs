@@ -3,8 +3,11 @@
 //! tests/onnx-models/make_tiny_bert.py) run through transformers.js's pipeline('feature-extraction')
 //! in headless Chromium (SwiftShader here), each call timed as the runs from text are, and checked
 //! against tract-onnx's run of the same file on the same tokens, mean-pooled and normalised
-//! natively; a reference perturbed on disk fails the case, naming the embeddings; a folder of a
-//! task harness does not run is refused before any browser starts.
+//! natively; a reference perturbed on disk fails the case, naming the embeddings; an image
+//! classifier's folder (a tiny ViT torch exported, tests/onnx-models/make_tiny_vit.py) runs
+//! through pipeline('image-classification') on seeded images, checked against tract-onnx's logits
+//! on the same pixels, normalized natively, through softmax; a folder of a task harness does not
+//! run is refused before any browser starts.
 
 mod common;
 use common::*;
@@ -14,7 +17,11 @@ fn tiny_bert() -> String {
     workspace().join("harness/tests/onnx-models/tiny-bert").display().to_string()
 }
 
-/// The arguments of a run of tiny-bert at two sentences a call in Chromium.
+fn tiny_vit() -> String {
+    workspace().join("harness/tests/onnx-models/tiny-vit").display().to_string()
+}
+
+/// The arguments of a run of a folder at two sentences (or images) a call in Chromium.
 fn args(folder: &str) -> [&str; 14] {
     ["--hf-model", folder, "--batch", "2", "--browser", "chrome", "--platform", "transformers", "--samples", "3", "--warmup", "0", "--max-time", "1"]
 }
@@ -39,6 +46,23 @@ fn a_hugging_face_folder_runs_through_transformers_js_in_headless_chromium_and_p
         assert_eq!(names, ["tokenize", "run", "pool"], "{c:#}");
     }
     assert_page_gpu_times(run, c);
+}
+
+#[test]
+fn an_image_classifier_runs_through_transformers_js_on_seeded_images_and_passes() {
+    let folder = tiny_vit();
+    let (code, results, stderr) = run_checked("hf-model-vit", &args(&folder));
+    let c = &results["runs"][0]["cases"][0];
+    assert_eq!(code, Some(0), "{stderr}\n{c:#}");
+    assert_eq!((&c["id"], &c["status"]), (&Value::from("tiny-vit/image-classification/batch=2"), &Value::from("passed")), "{c:#}");
+    let check = &c["correctness"];
+    assert_eq!(check["len"], 2 * 10, "two images' scores over 10 labels: {c:#}");
+    assert!(check["reference"].as_str().is_some_and(|r| r.contains("tract-onnx") && r.contains("softmax")), "{c:#}");
+    for call in c["fromText"]["calls"].as_array().unwrap() {
+        let names: Vec<&str> = call.as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["preprocess", "run", "postprocess"], "{c:#}");
+    }
+    assert_page_gpu_times(&results["runs"][0], c);
 }
 
 #[test]
@@ -68,13 +92,13 @@ fn a_perturbed_reference_fails_the_case_naming_the_embeddings() {
 /// any browser starts; so is one without its ONNX file.
 #[test]
 fn a_folder_harness_cannot_run_is_refused_before_any_browser_starts() {
-    let vit = tempfile::tempdir().unwrap();
-    std::fs::write(vit.path().join("config.json"), r#"{"architectures": ["ViTForImageClassification"], "model_type": "vit", "image_size": 224}"#).unwrap();
+    let asr = tempfile::tempdir().unwrap();
+    std::fs::write(asr.path().join("config.json"), r#"{"architectures": ["Wav2Vec2ForCTC"], "model_type": "wav2vec2"}"#).unwrap();
     let bare = tempfile::tempdir().unwrap();
     for name in ["config.json", "tokenizer.json", "tokenizer_config.json"] {
         std::fs::copy(workspace().join("harness/tests/onnx-models/tiny-bert").join(name), bare.path().join(name)).unwrap();
     }
-    for (folder, expected) in [(vit.path(), "pipeline('image-classification'), which harness does not run yet"), (bare.path(), "no onnx/model.onnx in it")] {
+    for (folder, expected) in [(asr.path(), "pipeline('automatic-speech-recognition'), which harness does not run yet"), (bare.path(), "no onnx/model.onnx in it")] {
         let out = harness(&["run", "--hf-model", folder.to_str().unwrap(), "--browser", "chrome", "--platform", "transformers"]);
         let stderr = text(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{stderr}");

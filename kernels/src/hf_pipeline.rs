@@ -1,8 +1,9 @@
 //! A Hugging Face model folder run through transformers.js's pipeline for its task (`harness run
 //! --hf-model DIR`, on `--platform transformers`): the folder's files the page hands
-//! transformers.js, the sentences it is called on, and what of the ONNX file's outputs the
-//! pipeline turns into its own. The ONNX file itself is an [`crate::own_model::OwnModel`], whose
-//! inputs are the sentences as the folder's tokenizer gives them, for the reference.
+//! transformers.js, the sentences or images it is called on, and what of the ONNX file's outputs
+//! the pipeline turns into its own. The ONNX file itself is an [`crate::own_model::OwnModel`],
+//! whose inputs are the sentences as the folder's tokenizer gives them, or the images as its
+//! image processor gives them ([`images`], [`pixel_values`]), for the reference.
 
 use serde::{Deserialize, Serialize};
 
@@ -14,6 +15,9 @@ pub enum Task {
     /// sentence embeddings, the model's hidden states mean-pooled over the attention mask and
     /// L2-normalised.
     FeatureExtraction,
+    /// `pipeline('image-classification')` called with `{top_k: num_labels}`: each image's
+    /// softmax scores over every label, handed back in label-id order.
+    ImageClassification,
 }
 
 impl Task {
@@ -21,6 +25,7 @@ impl Task {
     pub fn name(self) -> &'static str {
         match self {
             Task::FeatureExtraction => "feature-extraction",
+            Task::ImageClassification => "image-classification",
         }
     }
 
@@ -28,6 +33,7 @@ impl Task {
     pub fn of_name(name: &str) -> Option<Task> {
         match name {
             "feature-extraction" => Some(Task::FeatureExtraction),
+            "image-classification" => Some(Task::ImageClassification),
             _ => None,
         }
     }
@@ -36,6 +42,7 @@ impl Task {
     pub fn output(self) -> &'static str {
         match self {
             Task::FeatureExtraction => "embeddings",
+            Task::ImageClassification => "scores",
         }
     }
 
@@ -43,6 +50,23 @@ impl Task {
     pub fn post_processing(self) -> &'static str {
         match self {
             Task::FeatureExtraction => "mean pooling over the attention mask and L2 normalisation, in f64",
+            Task::ImageClassification => "softmax over each image's logits, in f64",
+        }
+    }
+
+    /// Whether it is called on images (made by [`images`]) rather than sentences.
+    pub fn takes_images(self) -> bool {
+        match self {
+            Task::FeatureExtraction => false,
+            Task::ImageClassification => true,
+        }
+    }
+
+    /// The names of the phases a call is timed in, as the page times them.
+    pub fn phases(self) -> [&'static str; 3] {
+        match self {
+            Task::FeatureExtraction => ["tokenize", "run", "pool"],
+            Task::ImageClassification => ["preprocess", "run", "postprocess"],
         }
     }
 }
@@ -68,11 +92,12 @@ pub struct HfPipeline {
     pub folder: String,
     /// The folder's files transformers.js reads beside the ONNX file.
     pub files: Vec<FolderFile>,
-    /// The sentences each call embeds, one a row of the output.
+    /// The sentences each call embeds, one a row of the output (none for a task on images,
+    /// whose images are made from the case's seed, [`images`]).
     pub texts: Vec<String>,
-    /// The ONNX output the pipeline reads (`last_hidden_state`).
+    /// The ONNX output the pipeline reads (`last_hidden_state`, `logits`).
     pub output: String,
-    /// Values a row of what the pipeline returns (the embedding's width).
+    /// Values a row of what the pipeline returns (the embedding's width, the labels).
     pub width: u64,
 }
 
@@ -81,6 +106,51 @@ impl HfPipeline {
     pub fn served(&self) -> impl Iterator<Item = (String, std::path::PathBuf)> + '_ {
         self.files.iter().map(|f| (f.key.clone(), std::path::Path::new(&self.folder).join(&f.name)))
     }
+}
+
+/// The stream of the case's [`crate::prng::Prng`] that images are drawn from.
+const IMAGE_STREAM: u64 = 0x1_3a6e_0000;
+
+/// `count` RGB images of `height` × `width` for the case seeded `seed`, each pixel's channels
+/// uniform in 0..=255, one image after another, each row by row with its channels interleaved
+/// (HWC: what transformers.js's `RawImage` holds). Integer draws only, so the page (WASM) and
+/// the host make the same bytes.
+pub fn images(seed: u64, count: usize, height: usize, width: usize) -> Vec<u8> {
+    let mut prng = crate::prng::Prng::new(seed, IMAGE_STREAM);
+    (0..count * height * width * 3).map(|_| (prng.next_u64() >> 56) as u8).collect()
+}
+
+/// How an image processor turns a pixel's bytes into a model's values, as its
+/// preprocessor_config.json says and transformers.js reads it: `value * rescale` (its
+/// `rescale_factor` where `do_rescale`, else 1), then `(value - mean[c]) / std[c]` (its
+/// `image_mean` and `image_std` where `do_normalize`, else 0 and 1).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Normalization {
+    /// The factor each byte is multiplied by.
+    pub rescale: f64,
+    /// Each channel's mean, subtracted after rescaling.
+    pub mean: [f64; 3],
+    /// Each channel's deviation, divided by last.
+    pub std: [f64; 3],
+}
+
+/// `pixels` ([`images`]: HWC bytes of `count` images of `height` × `width`) as a model's
+/// `pixel_values`: rescaled and normalized by `norm`, laid out NCHW. Rounded to f32 after each
+/// step, as transformers.js's processor does in its `Float32Array`, so the values are the bits it
+/// feeds the model.
+pub fn pixel_values(pixels: &[u8], height: usize, width: usize, norm: &Normalization) -> Vec<f32> {
+    let plane = height * width;
+    let mut out = vec![0.0f32; pixels.len()];
+    for (n, image) in pixels.chunks(plane * 3).enumerate() {
+        for (p, rgb) in image.chunks(3).enumerate() {
+            for (c, &byte) in rgb.iter().enumerate() {
+                let rescaled = (norm.rescale * f64::from(byte)) as f32;
+                out[(n * 3 + c) * plane + p] = ((f64::from(rescaled) - norm.mean[c]) / norm.std[c]) as f32;
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -92,6 +162,31 @@ mod tests {
         assert_eq!(Task::of_name("feature-extraction"), Some(Task::FeatureExtraction));
         assert_eq!(Task::FeatureExtraction.name(), "feature-extraction");
         assert_eq!(serde_json::to_string(&Task::FeatureExtraction).unwrap(), "\"feature-extraction\"");
-        assert_eq!(Task::of_name("image-classification"), None);
+        assert_eq!(Task::of_name("image-classification"), Some(Task::ImageClassification));
+        assert_eq!(serde_json::to_string(&Task::ImageClassification).unwrap(), "\"image-classification\"");
+        assert_eq!(Task::of_name("automatic-speech-recognition"), None);
+    }
+
+    #[test]
+    fn images_are_seeded_bytes_and_pixel_values_their_normalized_planes() {
+        let bytes = images(5, 2, 4, 3);
+        assert_eq!(bytes.len(), 2 * 4 * 3 * 3);
+        assert_eq!(bytes, images(5, 2, 4, 3), "the same bytes for the same seed");
+        assert_ne!(bytes, images(6, 2, 4, 3));
+        // Spread over the bytes' range.
+        let mut all = images(1, 4, 32, 32);
+        all.sort_unstable();
+        assert!(all[0] < 8 && all[all.len() - 1] > 247, "{} {}", all[0], all[all.len() - 1]);
+        // ViTImageProcessor's: 1/255, mean 0.5, std 0.5, so 0 is -1 and 255 is 1.
+        let vit = Normalization { rescale: 1.0 / 255.0, mean: [0.5; 3], std: [0.5; 3] };
+        let pixels = [0u8, 255, 51, 255, 0, 102];
+        let values = pixel_values(&pixels, 1, 2, &vit);
+        // NCHW: the red plane (0, 255), then green (255, 0), then blue (51, 102).
+        assert_eq!(&values[..4], [-1.0, 1.0, 1.0, -1.0]);
+        assert!((values[4] - (0.2 - 0.5) / 0.5).abs() < 1e-6 && (values[5] - (0.4 - 0.5) / 0.5).abs() < 1e-6, "{values:?}");
+        // As transformers.js rounds: the rescaled byte to f32 first.
+        let odd = Normalization { rescale: 1.0 / 255.0, mean: [0.485, 0.456, 0.406], std: [0.229, 0.224, 0.225] };
+        let v = pixel_values(&[77, 0, 0], 1, 1, &odd)[0];
+        assert_eq!(v, ((f64::from((77.0f64 / 255.0) as f32) - 0.485) / 0.229) as f32);
     }
 }

@@ -5,7 +5,7 @@
 //! sending them; inputs a user gave (`--inputs FILE.npz`) are served to the page as their bytes.
 
 use crate::check::{CheckRule, Tolerance};
-use crate::hf_pipeline::HfPipeline;
+use crate::hf_pipeline::{HfPipeline, Normalization};
 use crate::info::CaseInfo;
 pub use crate::feed::InputData;
 use crate::prng::Prng;
@@ -144,6 +144,12 @@ pub enum Fill {
         /// The values.
         values: Vec<i64>,
     },
+    /// An image pipeline's `pixel_values` ([batch, 3, height, width]): the case's seeded images
+    /// ([`crate::hf_pipeline::images`]) as the folder's image processor normalizes them.
+    Pixels {
+        /// The processor's rescaling and normalization.
+        norm: Normalization,
+    },
 }
 
 /// One input of the graph.
@@ -228,6 +234,17 @@ impl ModelInput {
             (Fill::Normal, Elem::Float16) => InputData::F16(normal(&mut prng, len).into_iter().map(|v| half::f16::from_f32(v).to_bits()).collect()),
             (Fill::Normal, _) => InputData::F32(normal(&mut prng, len)),
             (Fill::Values { values }, _) if values.len() != len => return Err(format!("input `{}`: {} values for its shape {:?} of {len}", self.name, values.len(), self.shape)),
+            (Fill::Pixels { norm }, elem) => {
+                let &[count, 3, height, width] = self.shape.as_slice() else {
+                    return Err(format!("input `{}`: images are [batch, 3, height, width], not {:?}", self.name, self.shape));
+                };
+                let (height, width) = (height as usize, width as usize);
+                let values = crate::hf_pipeline::pixel_values(&crate::hf_pipeline::images(seed, count as usize, height, width), height, width, norm);
+                match elem {
+                    Elem::Float16 => InputData::F16(values.into_iter().map(|v| half::f16::from_f32(v).to_bits()).collect()),
+                    _ => InputData::F32(values),
+                }
+            }
             (fill, elem) => {
                 let ints: Vec<i64> = match fill {
                     &Fill::Range { lo, hi } => {
@@ -292,7 +309,7 @@ impl OwnModel {
     /// known; for a pipeline's, what the pipeline returns.
     pub fn output_at(&self, index: usize) -> Option<&str> {
         if let Some(p) = &self.pipeline {
-            return ((index as u64) < p.texts.len() as u64 * p.width).then(|| p.task.output());
+            return ((index as u64) < self.batch() * p.width).then(|| p.task.output());
         }
         let mut end = 0u64;
         for o in &self.outputs {
@@ -302,6 +319,11 @@ impl OwnModel {
             }
         }
         None
+    }
+
+    /// The first input's first dim: a pipeline's sentences or images a call.
+    pub fn batch(&self) -> u64 {
+        self.inputs.first().and_then(|i| i.shape.first()).copied().unwrap_or(1)
     }
 
     /// The files the page fetches for it, by key: the model, its external data, the inputs given
@@ -318,6 +340,7 @@ impl OwnModel {
     pub fn info(&self) -> CaseInfo {
         let inputs: Vec<String> = self.inputs.iter().map(|i| format!("{} {}{:?}", i.name, i.elem.name(), i.shape)).collect();
         let summary = match &self.pipeline {
+            Some(p) if p.task.takes_images() => format!("transformers.js's pipeline('{}') on {} ({:.1} MB), {} seeded image(s) processed to {}", p.task.name(), self.file, self.bytes as f64 / 1e6, self.batch(), inputs.join(", ")),
             Some(p) => format!("transformers.js's pipeline('{}') on {} ({:.1} MB), {} sentence(s) tokenized to {}", p.task.name(), self.file, self.bytes as f64 / 1e6, p.texts.len(), inputs.join(", ")),
             None => format!("your ONNX model {} ({:.1} MB) on inputs {}", self.file, self.bytes as f64 / 1e6, inputs.join(", ")),
         };
@@ -391,6 +414,20 @@ mod tests {
     }
 
     #[test]
+    fn pixels_are_the_seeded_images_normalized_in_planes() {
+        let norm = Normalization { rescale: 1.0 / 255.0, mean: [0.5; 3], std: [0.5; 3] };
+        let pixels = ModelInput { name: "pixel_values".into(), elem: Elem::Float32, shape: vec![2, 3, 4, 5], fill: Fill::Pixels { norm: norm.clone() } };
+        let InputData::F32(values) = pixels.data(9, 0, None).unwrap() else { panic!("f32") };
+        let bytes = crate::hf_pipeline::images(9, 2, 4, 5);
+        assert_eq!(values, crate::hf_pipeline::pixel_values(&bytes, 4, 5, &norm));
+        // The second image's green plane starts at its first pixel's green byte.
+        assert_eq!(values[(3 + 1) * 20], (f64::from(bytes[4 * 5 * 3 + 1]) / 255.0 - 0.5) as f32 / 0.5);
+        assert!(values.iter().all(|v| (-1.0..=1.0).contains(v)));
+        let flat = ModelInput { shape: vec![2, 60], ..pixels };
+        assert!(flat.data(9, 0, None).unwrap_err().contains("[batch, 3, height, width]"));
+    }
+
+    #[test]
     fn the_check_row_divides_every_output_and_an_element_is_named_by_its_output() {
         let (min, tol) = Precision::F32.check();
         assert_eq!(OwnModel::check_rule(Precision::F32, &[384, 384 * 8]), CheckRule::Cosine { row: 384, min, tol });
@@ -414,7 +451,9 @@ mod tests {
         assert_eq!(m.dims_label(), "batch=2");
         m.outputs[0].len = None;
         assert_eq!(m.output_at(0), None);
-        // A pipeline's output is what the pipeline returns: a row of `width` a sentence.
+        // A pipeline's output is what the pipeline returns: a row of `width` a sentence (or
+        // image) of its batch.
+        m.inputs = vec![ModelInput { name: "input_ids".into(), elem: Elem::Int64, shape: vec![2, 4], fill: Fill::Ones }];
         let task = crate::hf_pipeline::Task::FeatureExtraction;
         m.pipeline = Some(HfPipeline { task, folder: "/m".into(), files: vec![], texts: vec!["a".into(), "b".into()], output: "a".into(), width: 3 });
         assert_eq!((m.output_at(5), m.output_at(6)), (Some("embeddings"), None));

@@ -7,10 +7,13 @@
 //! back; pooling runs on the GPU within the run. On `transformers`, transformers.js's
 //! `pipeline('feature-extraction')` step by step (`static/transformers.js`), on the ONNX file
 //! harness writes of the same graph with BERT's signature, or on a user's Hugging Face folder
-//! (`--hf-model`), every file of it fetched from the harness.
+//! (`--hf-model`), every file of it fetched from the harness; an image classifier's folder runs
+//! `pipeline('image-classification')` on images made here from the case's seed, the same bytes
+//! harness's reference normalizes ([`kernels::hf_pipeline::images`]).
 
 use crate::engine::{describe, enable_timer, Completion};
 use kernels::gpu_timer::{GpuTimerSource, GpuTimerUse, WindowTimes};
+use kernels::hf_pipeline::Task;
 use kernels::api::Api;
 use kernels::gpu::{Gpu, GpuError, Prepared};
 use kernels::model::encoder::{pack, EncoderCase};
@@ -26,16 +29,21 @@ extern "C" {
     /// Loads transformers.js from the harness server.
     #[wasm_bindgen(catch, js_namespace = harnessTransformers, js_name = load)]
     async fn load() -> Result<JsValue, JsValue>;
-    /// Creates the feature-extraction pipeline on WebGPU over the model folder `files`
+    /// Creates the pipeline of `task` on WebGPU over the model folder `files`
     /// (`{name: Uint8Array}`), the ONNX file's external data in the files `external` names
     /// (relative to `onnx/`).
     #[wasm_bindgen(catch, js_namespace = harnessTransformers, js_name = prepare)]
-    async fn prepare(files: &js_sys::Object, external: &js_sys::Array) -> Result<JsValue, JsValue>;
+    async fn prepare(files: &js_sys::Object, external: &js_sys::Array, task: &str) -> Result<JsValue, JsValue>;
     /// One call on `texts`, its model's run with `timed` in a window of the page's GPU timer;
     /// resolves to `[tokenize, run, pool]` ms and the window's packed times.
     #[wasm_bindgen(catch, js_namespace = harnessTransformers, js_name = call)]
     async fn call(texts: &js_sys::Array, timed: bool) -> Result<JsValue, JsValue>;
-    /// The last call's embeddings, a `Float32Array`.
+    /// One image-classification call on `count` RGB images of `height` × `width` (`pixels`, one
+    /// after another), its model's run with `timed` in a window of the page's GPU timer; resolves
+    /// to `[preprocess, run, postprocess]` ms and the window's packed times.
+    #[wasm_bindgen(catch, js_namespace = harnessTransformers, js_name = classify)]
+    async fn classify(pixels: &js_sys::Uint8Array, count: u32, height: u32, width: u32, timed: bool) -> Result<JsValue, JsValue>;
+    /// The last call's output (embeddings, or each image's scores), a `Float32Array`.
     #[wasm_bindgen(catch, js_namespace = harnessTransformers, js_name = output)]
     fn output() -> Result<JsValue, JsValue>;
     /// Releases the pipeline.
@@ -56,11 +64,43 @@ async fn folder_file(api: &Api, e: &EncoderCase, name: &str) -> Result<Vec<u8>, 
     api.get_bytes(&format!("weights?name={}/{name}", e.weights)).await.map_err(|err| format!("fetching {name} of `{}`: {}", e.weights, describe(err)))
 }
 
+/// What a pipeline is called on.
+enum Inputs {
+    /// Sentences (feature-extraction).
+    Texts(js_sys::Array),
+    /// RGB images, one after another (image-classification).
+    Images {
+        /// Their bytes.
+        pixels: js_sys::Uint8Array,
+        /// How many.
+        count: u32,
+        /// Pixels down.
+        height: u32,
+        /// Pixels across.
+        width: u32,
+    },
+}
+
+impl Inputs {
+    /// The sentences `texts`, or for a task on images the case's seeded images at the shape of
+    /// `own`'s `pixel_values`.
+    fn of(case: &CaseSpec, own: Option<&kernels::own_model::OwnModel>, texts: &[String]) -> Result<Inputs, String> {
+        let Some(pixels) = own.filter(|o| o.pipeline.as_ref().is_some_and(|p| p.task.takes_images())).map(|o| o.inputs.iter().find(|i| matches!(i.fill, kernels::own_model::Fill::Pixels { .. }))) else {
+            return Ok(Inputs::Texts(texts.iter().map(|t| JsValue::from_str(t)).collect()));
+        };
+        let Some(&[count, 3, height, width]) = pixels.map(|i| i.shape.as_slice()) else {
+            return Err(format!("{}: an image pipeline's case has no `pixel_values` of [images, 3, height, width]", case.id));
+        };
+        let bytes = kernels::hf_pipeline::images(case.seed, count as usize, height as usize, width as usize);
+        Ok(Inputs::Images { pixels: js_sys::Uint8Array::from(bytes.as_slice()), count: count as u32, height: height as u32, width: width as u32 })
+    }
+}
+
 /// The model folder transformers.js loads (`{name: Uint8Array}`), the names of its ONNX file's
-/// external data, and the sentences a call embeds: MiniLM's from-text case (its config and
-/// tokenizer fetched, the ONNX file written here of its graph) or a user's Hugging Face folder
+/// external data, the pipeline's task and what a call is on: MiniLM's from-text case (its config
+/// and tokenizer fetched, the ONNX file written here of its graph) or a user's Hugging Face folder
 /// (`--hf-model`: every file fetched as it is).
-async fn model_folder<'a>(case: &'a CaseSpec, weights: Option<&Weights>, api: &Api) -> Result<(js_sys::Object, js_sys::Array, &'a [String]), String> {
+async fn model_folder(case: &CaseSpec, weights: Option<&Weights>, api: &Api) -> Result<(js_sys::Object, js_sys::Array, Task, Inputs), String> {
     let files = js_sys::Object::new();
     let put = |name: &str, bytes: &js_sys::Uint8Array| js_sys::Reflect::set(&files, &name.into(), bytes).map(drop).map_err(describe);
     let external = js_sys::Array::new();
@@ -75,7 +115,7 @@ async fn model_folder<'a>(case: &'a CaseSpec, weights: Option<&Weights>, api: &A
             put(&format!("onnx/{}", e.location), &fetch(e.key.clone()).await?)?;
             external.push(&JsValue::from_str(&e.location));
         }
-        return Ok((files, external, &pipeline.texts));
+        return Ok((files, external, pipeline.task, Inputs::of(case, Some(own), &pipeline.texts)?));
     }
     let e = encoder(case)?;
     for name in ["config.json", "tokenizer.json", "tokenizer_config.json"] {
@@ -83,7 +123,7 @@ async fn model_folder<'a>(case: &'a CaseSpec, weights: Option<&Weights>, api: &A
     }
     let onnx = kernels::model::onnx::export_bert(&e.graph(), weights).map_err(|err| err.to_string())?;
     put("onnx/model.onnx", &js_sys::Uint8Array::from(onnx.bytes.as_slice()))?;
-    Ok((files, external, &e.texts))
+    Ok((files, external, Task::FeatureExtraction, Inputs::of(case, None, &e.texts)?))
 }
 
 /// Harness's own call: tokenize in WASM, write the ids, run, read the embeddings back.
@@ -146,7 +186,9 @@ pub async fn run_harness(gpu: &mut Gpu, plan: &RunPlan, case: &CaseSpec, weights
 
 /// transformers.js's call, through `static/transformers.js`.
 struct Transformers {
-    texts: js_sys::Array,
+    inputs: Inputs,
+    /// The phases a call is timed in.
+    phases: [&'static str; 3],
     /// Whether the page's GPU timer times each call's model run.
     timed: bool,
     /// What it said so far.
@@ -159,13 +201,17 @@ impl Phased for Transformers {
     type Error = JsValue;
 
     async fn call(&mut self) -> Result<Vec<(&'static str, f64)>, JsValue> {
-        let times = js_sys::Float64Array::new(&call(&self.texts, self.timed).await?).to_vec();
+        let times = match &self.inputs {
+            Inputs::Texts(texts) => call(texts, self.timed).await?,
+            Inputs::Images { pixels, count, height, width } => classify(pixels, *count, *height, *width, self.timed).await?,
+        };
+        let times = js_sys::Float64Array::new(&times).to_vec();
         let (phases, packed) = times.split_at(3.min(times.len()));
         self.last = WindowTimes::unpack(packed).filter(|_| self.timed);
         if let Some(w) = &self.last {
             self.gpu_timer.add(w);
         }
-        Ok(["tokenize", "run", "pool"].into_iter().zip(phases.iter().copied()).collect())
+        Ok(self.phases.into_iter().zip(phases.iter().copied()).collect())
     }
 
     fn gpu_ms(&self) -> (Option<f64>, Option<f64>) {
@@ -176,16 +222,15 @@ impl Phased for Transformers {
 /// Runs `case` on transformers.js, from text: the model folder handed over ([`model_folder`]),
 /// the pipeline created, then each sample one call.
 pub async fn run_transformers(plan: &RunPlan, case: &CaseSpec, weights: Option<&Weights>, api: &Api, completion: Option<Completion>, clock: &mut impl ClockGate, on_sample: impl FnMut(u32)) -> Result<CaseMeasurement, String> {
-    let (files, external, texts) = model_folder(case, weights, api).await?;
-    let texts: js_sys::Array = texts.iter().map(|t| JsValue::from_str(t)).collect();
+    let (files, external, task, inputs) = model_folder(case, weights, api).await?;
     let result = async {
         load().await?;
         let begun = now_ms();
-        prepare(&files, &external).await?;
+        prepare(&files, &external, task.name()).await?;
         let pipeline_ms = now_ms() - begun;
         let timed = completion.is_some_and(|c| c.timestamps);
         let gpu_timer = completion.map(|c| c.gpu_timer()).unwrap_or_else(|| GpuTimerUse::unavailable(GpuTimerSource::Page, "no WebGPU adapter"));
-        let mut work = Transformers { texts, timed, gpu_timer, last: None };
+        let mut work = Transformers { inputs, phases: task.phases(), timed, gpu_timer, last: None };
         enable_timer(timed)?;
         let sampled = sample_phases(&plan.sampling, &mut work, clock, on_sample).await;
         enable_timer(false)?;

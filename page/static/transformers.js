@@ -1,11 +1,12 @@
 // --platform transformers: transformers.js's pipeline('feature-extraction') on MiniLM or on a
-// user's Hugging Face folder (--hf-model), driven by
+// user's Hugging Face folder (--hf-model), or its pipeline('image-classification') on a user's
+// image classifier's folder, driven by
 // the WASM runner (page/src/text.rs) through globalThis.harnessTransformers. The harness server
 // serves transformers.js's bundle and the WASM of the onnxruntime-web build it pins under
 // /transformers/ only for a transformers run.
 //
-// The model folder transformers.js loads (config.json, tokenizer.json, tokenizer_config.json,
-// onnx/model.onnx and its external data) is handed over as bytes: for MiniLM, the ONNX file is the
+// The model folder transformers.js loads (config.json, tokenizer.json, tokenizer_config.json or
+// preprocessor_config.json, onnx/model.onnx and its external data) is handed over as bytes: for MiniLM, the ONNX file is the
 // one harness writes of its own graph, with BERT's signature, in the page; a user's folder comes
 // as it is, from the harness server. No file is fetched from anywhere else: remote models, the
 // browser cache and transformers.js's WASM cache are off.
@@ -18,6 +19,8 @@ const FOLDER = '/harness-models/';
 let tjs = null;
 let pipe = null;
 let last = null;
+// An image pipeline's model run, timed from inside the pipeline's own call (see classify).
+let step = null;
 
 globalThis.harnessTransformers = {
   // Loads transformers.js (harness checked its version before the browser started).
@@ -46,11 +49,11 @@ globalThis.harnessTransformers = {
     });
   },
 
-  // Creates the pipeline on WebGPU over `files` ({name: Uint8Array}, names relative to the
-  // model folder), the ONNX file's external data in the files `external` names (as the model
+  // Creates the pipeline of `task` on WebGPU over `files` ({name: Uint8Array}, names relative to
+  // the model folder), the ONNX file's external data in the files `external` names (as the model
   // names them, relative to onnx/: torch writes `model.onnx.data`, which transformers.js's own
   // convention, `model.onnx_data`, would not find).
-  async prepare(files, external = []) {
+  async prepare(files, external = [], task = 'feature-extraction') {
     await this.dispose();
     const prefix = `${FOLDER}${MODEL}/`;
     tjs.env.fetch = async (url) => {
@@ -61,7 +64,23 @@ globalThis.harnessTransformers = {
     };
     const externalData = external.map((path) => ({ path, data: files[`onnx/${path}`] }));
     const session_options = externalData.length ? { externalData } : {};
-    pipe = await tjs.pipeline('feature-extraction', MODEL, { device: 'webgpu', dtype: 'fp32', session_options });
+    pipe = await tjs.pipeline(task, MODEL, { device: 'webgpu', dtype: 'fp32', session_options });
+    if (task === 'image-classification') {
+      // The pipeline is called whole (classify); its model's run is timed, and windowed in the
+      // page's GPU timer, from inside it.
+      const model = pipe.model;
+      const run = model._call;
+      model._call = async (...args) => {
+        let out;
+        step.begun = performance.now();
+        const { times } = await windowed(step.timed, async () => {
+          out = await run.apply(model, args);
+        });
+        step.ended = performance.now();
+        step.times = times;
+        return out;
+      };
+    }
   },
 
   // One call of the pipeline on `texts`, as its _call makes it (tokenizer with padding and
@@ -85,7 +104,35 @@ globalThis.harnessTransformers = {
     return new Float64Array([t1 - t0, t2 - t1, t3 - t2, ...(times ? packed(await times) : UNTIMED)]);
   },
 
-  // The last call's embeddings, a Float32Array of batch × hidden.
+  // One call of the image-classification pipeline, `{top_k: labels}`, on `count` images of
+  // `height` × `width` whose RGB bytes lie one after another in `pixels` (as big as the image
+  // processor resizes to, so its resize leaves them as they are), the model's run with `timed` in
+  // a window of the page's GPU timer: resolves to [preprocess, run, postprocess] in ms and the
+  // window's packed times. Each image's scores are kept for output(), in label-id order.
+  async classify(pixels, count, height, width, timed) {
+    const id2label = pipe.model.config.id2label;
+    const ids = new Map(Object.entries(id2label).map(([id, label]) => [label, Number(id)]));
+    const labels = ids.size;
+    step = { timed, begun: NaN, ended: NaN, times: null };
+    const t0 = performance.now();
+    const plane = height * width * 3;
+    const images = [];
+    for (let n = 0; n < count; n++) {
+      images.push(new tjs.RawImage(new Uint8ClampedArray(pixels.buffer, pixels.byteOffset + n * plane, plane), width, height, 3));
+    }
+    const results = await pipe(images, { top_k: labels });
+    const scores = new Float32Array(count * labels);
+    results.forEach((image, n) => {
+      for (const { label, score } of image) scores[n * labels + ids.get(label)] = score;
+    });
+    const t3 = performance.now();
+    const { begun, ended, times } = step;
+    last = scores;
+    return new Float64Array([begun - t0, ended - begun, t3 - ended, ...(times ? packed(await times) : UNTIMED)]);
+  },
+
+  // The last call's output: a Float32Array of batch × hidden (embeddings) or batch × labels
+  // (scores).
   output() {
     if (!last) throw new Error('no output: the pipeline never ran');
     return last;

@@ -1,29 +1,53 @@
-//! A Hugging Face model folder (`harness run --hf-model DIR`): config.json, tokenizer.json,
-//! tokenizer_config.json and onnx/model.onnx, the layout transformers.js loads. Its task is read
-//! from config.json ([`task`]) before any browser starts, and a task harness does not run is
-//! refused then; each case is the folder's pipeline on `--batch` of harness's sentences, on
-//! `--platform transformers`. The ONNX file is read as `--onnx` reads one, its inputs are the
-//! sentences as the folder's tokenizer gives them ([`tokens`]), and the reference is tract-onnx's
-//! run of it followed by the pipeline's post-processing, natively ([`reference`]).
+//! A Hugging Face model folder (`harness run --hf-model DIR`): config.json, tokenizer.json and
+//! tokenizer_config.json (a text model) or preprocessor_config.json (an image model), and
+//! onnx/model.onnx, the layout transformers.js loads. Its task is read from config.json
+//! ([`task`]) before any browser starts, and a task harness does not run is refused then; each
+//! case is the folder's pipeline on `--batch` of harness's sentences (feature-extraction) or of
+//! images made from the case's seed (image-classification), on `--platform transformers`. The
+//! ONNX file is read as `--onnx` reads one, its inputs are the sentences as the folder's
+//! tokenizer gives them ([`tokens`]) or the images as its processor normalizes them ([`pixels`]),
+//! and the reference is tract-onnx's run of it followed by the pipeline's post-processing,
+//! natively ([`reference`]).
 
+pub mod pixels;
 pub mod reference;
 pub mod task;
 pub mod tokens;
 
 use crate::plan::onnx::read::{Dim, OnnxFile};
-use crate::plan::onnx::{own_model, OnnxError};
+use crate::plan::onnx::{case_name, own_model, OnnxError};
 use kernels::hf_pipeline::{FolderFile, HfPipeline, Task};
 use kernels::own_model::{Fill, OwnModel};
 use kernels::{CaseSpec, Shape, Workload};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-/// The files of a folder transformers.js reads beside its ONNX file, each with why it is needed.
-const FOLDER_FILES: [(&str, &str); 3] = [
-    ("config.json", "save the model's config beside it (`model.config.save_pretrained(DIR)`; `optimum-cli export onnx` writes it)"),
+/// A file of a folder, and how to make it where it is missing.
+type FolderFileFix = (&'static str, &'static str);
+
+/// The config, which every folder has.
+const CONFIG: FolderFileFix = ("config.json", "save the model's config beside it (`model.config.save_pretrained(DIR)`; `optimum-cli export onnx` writes it)");
+
+/// The files of a text model's folder transformers.js reads beside its ONNX file.
+const TEXT_FILES: [FolderFileFix; 3] = [
+    CONFIG,
     ("tokenizer.json", "save its fast tokenizer beside it (`AutoTokenizer.from_pretrained(MODEL).save_pretrained(DIR)`; `optimum-cli export onnx` writes it): transformers.js reads no other tokenizer format"),
     ("tokenizer_config.json", "save the tokenizer beside it (`AutoTokenizer.from_pretrained(MODEL).save_pretrained(DIR)`), which writes it with tokenizer.json"),
 ];
+
+/// The files of an image model's folder transformers.js reads beside its ONNX file.
+const IMAGE_FILES: [FolderFileFix; 2] = [
+    CONFIG,
+    ("preprocessor_config.json", "save the model's image processor beside it (`AutoImageProcessor.from_pretrained(MODEL).save_pretrained(DIR)`; `optimum-cli export onnx` writes it)"),
+];
+
+/// The files of a folder for `task`, each with why it is needed.
+fn folder_files(task: Task) -> &'static [FolderFileFix] {
+    match task.takes_images() {
+        true => &IMAGE_FILES,
+        false => &TEXT_FILES,
+    }
+}
 
 /// Where transformers.js looks for a folder's ONNX file.
 pub const ONNX_FILE: &str = "onnx/model.onnx";
@@ -60,7 +84,7 @@ pub enum HfModelError {
     /// The model is for a task harness does not run yet.
     #[error(
         "--hf-model {folder}: config.json's `architectures` names {architecture}, a model for transformers.js's pipeline('{task}'), which harness does not run yet; \
-         it runs feature-extraction (a text encoder without a head, such as BertModel). `--onnx {folder}/onnx/model.onnx` runs the ONNX file alone on onnxruntime-web"
+         it runs feature-extraction (a text encoder without a head, such as BertModel) and image-classification (such as ViTForImageClassification). `--onnx {folder}/onnx/model.onnx` runs the ONNX file alone on onnxruntime-web"
     )]
     Unsupported {
         /// The folder.
@@ -69,6 +93,14 @@ pub enum HfModelError {
         architecture: String,
         /// Its pipeline task.
         task: &'static str,
+    },
+    /// preprocessor_config.json cannot be read, or asks for what harness does not do.
+    #[error("--hf-model {folder}: preprocessor_config.json {problem}")]
+    Processor {
+        /// The folder.
+        folder: String,
+        /// What is wrong.
+        problem: String,
     },
     /// The tokenizer cannot tokenize the sentences.
     #[error("--hf-model {folder}: {problem}")]
@@ -103,19 +135,25 @@ pub struct HfOptions<'a> {
 }
 
 /// The cases of every `--hf-model` folder, one per batch size, and the files the page fetches by
-/// key.
+/// key. Folders of one name are told apart by their parent folder ([`case_name`]).
 pub fn cases(options: &HfOptions, seed: u64) -> Result<(Vec<CaseSpec>, HashMap<String, PathBuf>), HfModelError> {
+    let folders = options.folders.iter().map(|dir| Folder::read(dir)).collect::<Result<Vec<_>, _>>()?;
+    let dirs: Vec<&Path> = folders.iter().map(|f| f.dir.as_path()).collect();
     let mut cases = Vec::new();
     let mut served = HashMap::new();
-    for (n, dir) in options.folders.iter().enumerate() {
-        let folder = Folder::read(dir)?;
+    for (n, folder) in folders.iter().enumerate() {
+        let name = case_name(&dirs, n);
         for &batch in options.batches {
-            let texts: Vec<String> = options.sentences.iter().cycle().take(batch as usize).map(|s| s.to_string()).collect();
-            let model = folder.case(&format!("hf{n}"), texts)?;
+            let key = format!("hf{n}");
+            let mut model = match folder.task.takes_images() {
+                true => folder.image_case(&key, batch as u64)?,
+                false => folder.text_case(&key, options.sentences.iter().cycle().take(batch as usize).map(|s| s.to_string()).collect())?,
+            };
+            model.file = format!("{name}/{ONNX_FILE}");
             served.extend(model.served());
             let shape = Shape(model.inputs.first().map(|i| i.shape.iter().map(|&d| d as u32).collect()).unwrap_or_default());
-            let mut spec = CaseSpec::of_workload(&folder.name, shape, seed, Workload::Onnx(model));
-            spec.id = format!("{}/{}/batch={batch}", folder.name, folder.task.name());
+            let mut spec = CaseSpec::of_workload(&name, shape, seed, Workload::Onnx(model));
+            spec.id = format!("{name}/{}/batch={batch}", folder.task.name());
             cases.push(spec);
         }
     }
@@ -126,8 +164,6 @@ pub fn cases(options: &HfOptions, seed: u64) -> Result<(Vec<CaseSpec>, HashMap<S
 struct Folder {
     /// Where it is (absolute).
     dir: PathBuf,
-    /// Its name, as case ids begin.
-    name: String,
     /// As given, for messages.
     shown: String,
     /// Its config.json.
@@ -140,15 +176,16 @@ struct Folder {
 
 impl Folder {
     /// Reads the folder at `dir`: config.json and the task it names first (a folder of another
-    /// task may lack the files a text model has), then the tokenizer's files and the ONNX file.
+    /// task may lack the files a text model has), then the files of its task (the tokenizer's,
+    /// the image processor's) and the ONNX file.
     fn read(dir: &Path) -> Result<Folder, HfModelError> {
         let shown = dir.display().to_string();
         let dir = dir.canonicalize().map_err(|e| HfModelError::Read { folder: shown.clone(), problem: e.to_string() })?;
         if !dir.is_dir() {
-            return Err(HfModelError::Read { folder: shown, problem: "not a folder; pass the model's folder, which holds config.json, tokenizer.json and onnx/model.onnx".into() });
+            return Err(HfModelError::Read { folder: shown, problem: "not a folder; pass the model's folder, which holds config.json, tokenizer.json (or preprocessor_config.json) and onnx/model.onnx".into() });
         }
-        let missing = |(file, fix): (&'static str, &'static str)| HfModelError::Missing { folder: shown.clone(), file, fix };
-        let text = std::fs::read_to_string(dir.join("config.json")).map_err(|_| missing(FOLDER_FILES[0]))?;
+        let missing = |(file, fix): FolderFileFix| HfModelError::Missing { folder: shown.clone(), file, fix };
+        let text = std::fs::read_to_string(dir.join("config.json")).map_err(|_| missing(CONFIG))?;
         let bad = |problem: String| HfModelError::Config { folder: shown.clone(), problem };
         let config: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(format!("is not JSON: {e}")))?;
         let architecture = config["architectures"].get(0).and_then(|a| a.as_str()).ok_or_else(|| {
@@ -156,7 +193,7 @@ impl Folder {
         })?;
         let name = task::of_architecture(architecture, &config);
         let task = Task::of_name(name).ok_or_else(|| HfModelError::Unsupported { folder: shown.clone(), architecture: architecture.to_string(), task: name })?;
-        for needed in &FOLDER_FILES[1..] {
+        for needed in &folder_files(task)[1..] {
             if !dir.join(needed.0).is_file() {
                 return Err(missing(*needed));
             }
@@ -167,16 +204,26 @@ impl Folder {
             return Err(missing((ONNX_FILE, fix)));
         }
         let onnx = OnnxFile::read(&onnx_path)?;
-        let name = dir.file_name().map_or_else(|| shown.clone(), |n| n.to_string_lossy().into_owned());
-        Ok(Folder { dir, name, shown, config, task, onnx })
+        Ok(Folder { dir, shown, config, task, onnx })
     }
 
-    /// Its case on `texts`, the ONNX file's files served under `key`.
-    fn case(&self, key: &str, texts: Vec<String>) -> Result<OwnModel, HfModelError> {
-        let wrong = |problem: String| HfModelError::Signature { folder: self.shown.clone(), problem };
+    /// The folder's files the page fetches besides the ONNX file, served under `key`.
+    fn files(&self, key: &str) -> Vec<FolderFile> {
+        folder_files(self.task).iter().map(|(name, _)| FolderFile { name: name.to_string(), key: format!("{key}/{name}") }).collect()
+    }
+
+    /// An error of its ONNX file's signature.
+    fn wrong(&self, problem: String) -> HfModelError {
+        HfModelError::Signature { folder: self.shown.clone(), problem }
+    }
+
+    /// Its feature-extraction case on `texts`, the ONNX file's files served under `key`.
+    fn text_case(&self, key: &str, texts: Vec<String>) -> Result<OwnModel, HfModelError> {
+        let wrong = |problem: String| self.wrong(problem);
         let batch = tokens::batch(&self.dir, &texts).map_err(|problem| HfModelError::Tokenizer { folder: self.shown.clone(), problem })?;
-        let dims = self.dims(&batch).map_err(wrong)?;
-        let mut model = own_model(&self.onnx, key, dims, |i, _| {
+        let sizes = [batch.rows, batch.seq];
+        let dims = self.dims(&sizes, "the tokenizer gives", "(sentences, tokens): export it with dynamic batch and sequence dims, as optimum does").map_err(wrong)?;
+        let model = own_model(&self.onnx, key, dims, |i, _| {
             let values = batch.input(&i.name).ok_or_else(|| wrong(format!("has the input `{}`, which the tokenizer does not give (it gives {})", i.name, tokens::INPUTS.join(", "))))?;
             Ok::<_, HfModelError>(Fill::Values { values: values.to_vec() })
         })?;
@@ -190,27 +237,71 @@ impl Folder {
             return Err(wrong(format!("has no output {}, which transformers.js's {} reads; its outputs are: {}", read.join(" nor "), self.task.name(), outputs.join(", "))));
         };
         let width = output.len.map(|len| len / (batch.rows * batch.seq).max(1)).or_else(|| self.config["hidden_size"].as_u64()).unwrap_or(1);
-        let files = FOLDER_FILES.iter().map(|(name, _)| FolderFile { name: name.to_string(), key: format!("{key}/{name}") }).collect();
-        model.pipeline = Some(HfPipeline { task: self.task, folder: self.dir.display().to_string(), files, texts, output: output.name.clone(), width });
-        model.file = format!("{}/{ONNX_FILE}", self.name);
-        model.check = OwnModel::check_rule(self.onnx.precision, &[width]);
-        Ok(model)
+        let output = output.name.clone();
+        Ok(self.with_pipeline(model, key, texts, output, width))
     }
 
-    /// The ONNX file's dynamic dims at the tokenizer's `batch`: every input is [sentences,
-    /// tokens], as a tokenizer gives them.
-    fn dims(&self, batch: &tokens::Batch) -> Result<Vec<(String, u64)>, String> {
+    /// `model` run by the folder's pipeline, whose `output` gives rows of `width`, checked by them.
+    fn with_pipeline(&self, mut model: OwnModel, key: &str, texts: Vec<String>, output: String, width: u64) -> OwnModel {
+        model.pipeline = Some(HfPipeline { task: self.task, folder: self.dir.display().to_string(), files: self.files(key), texts, output, width });
+        model.check = OwnModel::check_rule(self.onnx.precision, &[width]);
+        model
+    }
+
+    /// Its image-classification case on `batch` seeded images of the size its
+    /// preprocessor_config.json asks for, the ONNX file's files served under `key`.
+    fn image_case(&self, key: &str, batch: u64) -> Result<OwnModel, HfModelError> {
+        let processor = pixels::Processor::read(&self.dir.join("preprocessor_config.json")).map_err(|problem| HfModelError::Processor { folder: self.shown.clone(), problem })?;
+        let sizes = [batch, 3, processor.height, processor.width];
+        let dims = self.dims(&sizes, "the image processor gives", "(images, channels, height, width): export it with a dynamic batch dim, at the size preprocessor_config.json asks for").map_err(|p| self.wrong(p))?;
+        let model = own_model(&self.onnx, key, dims, |i, _| match i.name.as_str() {
+            "pixel_values" => Ok::<_, HfModelError>(Fill::Pixels { norm: processor.norm.clone() }),
+            other => Err(self.wrong(format!("has the input `{other}`; transformers.js's image-classification feeds `pixel_values` alone"))),
+        })?;
+        let Some(output) = model.outputs.iter().find(|o| o.name == "logits") else {
+            let outputs: Vec<&str> = model.outputs.iter().map(|o| o.name.as_str()).collect();
+            return Err(self.wrong(format!("has no output `logits`, which transformers.js's image-classification reads; its outputs are: {}", outputs.join(", "))));
+        };
+        let labels = self.labels()?;
+        if let Some(len) = output.len.filter(|&len| len != batch * labels) {
+            return Err(self.wrong(format!("output `logits` has {len} values for {batch} image(s); config.json's id2label names {labels} labels")));
+        }
+        let output = output.name.clone();
+        Ok(self.with_pipeline(model, key, Vec::new(), output, labels))
+    }
+
+    /// How many labels config.json's `id2label` names: ids 0 to n-1, each label once, as the page
+    /// maps the pipeline's labels back to their ids.
+    fn labels(&self) -> Result<u64, HfModelError> {
+        let bad = |problem: String| HfModelError::Config { folder: self.shown.clone(), problem };
+        let Some(id2label) = self.config["id2label"].as_object().filter(|l| !l.is_empty()) else {
+            return Err(bad("has no `id2label`, which names the labels transformers.js's image-classification scores; save the config of the classifier (`model.config.save_pretrained(DIR)`)".into()));
+        };
+        let mut seen = std::collections::HashSet::new();
+        for (id, label) in id2label {
+            let label = label.as_str().unwrap_or_default();
+            if id.parse::<usize>().ok().filter(|&n| n < id2label.len()).is_none() || !seen.insert(label) {
+                return Err(bad(format!("`id2label` maps `{id}` to `{label}`: harness reads each label's score back by its name, so the ids must be 0 to {} and each label must be named once", id2label.len() - 1)));
+            }
+        }
+        Ok(id2label.len() as u64)
+    }
+
+    /// The ONNX file's dynamic dims where every input is of `sizes` (`gives` and `what` say
+    /// where they come from, for a refusal).
+    fn dims(&self, sizes: &[u64], gives: &str, what: &str) -> Result<Vec<(String, u64)>, String> {
         let mut dims: Vec<(String, u64)> = Vec::new();
         for input in &self.onnx.inputs {
             let shown: Vec<String> = input.dims.iter().map(|d| match d {
                 Dim::Fixed(v) => v.to_string(),
                 Dim::Named(n) => n.clone(),
             }).collect();
-            let refused = || format!("input `{}` is [{}]; the tokenizer gives [{}, {}] (sentences, tokens): export it with dynamic batch and sequence dims, as optimum does", input.name, shown.join(", "), batch.rows, batch.seq);
-            if input.dims.len() != 2 {
+            let expected: Vec<String> = sizes.iter().map(u64::to_string).collect();
+            let refused = || format!("input `{}` is [{}]; {gives} [{}] {what}", input.name, shown.join(", "), expected.join(", "));
+            if input.dims.len() != sizes.len() {
                 return Err(refused());
             }
-            for (dim, size) in input.dims.iter().zip([batch.rows, batch.seq]) {
+            for (dim, &size) in input.dims.iter().zip(sizes) {
                 match dim {
                     Dim::Fixed(v) if *v != size => return Err(refused()),
                     Dim::Fixed(_) => {}
@@ -250,13 +341,18 @@ mod tests {
         }
     }
 
+    /// The folder `from`'s config and ONNX file, and its files `others`, copied into `to`.
+    fn copy_into(from: &Path, others: &[&str], to: &Path) {
+        std::fs::create_dir_all(to.join("onnx")).unwrap();
+        for name in ["config.json", ONNX_FILE].iter().chain(others) {
+            std::fs::copy(from.join(name), to.join(name)).unwrap();
+        }
+    }
+
     /// A copy of tiny-bert in a folder of the test's, changed by `change`.
     fn copy(change: impl FnOnce(&Path)) -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("onnx")).unwrap();
-        for name in ["config.json", "tokenizer.json", "tokenizer_config.json", ONNX_FILE] {
-            std::fs::copy(tiny_bert().join(name), dir.path().join(name)).unwrap();
-        }
+        copy_into(&tiny_bert(), &["tokenizer.json", "tokenizer_config.json"], dir.path());
         change(dir.path());
         dir
     }
@@ -293,7 +389,7 @@ mod tests {
     #[test]
     fn the_reference_is_each_sentences_embedding_whatever_the_padding() {
         let (cases, served) = build(&tiny_bert(), &[1, 2]).unwrap();
-        let embed = |c: &CaseSpec| reference::outputs(&served[&own(c).key], own(c), c.seed).unwrap_or_else(|e| panic!("{}: {e}", c.id));
+        let embed = |c: &CaseSpec| reference_of(c, &served);
         let (alone, padded) = (embed(&cases[0]), embed(&cases[1]));
         assert_eq!((alone.len(), padded.len()), (32, 64));
         for row in padded.chunks(32) {
@@ -308,6 +404,11 @@ mod tests {
         let diff = hello.iter().zip(&padded[32..]).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
         assert!(diff < 1e-5, "a padded sentence pools over its own tokens only: {diff}");
         assert!(reference::engine(own(&cases[0]).pipeline.as_ref().unwrap()).contains("tract-onnx"));
+    }
+
+    /// What the pipeline returns for case `c`, natively.
+    fn reference_of(c: &CaseSpec, served: &HashMap<String, PathBuf>) -> Vec<f64> {
+        reference::outputs(&served[&own(c).key], own(c), c.seed).unwrap_or_else(|e| panic!("{}: {e}", c.id))
     }
 
     fn cases_of(sentences: &[&str]) -> Result<Vec<CaseSpec>, HfModelError> {
@@ -340,9 +441,100 @@ mod tests {
         assert!(err.starts_with("--hf-model /nonexistent/model:"), "{err}");
     }
 
+    /// tests/onnx-models/tiny-vit: a ViT classifier of two layers and 10 labels exported by torch,
+    /// with ViTImageProcessor's preprocessor_config.json (tests/onnx-models/make_tiny_vit.py).
+    fn tiny_vit() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/onnx-models/tiny-vit")
+    }
+
+    #[test]
+    fn an_image_classifier_is_a_case_per_batch_fed_seeded_images_as_its_processor_normalizes_them() {
+        let (cases, served) = build(&tiny_vit(), &[1, 3]).unwrap();
+        let ids: Vec<&str> = cases.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["tiny-vit/image-classification/batch=1", "tiny-vit/image-classification/batch=3"]);
+        let m = own(&cases[1]);
+        assert_eq!((m.inputs.len(), m.inputs[0].name.as_str(), m.inputs[0].shape.as_slice()), (1, "pixel_values", [3, 3, 32, 32].as_slice()));
+        let norm = kernels::hf_pipeline::Normalization { rescale: 1.0 / 255.0, mean: [0.5; 3], std: [0.5; 3] };
+        assert_eq!(m.inputs[0].fill, Fill::Pixels { norm });
+        assert_eq!(m.dims, [("batch_size".to_string(), 3)]);
+        let p = m.pipeline.as_ref().unwrap();
+        assert_eq!((p.task, p.output.as_str(), p.width, p.texts.len()), (Task::ImageClassification, "logits", 10, 0));
+        assert!(matches!(m.check, CheckRule::Cosine { row: 10, .. }), "{:?}", m.check);
+        assert_eq!((m.output_at(29), m.output_at(30)), (Some("scores"), None));
+        for key in ["hf0", "hf0/config.json", "hf0/preprocessor_config.json"] {
+            assert!(served.get(key).is_some_and(|p| p.is_file()), "{key}: {served:?}");
+        }
+        assert!(!served.contains_key("hf0/tokenizer.json"));
+        assert_eq!(Platform::Transformers.unsupported(&cases[0]), None);
+    }
+
+    #[test]
+    fn the_image_reference_is_each_images_softmax_in_label_order() {
+        let (cases, served) = build(&tiny_vit(), &[1, 3]).unwrap();
+        let (one, three) = (reference_of(&cases[0], &served), reference_of(&cases[1], &served));
+        assert_eq!((one.len(), three.len()), (10, 30));
+        for row in three.chunks(10) {
+            assert!((row.iter().sum::<f64>() - 1.0).abs() < 1e-9 && row.iter().all(|&v| v > 0.0), "{row:?}");
+            let spread = row.iter().copied().fold(0.0, f64::max) - row.iter().copied().fold(1.0, f64::min);
+            assert!(spread > 0.05, "scores a check can tell apart, not a flat row: {row:?}");
+        }
+        // The seed's first image is the same alone as first of three; the others differ from it.
+        let diff = one.iter().zip(&three[..10]).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+        assert!(diff < 1e-6, "{diff}");
+        assert!(three[10..20].iter().zip(&one).any(|(a, b)| (a - b).abs() > 1e-3), "{three:?}");
+        // They are the softmax of tract's logits on the normalized pixels.
+        let logits = crate::plan::onnx::reference::each_output(&served[&own(&cases[1]).key], own(&cases[1]), cases[1].seed).unwrap();
+        assert_eq!(three, reference::softmax_rows(&logits[0], 10));
+        assert!(reference::engine(own(&cases[0]).pipeline.as_ref().unwrap()).contains("softmax"));
+    }
+
+    /// A copy of tiny-vit in a folder of the test's, changed by `change`.
+    fn copy_vit(change: impl FnOnce(&Path)) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        copy_into(&tiny_vit(), &["preprocessor_config.json"], dir.path());
+        change(dir.path());
+        dir
+    }
+
+    #[test]
+    fn an_image_folder_harness_cannot_follow_is_refused_naming_the_fix() {
+        let folder = copy_vit(|dir| std::fs::remove_file(dir.join("preprocessor_config.json")).unwrap());
+        let err = build(folder.path(), &[1]).unwrap_err().to_string();
+        assert!(err.contains("no preprocessor_config.json in it") && err.contains("AutoImageProcessor"), "{err}");
+        // An image size the ONNX file's fixed 32×32 does not take.
+        let folder = copy_vit(|dir| std::fs::write(dir.join("preprocessor_config.json"), r#"{"size": {"height": 24, "width": 24}}"#).unwrap());
+        let err = build(folder.path(), &[1]).unwrap_err().to_string();
+        assert!(err.contains("input `pixel_values` is [batch_size, 3, 32, 32]; the image processor gives [1, 3, 24, 24]"), "{err}");
+        let folder = copy_vit(|dir| {
+            let config = std::fs::read_to_string(dir.join("config.json")).unwrap().replace("\"id2label\"", "\"id2label_gone\"");
+            std::fs::write(dir.join("config.json"), config).unwrap();
+        });
+        let err = build(folder.path(), &[1]).unwrap_err().to_string();
+        assert!(err.contains("has no `id2label`"), "{err}");
+        let folder = copy_vit(|dir| {
+            let config = std::fs::read_to_string(dir.join("config.json")).unwrap().replace("\"dog\"", "\"cat\"");
+            std::fs::write(dir.join("config.json"), config).unwrap();
+        });
+        let err = build(folder.path(), &[1]).unwrap_err().to_string();
+        assert!(err.contains("maps `1` to `cat`") && err.contains("each label must be named once"), "{err}");
+    }
+
+    #[test]
+    fn folders_of_one_name_are_told_apart_by_their_parent() {
+        let dir = tempfile::tempdir().unwrap();
+        for parent in ["a", "b"] {
+            copy_into(&tiny_vit(), &["preprocessor_config.json"], &dir.path().join(parent).join("model"));
+        }
+        let folders = [dir.path().join("a/model"), dir.path().join("b/model"), tiny_vit()];
+        let (cases, _) = cases(&HfOptions { folders: &folders, batches: &[1], sentences: &SENTENCES }, 1).unwrap();
+        let ids: Vec<&str> = cases.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["a/model/image-classification/batch=1", "b/model/image-classification/batch=1", "tiny-vit/image-classification/batch=1"]);
+        assert_eq!(own(&cases[1]).file, "b/model/onnx/model.onnx");
+    }
+
     #[test]
     fn a_task_harness_does_not_run_is_refused_naming_it_before_its_files_are_looked_for() {
-        for (class, task) in [("ViTForImageClassification", "image-classification"), ("WhisperForConditionalGeneration", "automatic-speech-recognition")] {
+        for (class, task) in [("Wav2Vec2ForCTC", "automatic-speech-recognition"), ("WhisperForConditionalGeneration", "automatic-speech-recognition"), ("BertForMaskedLM", "fill-mask")] {
             // As such a folder is: no tokenizer.json, no ONNX file looked at.
             let dir = tempfile::tempdir().unwrap();
             std::fs::write(dir.path().join("config.json"), format!(r#"{{"architectures": ["{class}"], "image_size": 224}}"#)).unwrap();

@@ -140,6 +140,7 @@ pub fn cases(options: &OnnxOptions, seed: u64) -> Result<(Vec<CaseSpec>, HashMap
     }
     let mut cases = Vec::new();
     let mut served = HashMap::new();
+    let paths: Vec<&Path> = files.iter().map(|f| f.path.as_path()).collect();
     for (n, file) in files.iter().enumerate() {
         let key = format!("onnx{n}");
         let dims = match &given {
@@ -152,7 +153,7 @@ pub fn cases(options: &OnnxOptions, seed: u64) -> Result<(Vec<CaseSpec>, HashMap
                 None => Ok(fill(i, elem, &ranges)),
             })?;
             served.extend(model.served());
-            let name = case_name(&files, n);
+            let name = case_name(&paths, n);
             let mut spec = CaseSpec::of_workload(&name, Shape(model.inputs.first().map(|i| i.shape.iter().map(|&d| d as u32).collect()).unwrap_or_default()), seed, Workload::Onnx(model.clone()));
             spec.id = format!("{name}/{}", model.dims_label());
             cases.push(spec);
@@ -161,21 +162,22 @@ pub fn cases(options: &OnnxOptions, seed: u64) -> Result<(Vec<CaseSpec>, HashMap
     Ok((cases, served))
 }
 
-/// The name `files[n]`'s cases go by: its file name, or, where another file of the run has the same
-/// name (`vit/model.onnx` beside `whisper/model.onnx`, as exporters name them), with its folder, or
-/// else its whole path: case ids must be unique.
-fn case_name(files: &[OnnxFile], n: usize) -> String {
-    let tail = |f: &OnnxFile, parts: usize| {
-        let parts: Vec<String> = f.path.components().rev().take(parts).map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+/// The name the `n`th of `paths` (files or folders) goes by in case ids: its last component, or,
+/// where another of the run has the same one (`vit/model.onnx` beside `whisper/model.onnx`, as
+/// exporters name them; two `--hf-model` folders called `model`), with its parent folder, or else
+/// its whole path: case ids must be unique.
+pub fn case_name(paths: &[&Path], n: usize) -> String {
+    let tail = |p: &Path, parts: usize| {
+        let parts: Vec<String> = p.components().rev().take(parts).map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
         parts.into_iter().rev().collect::<Vec<_>>().join("/")
     };
     for parts in 1..=2 {
-        let name = tail(&files[n], parts);
-        if files.iter().enumerate().all(|(m, f)| m == n || tail(f, parts) != name) {
+        let name = tail(paths[n], parts);
+        if paths.iter().enumerate().all(|(m, p)| m == n || tail(p, parts) != name) {
             return name;
         }
     }
-    files[n].path.display().to_string()
+    paths[n].display().to_string()
 }
 
 /// `names`' values, every combination, in the order `--dim` gave each name's values.

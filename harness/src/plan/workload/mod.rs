@@ -126,12 +126,14 @@ pub struct WorkloadArgs {
     /// folder"): config.json, tokenizer.json, tokenizer_config.json and onnx/model.onnx, the
     /// layout transformers.js loads (optimum's export, the ONNX file moved into onnx/). Each runs
     /// through transformers.js's pipeline for the task its config.json's `architectures` names,
-    /// on `--platform transformers`, one case per --batch size (`DIR/feature-extraction/batch=8`),
-    /// each call embedding that many of harness's sentences. Checked against the same ONNX file
-    /// run natively by tract-onnx on the same tokens (the folder's tokenizer.json, padded to the
-    /// longest sentence as transformers.js pads), then the pipeline's post-processing natively.
-    /// feature-extraction only (a text encoder without a head, such as BertModel: mean pooling
-    /// over the attention mask, then L2 normalisation); other tasks are refused.
+    /// on `--platform transformers`, one case per --batch size (`DIR/feature-extraction/batch=8`).
+    /// feature-extraction (a text encoder without a head, such as BertModel): each call embeds
+    /// that many of harness's sentences, checked against the same ONNX file run natively by
+    /// tract-onnx on the same tokens (the folder's tokenizer.json, padded as transformers.js
+    /// pads), mean-pooled over the attention mask and L2-normalised. image-classification (a
+    /// `…ForImageClassification`, with preprocessor_config.json): each call classifies that many
+    /// seeded images at the processor's size, every label's score checked against tract's
+    /// softmax of the same pixels. Other tasks are refused.
     #[arg(long, value_name = "DIR", value_delimiter = ',', conflicts_with = "replay")]
     pub hf_model: Vec<PathBuf>,
 }
