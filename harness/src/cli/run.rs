@@ -44,7 +44,7 @@ pub struct RunArgs {
     /// below names its own).
     #[command(flatten)]
     pub workloads: WorkloadArgs,
-    /// The device a WebNN context is asked for (`--platform webnn`).
+    /// The device a WebNN context is asked for (`--platform webnn`, and `ort-webnn`'s provider).
     #[arg(long, value_enum, default_value = "gpu", help_heading = MEASURING)]
     pub webnn_device: WebnnDeviceArg,
     /// Keep models' GEMMs off the tensor cores: where Chromium offers them

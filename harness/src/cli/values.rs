@@ -42,7 +42,8 @@ pub enum PlatformArg {
     Ort,
     /// transformers.js 4.3 (onnxruntime-web's C++ WebGPU provider underneath): its
     /// `pipeline('feature-extraction')` on MiniLM from text, tokenizer included, on the ONNX file
-    /// harness writes with BERT's signature. From-text cases only (--model minilm --from-text).
+    /// harness writes with BERT's signature (--model minilm --from-text); or its pipeline for the
+    /// task of your own Hugging Face folder (--hf-model: feature-extraction, image-classification).
     /// Needs its npm package (`bash ci/setup.sh`, or --transformers-dir).
     Transformers,
 }
