@@ -231,19 +231,14 @@ impl ModelInput {
                 }
                 values
             }
-            (Fill::Normal, Elem::Float16) => InputData::F16(normal(&mut prng, len).into_iter().map(|v| half::f16::from_f32(v).to_bits()).collect()),
-            (Fill::Normal, _) => InputData::F32(normal(&mut prng, len)),
+            (Fill::Normal, elem) => elem.floats(normal(&mut prng, len)),
             (Fill::Values { values }, _) if values.len() != len => return Err(format!("input `{}`: {} values for its shape {:?} of {len}", self.name, values.len(), self.shape)),
             (Fill::Pixels { norm }, elem) => {
                 let &[count, 3, height, width] = self.shape.as_slice() else {
                     return Err(format!("input `{}`: images are [batch, 3, height, width], not {:?}", self.name, self.shape));
                 };
                 let (height, width) = (height as usize, width as usize);
-                let values = crate::hf_pipeline::pixel_values(&crate::hf_pipeline::images(seed, count as usize, height, width), height, width, norm);
-                match elem {
-                    Elem::Float16 => InputData::F16(values.into_iter().map(|v| half::f16::from_f32(v).to_bits()).collect()),
-                    _ => InputData::F32(values),
-                }
+                elem.floats(crate::hf_pipeline::pixel_values(&crate::hf_pipeline::images(seed, count as usize, height, width), height, width, norm))
             }
             (fill, elem) => {
                 let ints: Vec<i64> = match fill {
@@ -255,8 +250,7 @@ impl ModelInput {
                     _ => vec![1; len],
                 };
                 match elem {
-                    Elem::Float32 => InputData::F32(ints.iter().map(|&v| v as f32).collect()),
-                    Elem::Float16 => InputData::F16(ints.iter().map(|&v| half::f16::from_f32(v as f32).to_bits()).collect()),
+                    Elem::Float32 | Elem::Float16 => elem.floats(ints.iter().map(|&v| v as f32).collect()),
                     Elem::Int64 => InputData::I64(ints),
                     Elem::Int32 => InputData::I32(ints.iter().map(|&v| v as i32).collect()),
                     Elem::Int8 => InputData::I8(ints.iter().map(|&v| v as i8).collect()),
@@ -276,6 +270,14 @@ impl ModelInput {
 }
 
 impl Elem {
+    /// `values` as an input of this float type: float16 (its bits) for `Float16`, else float32.
+    pub fn floats(self, values: Vec<f32>) -> InputData {
+        match self {
+            Elem::Float16 => InputData::F16(values.into_iter().map(|v| half::f16::from_f32(v).to_bits()).collect()),
+            _ => InputData::F32(values),
+        }
+    }
+
     /// Values of this type from their little-endian bytes (bool as one byte); a trailing partial
     /// value is dropped.
     pub fn of_le_bytes(self, bytes: &[u8]) -> InputData {

@@ -125,8 +125,7 @@ fn convert(array: &Array, elem: Elem) -> Result<InputData, String> {
         None => Ok(()),
     };
     Ok(match (&array.values, elem) {
-        (Values::Float(v), Elem::Float32) => InputData::F32(v.clone()),
-        (Values::Float(v), Elem::Float16) => InputData::F16(v.iter().map(|&x| half::f16::from_f32(x).to_bits()).collect()),
+        (Values::Float(v), Elem::Float32 | Elem::Float16) => elem.floats(v.clone()),
         (Values::Int(v), Elem::Int64) => InputData::I64(v.clone()),
         (Values::Int(v), Elem::Int32) => {
             ints(v, i32::MIN.into(), i32::MAX.into())?;

@@ -109,6 +109,9 @@ pub struct OnnxOptions<'a> {
     pub inputs: &'a [String],
     /// `--inputs FILE`: real inputs, by name.
     pub given: Option<&'a Path>,
+    /// Where the given inputs' bytes are written for the page and the reference: the user's cache
+    /// ([`given::cache_dir`]) where `None`.
+    pub given_dir: Option<&'a Path>,
 }
 
 /// The cases of every `--onnx` file at every combination of its dims, and the files the page
@@ -147,11 +150,19 @@ pub fn cases(options: &OnnxOptions, seed: u64) -> Result<(Vec<CaseSpec>, HashMap
             Some(given) => with_given_dims(given, file, &dims)?,
             None => dims.clone(),
         };
+        // The given inputs' bytes, written once for every combination of the other dims.
+        let mut written: HashMap<String, Fill> = HashMap::new();
+        if let Some(g) = &given {
+            let dir = options.given_dir.map_or_else(given::cache_dir, Path::to_path_buf);
+            for i in file.inputs.iter().filter(|i| g.array(&i.name).is_some()) {
+                // An element type harness cannot feed is refused by own_model, naming the input.
+                let Some(elem) = Elem::of_onnx(i.elem) else { continue };
+                let path = g.write(&i.name, elem, &dir)?.display().to_string();
+                written.insert(i.name.clone(), Fill::Given { key: format!("{key}.input.{}", i.name), path });
+            }
+        }
         for combination in combinations(&file.named_dims(), &dims, file)? {
-            let model = own_model::<OnnxError>(file, &key, combination, |i, elem| match given.as_ref().filter(|g| g.array(&i.name).is_some()) {
-                Some(g) => Ok(Fill::Given { key: format!("{key}.input.{}", i.name), path: g.write(&i.name, elem, &given::cache_dir())?.display().to_string() }),
-                None => Ok(fill(i, elem, &ranges)),
-            })?;
+            let model = own_model::<OnnxError>(file, &key, combination, |i, elem| Ok(written.get(&i.name).cloned().unwrap_or_else(|| fill(i, elem, &ranges))))?;
             served.extend(model.served());
             let name = case_name(&paths, n);
             let mut spec = CaseSpec::of_workload(&name, Shape(model.inputs.first().map(|i| i.shape.iter().map(|&d| d as u32).collect()).unwrap_or_default()), seed, Workload::Onnx(model.clone()));
@@ -330,7 +341,7 @@ mod tests {
     fn build(files: &[&str], dims: &[&str], inputs: &[&str]) -> Result<(Vec<CaseSpec>, HashMap<String, PathBuf>), OnnxError> {
         let files: Vec<PathBuf> = files.iter().map(|f| model(f)).collect();
         let (dims, inputs): (Vec<String>, Vec<String>) = (dims.iter().map(|s| s.to_string()).collect(), inputs.iter().map(|s| s.to_string()).collect());
-        cases(&OnnxOptions { files: &files, dims: &dims, inputs: &inputs, given: None }, 1)
+        cases(&OnnxOptions { files: &files, dims: &dims, inputs: &inputs, ..Default::default() }, 1)
     }
 
     fn own(spec: &CaseSpec) -> &OwnModel {
@@ -436,19 +447,18 @@ mod tests {
         assert_eq!(ids, ["vit/model.onnx/batch=1", "whisper/model.onnx/batch=1", "embed.onnx/batch=1,seq=2"]);
     }
 
-    /// The cases of `files` with `--inputs given`, their inputs' bytes kept in a folder of the test's.
-    fn with_given(files: &[&str], dims: &[&str], given: &Path) -> Result<Vec<CaseSpec>, OnnxError> {
+    /// The cases of `files` with `--inputs given`, their inputs' bytes kept in `dir`.
+    fn with_given(files: &[&str], dims: &[&str], given: &Path, dir: &Path) -> Result<Vec<CaseSpec>, OnnxError> {
         let files: Vec<PathBuf> = files.iter().map(|f| model(f)).collect();
         let dims: Vec<String> = dims.iter().map(|s| s.to_string()).collect();
-        cases(&OnnxOptions { files: &files, dims: &dims, inputs: &[], given: Some(given) }, 1).map(|(c, _)| c)
+        cases(&OnnxOptions { files: &files, dims: &dims, given: Some(given), given_dir: Some(dir), ..Default::default() }, 1).map(|(c, _)| c)
     }
 
     #[test]
     fn numpys_arrays_fix_the_dims_and_are_what_the_page_and_the_reference_are_fed() {
         let cache = tempfile::tempdir().unwrap();
-        std::env::set_var("HARNESS_INPUT_CACHE", cache.path());
         // numpy.savez: input_ids int64 [3,5], attention_mask int32 [3,5] (row 2's last two masked).
-        let cases = with_given(&["embed.onnx"], &[], &model("embed_inputs.npz")).unwrap();
+        let cases = with_given(&["embed.onnx"], &[], &model("embed_inputs.npz"), cache.path()).unwrap();
         assert_eq!(cases.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), ["embed.onnx/batch=3,seq=5"]);
         let m = own(&cases[0]);
         let mask = &m.inputs[1];
@@ -466,19 +476,18 @@ mod tests {
     #[test]
     fn given_arrays_that_do_not_fit_are_refused_naming_the_array() {
         let dir = tempfile::tempdir().unwrap();
-        std::env::set_var("HARNESS_INPUT_CACHE", dir.path());
         let ids = dir.path().join("ids.safetensors");
         let floats: Vec<u8> = [0.5f32; 15].iter().flat_map(|v| v.to_le_bytes()).collect();
         let view = safetensors::tensor::TensorView::new(safetensors::Dtype::F32, vec![3, 5], &floats).unwrap();
         std::fs::write(&ids, safetensors::serialize([("input_ids", view)], None).unwrap()).unwrap();
-        let err = with_given(&["embed.onnx"], &[], &ids).unwrap_err().to_string();
+        let err = with_given(&["embed.onnx"], &[], &ids, dir.path()).unwrap_err().to_string();
         assert!(err.contains("array `input_ids` is floating-point; the model's input is int64"), "{err}");
-        let err = with_given(&["mlp.onnx"], &[], &ids).unwrap_err().to_string();
+        let err = with_given(&["mlp.onnx"], &[], &ids, dir.path()).unwrap_err().to_string();
         assert!(err.contains("no input of the models"), "{err}");
         let short = dir.path().join("short.safetensors");
         let view = safetensors::tensor::TensorView::new(safetensors::Dtype::F32, vec![15], &floats).unwrap();
         std::fs::write(&short, safetensors::serialize([("x", view)], None).unwrap()).unwrap();
-        let err = with_given(&["mlp.onnx"], &[], &short).unwrap_err().to_string();
+        let err = with_given(&["mlp.onnx"], &[], &short, dir.path()).unwrap_err().to_string();
         assert!(err.contains("array `x` is [15]; input `x` of") && err.contains("is [batch, 16]"), "{err}");
     }
 }

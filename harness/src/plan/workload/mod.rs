@@ -223,7 +223,7 @@ impl Workloads {
             w.cases.push(CaseSpec::of_workload(&kernel.name.clone(), shape, seed, Workload::User(kernel)));
         }
         if !args.onnx.is_empty() {
-            let options = crate::plan::onnx::OnnxOptions { files: &args.onnx, dims: &args.dim, inputs: &args.input, given: args.inputs.as_deref() };
+            let options = crate::plan::onnx::OnnxOptions { files: &args.onnx, dims: &args.dim, inputs: &args.input, given: args.inputs.as_deref(), given_dir: None };
             let (cases, served) = crate::plan::onnx::cases(&options, seed)?;
             w.cases.extend(cases);
             w.weights.extend(served);
