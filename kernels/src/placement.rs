@@ -1,10 +1,12 @@
 //! Where onnxruntime-web placed a session's nodes: how many each execution provider took, and
 //! which ones fell back to its CPU provider. A WebGPU run that quietly runs some of its nodes on
-//! WASM is the usual surprise, and ORT's API has no call that tells: its verbose log does. The
-//! page creates each measured session with `logSeverityLevel: 0` and hands over the log lines of
-//! `VerifyEachNodeIsAssignedToAnEp` (onnxruntime's `session_state.cc`), read here. It does so
-//! where it asked for a provider other than the CPU's: every node placed on the CPU is then a
-//! fallback (ORT also places shape computations there on purpose).
+//! WASM is the usual surprise, and ORT's API has no call that tells: its verbose log does. Before
+//! it creates the measured session, the page creates the same session once more with
+//! `logSeverityLevel: 0`, releases it, and hands over the log lines of
+//! `VerifyEachNodeIsAssignedToAnEp` (onnxruntime's `session_state.cc`), read here; the measured
+//! session logs nothing while it is timed. It does so where it asked for a provider other than the
+//! CPU's: every node placed on the CPU is then a fallback (ORT also places shape computations there
+//! on purpose).
 
 use serde::{Deserialize, Serialize};
 

@@ -16,6 +16,12 @@ pub fn describe(e: JsValue) -> String {
     e.dyn_ref::<js_sys::Error>().map(|e| String::from(e.message())).or_else(|| e.as_string()).unwrap_or_else(|| format!("{e:?}"))
 }
 
+/// The file the harness serves under `key` (a user's ONNX file, its external data, its given
+/// inputs, a Hugging Face folder's files), fetched whole.
+pub async fn fetch_served(api: &kernels::api::Api, key: &str) -> Result<js_sys::Uint8Array, String> {
+    api.get_array(&format!("weights?name={key}")).await.map_err(|e| format!("fetching `{key}` from the harness: {}", describe(e)))
+}
+
 /// Nudges the engines' waits submitted so far in this page (`static/completion.js` counts them).
 fn nudged() -> u64 {
     js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("harnessNudges")).ok().and_then(|n| n.as_f64()).unwrap_or(0.0) as u64

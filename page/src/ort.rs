@@ -6,7 +6,7 @@
 //! has `timestamp-query`); then one more run under ORT's own profiler where it has one
 //! (JSEP, with `timestamp-query`), and the outputs are read back once at the end.
 
-use crate::engine::{describe, Completion, Engine};
+use crate::engine::{describe, fetch_served, Completion, Engine};
 use kernels::model::onnx;
 use kernels::model::graph::Graph;
 use kernels::model::weights::Weights;
@@ -142,17 +142,16 @@ fn only_models(case: &CaseSpec) -> String {
 /// `harnessOrt.prepare`: its bytes and external data fetched from the harness, its inputs made
 /// from the case's seed as the reference's were.
 async fn own_model(own: &OwnModel, seed: u64, api: &Api) -> Result<JsValue, String> {
-    let fetch = |key: String| async move { api.get_array(&format!("weights?name={key}")).await.map_err(|e| format!("fetching `{key}` from the harness: {}", describe(e))) };
-    let bytes = fetch(own.key.clone()).await?;
+    let bytes = fetch_served(api, &own.key).await?;
     let external = js_sys::Array::new();
     for e in &own.external {
-        external.push(&js_sys::Array::of2(&JsValue::from_str(&e.location), &fetch(e.key.clone()).await?.into()));
+        external.push(&js_sys::Array::of2(&JsValue::from_str(&e.location), &fetch_served(api, &e.key).await?.into()));
     }
     let names: js_sys::Array = own.inputs.iter().map(|i| JsValue::from_str(&i.name)).collect();
     let values = js_sys::Array::new();
     for (n, i) in own.inputs.iter().enumerate() {
         let given = match i.given() {
-            Some((key, _)) => Some(fetch(key.to_string()).await?.to_vec()),
+            Some((key, _)) => Some(fetch_served(api, key).await?.to_vec()),
             None => None,
         };
         values.push(&typed_array(&i.data(seed, n, given.as_deref())?));

@@ -11,7 +11,7 @@
 //! `pipeline('image-classification')` on images made here from the case's seed, the same bytes
 //! harness's reference normalizes ([`kernels::hf_pipeline::images`]).
 
-use crate::engine::{describe, enable_timer, Completion};
+use crate::engine::{describe, enable_timer, fetch_served, Completion};
 use kernels::gpu_timer::{GpuTimerSource, GpuTimerUse, WindowTimes};
 use kernels::hf_pipeline::Task;
 use kernels::api::Api;
@@ -106,13 +106,12 @@ async fn model_folder(case: &CaseSpec, weights: Option<&Weights>, api: &Api) -> 
     let external = js_sys::Array::new();
     if let Some(Workload::Onnx(own)) = &case.workload {
         let pipeline = own.pipeline.as_ref().ok_or_else(|| format!("{}: transformers.js runs a Hugging Face folder (--hf-model), not an ONNX file alone", case.id))?;
-        let fetch = |key: String| async move { api.get_array(&format!("weights?name={key}")).await.map_err(|e| format!("fetching `{key}` from the harness: {}", describe(e))) };
         for f in &pipeline.files {
-            put(&f.name, &fetch(f.key.clone()).await?)?;
+            put(&f.name, &fetch_served(api, &f.key).await?)?;
         }
-        put("onnx/model.onnx", &fetch(own.key.clone()).await?)?;
+        put("onnx/model.onnx", &fetch_served(api, &own.key).await?)?;
         for e in &own.external {
-            put(&format!("onnx/{}", e.location), &fetch(e.key.clone()).await?)?;
+            put(&format!("onnx/{}", e.location), &fetch_served(api, &e.key).await?)?;
             external.push(&JsValue::from_str(&e.location));
         }
         return Ok((files, external, pipeline.task, Inputs::of(case, Some(own), &pipeline.texts)?));
