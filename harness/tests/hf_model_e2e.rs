@@ -6,8 +6,11 @@
 //! natively; a reference perturbed on disk fails the case, naming the embeddings; an image
 //! classifier's folder (a tiny ViT torch exported, tests/onnx-models/make_tiny_vit.py) runs
 //! through pipeline('image-classification') on seeded images, checked against tract-onnx's logits
-//! on the same pixels, normalized natively, through softmax; a folder of a task harness does not
-//! run is refused before any browser starts.
+//! on the same pixels, normalized natively, through softmax; a CTC speech model's folder (a tiny
+//! Wav2Vec2 torch exported, tests/onnx-models/make_tiny_wav2vec2.py) runs through
+//! pipeline('automatic-speech-recognition') on seeded clips, its frames' logits checked against
+//! tract-onnx's on the same normalized samples; a folder of a task harness does not run is refused
+//! before any browser starts.
 
 mod common;
 use common::*;
@@ -19,6 +22,10 @@ fn tiny_bert() -> String {
 
 fn tiny_vit() -> String {
     workspace().join("harness/tests/onnx-models/tiny-vit").display().to_string()
+}
+
+fn tiny_wav2vec2() -> String {
+    workspace().join("harness/tests/onnx-models/tiny-wav2vec2").display().to_string()
 }
 
 /// The arguments of a run of a folder at two sentences (or images) a call in Chromium.
@@ -66,6 +73,23 @@ fn an_image_classifier_runs_through_transformers_js_on_seeded_images_and_passes(
 }
 
 #[test]
+fn a_ctc_speech_model_runs_through_transformers_js_on_seeded_clips_and_passes() {
+    let folder = tiny_wav2vec2();
+    let (code, results, stderr) = run_checked("hf-model-wav2vec2", &args(&folder));
+    let c = &results["runs"][0]["cases"][0];
+    assert_eq!(code, Some(0), "{stderr}\n{c:#}");
+    assert_eq!((&c["id"], &c["status"]), (&Value::from("tiny-wav2vec2/automatic-speech-recognition/batch=2"), &Value::from("passed")), "{c:#}");
+    let check = &c["correctness"];
+    assert_eq!(check["len"].as_u64().map(|n| n % (2 * 32)), Some(0), "two clips' frames of 32 logits: {c:#}");
+    assert!(check["reference"].as_str().is_some_and(|r| r.contains("tract-onnx") && r.contains("CTC")), "{c:#}");
+    for call in c["fromText"]["calls"].as_array().unwrap() {
+        let names: Vec<&str> = call.as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["preprocess", "run", "postprocess"], "{c:#}");
+    }
+    assert_page_gpu_times(&results["runs"][0], c);
+}
+
+#[test]
 fn a_perturbed_reference_fails_the_case_naming_the_embeddings() {
     let cache = tempfile::tempdir().unwrap();
     let env = [("HARNESS_REFERENCE_CACHE", cache.path().to_str().unwrap())];
@@ -93,7 +117,7 @@ fn a_perturbed_reference_fails_the_case_naming_the_embeddings() {
 #[test]
 fn a_folder_harness_cannot_run_is_refused_before_any_browser_starts() {
     let asr = tempfile::tempdir().unwrap();
-    std::fs::write(asr.path().join("config.json"), r#"{"architectures": ["Wav2Vec2ForCTC"], "model_type": "wav2vec2"}"#).unwrap();
+    std::fs::write(asr.path().join("config.json"), r#"{"architectures": ["WhisperForConditionalGeneration"], "model_type": "whisper"}"#).unwrap();
     let bare = tempfile::tempdir().unwrap();
     for name in ["config.json", "tokenizer.json", "tokenizer_config.json"] {
         std::fs::copy(workspace().join("harness/tests/onnx-models/tiny-bert").join(name), bare.path().join(name)).unwrap();

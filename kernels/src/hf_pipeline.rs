@@ -2,8 +2,9 @@
 //! --hf-model DIR`, on `--platform transformers`): the folder's files the page hands
 //! transformers.js, the sentences or images it is called on, and what of the ONNX file's outputs
 //! the pipeline turns into its own. The ONNX file itself is an [`crate::own_model::OwnModel`],
-//! whose inputs are the sentences as the folder's tokenizer gives them, or the images as its
-//! image processor gives them ([`images`], [`pixel_values`]), for the reference.
+//! whose inputs are the sentences as the folder's tokenizer gives them, the images as its image
+//! processor gives them ([`images`], [`pixel_values`]) or the audio clips as its feature extractor
+//! gives them ([`audio`], [`input_values`]), for the reference.
 
 use serde::{Deserialize, Serialize};
 
@@ -18,6 +19,23 @@ pub enum Task {
     /// `pipeline('image-classification')` called with `{top_k: num_labels}`: each image's
     /// softmax scores over every label, handed back in label-id order.
     ImageClassification,
+    /// `pipeline('automatic-speech-recognition')` on a CTC model (Wav2Vec2ForCTC, HubertForCTC):
+    /// a transcript per clip, the greedy decode of each frame's logits. The logits of each
+    /// clip's model run are what is checked: the transcript is the argmax of each frame, which
+    /// rounding the spec allows can flip where two tokens tie.
+    #[serde(rename = "automatic-speech-recognition")]
+    SpeechRecognition,
+}
+
+/// What a pipeline is called on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Feeds {
+    /// Sentences.
+    Texts,
+    /// RGB images ([`images`]).
+    Images,
+    /// Mono audio clips ([`audio`]).
+    Audio,
 }
 
 impl Task {
@@ -26,6 +44,7 @@ impl Task {
         match self {
             Task::FeatureExtraction => "feature-extraction",
             Task::ImageClassification => "image-classification",
+            Task::SpeechRecognition => "automatic-speech-recognition",
         }
     }
 
@@ -34,6 +53,7 @@ impl Task {
         match name {
             "feature-extraction" => Some(Task::FeatureExtraction),
             "image-classification" => Some(Task::ImageClassification),
+            "automatic-speech-recognition" => Some(Task::SpeechRecognition),
             _ => None,
         }
     }
@@ -43,6 +63,7 @@ impl Task {
         match self {
             Task::FeatureExtraction => "embeddings",
             Task::ImageClassification => "scores",
+            Task::SpeechRecognition => "logits",
         }
     }
 
@@ -51,14 +72,16 @@ impl Task {
         match self {
             Task::FeatureExtraction => "mean pooling over the attention mask and L2 normalisation, in f64",
             Task::ImageClassification => "softmax over each image's logits, in f64",
+            Task::SpeechRecognition => "each frame's logits as the model gives them, which the pipeline's greedy CTC decode reads",
         }
     }
 
-    /// Whether it is called on images (made by [`images`]) rather than sentences.
-    pub fn takes_images(self) -> bool {
+    /// What it is called on.
+    pub fn feeds(self) -> Feeds {
         match self {
-            Task::FeatureExtraction => false,
-            Task::ImageClassification => true,
+            Task::FeatureExtraction => Feeds::Texts,
+            Task::ImageClassification => Feeds::Images,
+            Task::SpeechRecognition => Feeds::Audio,
         }
     }
 
@@ -66,7 +89,7 @@ impl Task {
     pub fn phases(self) -> [&'static str; 3] {
         match self {
             Task::FeatureExtraction => ["tokenize", "run", "pool"],
-            Task::ImageClassification => ["preprocess", "run", "postprocess"],
+            Task::ImageClassification | Task::SpeechRecognition => ["preprocess", "run", "postprocess"],
         }
     }
 }
@@ -120,6 +143,37 @@ pub fn images(seed: u64, count: usize, height: usize, width: usize) -> Vec<u8> {
     (0..count * height * width * 3).map(|_| (prng.next_u64() >> 56) as u8).collect()
 }
 
+/// The stream of the case's [`crate::prng::Prng`] that audio is drawn from.
+const AUDIO_STREAM: u64 = 0x1_a0d1_0000;
+
+/// `count` mono clips of `samples` each for the case seeded `seed`, one after another: 16-bit
+/// PCM samples, uniform over their range, as f32 in -1..1 (each exact in f32, so the page and the
+/// host hold the same bits).
+pub fn audio(seed: u64, count: usize, samples: usize) -> Vec<f32> {
+    let mut prng = crate::prng::Prng::new(seed, AUDIO_STREAM);
+    (0..count * samples).map(|_| f32::from((prng.next_u64() >> 48) as u16 as i16) / 32768.0).collect()
+}
+
+/// `clips` ([`audio`]: clips of `samples` one after another) as a CTC model's `input_values`: each
+/// clip to mean 0 and variance 1 where `normalize` (the feature extractor's `do_normalize`), in
+/// f64 and in the order transformers.js's `Wav2Vec2FeatureExtractor` sums, each value rounded to
+/// f32 as its `Float32Array` holds it; else as they are.
+pub fn input_values(clips: &[f32], samples: usize, normalize: bool) -> Vec<f32> {
+    if !normalize {
+        return clips.to_vec();
+    }
+    clips
+        .chunks(samples.max(1))
+        .flat_map(|clip| {
+            let len = clip.len() as f64;
+            let mean = clip.iter().fold(0.0, |a, &b| a + f64::from(b)) / len;
+            let variance = clip.iter().fold(0.0, |a, &b| a + (f64::from(b) - mean).powi(2)) / len;
+            let scale = (variance + 1e-7).sqrt();
+            clip.iter().map(move |&x| ((f64::from(x) - mean) / scale) as f32)
+        })
+        .collect()
+}
+
 /// How an image processor turns a pixel's bytes into a model's values, as its
 /// preprocessor_config.json says and transformers.js reads it: `value * rescale` (its
 /// `rescale_factor` where `do_rescale`, else 1), then `(value - mean[c]) / std[c]` (its
@@ -164,7 +218,10 @@ mod tests {
         assert_eq!(serde_json::to_string(&Task::FeatureExtraction).unwrap(), "\"feature-extraction\"");
         assert_eq!(Task::of_name("image-classification"), Some(Task::ImageClassification));
         assert_eq!(serde_json::to_string(&Task::ImageClassification).unwrap(), "\"image-classification\"");
-        assert_eq!(Task::of_name("automatic-speech-recognition"), None);
+        assert_eq!(Task::of_name("automatic-speech-recognition"), Some(Task::SpeechRecognition));
+        assert_eq!(Task::SpeechRecognition.feeds(), Feeds::Audio);
+        assert_eq!(serde_json::to_string(&Task::SpeechRecognition).unwrap(), "\"automatic-speech-recognition\"");
+        assert_eq!(Task::of_name("text-generation"), None);
     }
 
     #[test]
@@ -188,5 +245,21 @@ mod tests {
         let odd = Normalization { rescale: 1.0 / 255.0, mean: [0.485, 0.456, 0.406], std: [0.229, 0.224, 0.225] };
         let v = pixel_values(&[77, 0, 0], 1, 1, &odd)[0];
         assert_eq!(v, ((f64::from((77.0f64 / 255.0) as f32) - 0.485) / 0.229) as f32);
+    }
+
+    #[test]
+    fn audio_is_seeded_pcm_and_input_values_each_clip_normalized() {
+        let clips = audio(3, 2, 1000);
+        assert_eq!(clips, audio(3, 2, 1000), "the same samples for the same seed");
+        assert_ne!(clips, audio(4, 2, 1000));
+        assert!(clips.iter().all(|v| (-1.0..1.0).contains(v) && (v * 32768.0).fract() == 0.0));
+        let values = input_values(&clips, 1000, true);
+        for clip in values.chunks(1000) {
+            let mean = clip.iter().map(|&v| f64::from(v)).sum::<f64>() / 1000.0;
+            let variance = clip.iter().map(|&v| (f64::from(v) - mean).powi(2)).sum::<f64>() / 1000.0;
+            assert!(mean.abs() < 1e-6 && (variance - 1.0).abs() < 1e-5, "{mean} {variance}");
+        }
+        assert_eq!(values[..1000], input_values(&clips[..1000], 1000, true), "a clip is normalized alone, whatever follows it");
+        assert_eq!(input_values(&clips, 1000, false), clips);
     }
 }

@@ -5,7 +5,7 @@
 //! sending them; inputs a user gave (`--inputs FILE.npz`) are served to the page as their bytes.
 
 use crate::check::{CheckRule, Tolerance};
-use crate::hf_pipeline::{HfPipeline, Normalization};
+use crate::hf_pipeline::{Feeds, HfPipeline, Normalization};
 use crate::info::CaseInfo;
 pub use crate::feed::InputData;
 use crate::prng::Prng;
@@ -150,6 +150,12 @@ pub enum Fill {
         /// The processor's rescaling and normalization.
         norm: Normalization,
     },
+    /// A speech pipeline's `input_values` ([batch, samples]): the case's seeded clips
+    /// ([`crate::hf_pipeline::audio`]) as the folder's feature extractor gives them.
+    Audio {
+        /// Whether each clip is brought to mean 0 and variance 1 (`do_normalize`).
+        normalize: bool,
+    },
 }
 
 /// One input of the graph.
@@ -239,6 +245,13 @@ impl ModelInput {
                 };
                 let (height, width) = (height as usize, width as usize);
                 elem.floats(crate::hf_pipeline::pixel_values(&crate::hf_pipeline::images(seed, count as usize, height, width), height, width, norm))
+            }
+            (&Fill::Audio { normalize }, elem) => {
+                let &[count, samples] = self.shape.as_slice() else {
+                    return Err(format!("input `{}`: audio is [batch, samples], not {:?}", self.name, self.shape));
+                };
+                let samples = samples as usize;
+                elem.floats(crate::hf_pipeline::input_values(&crate::hf_pipeline::audio(seed, count as usize, samples), samples, normalize))
             }
             (fill, elem) => {
                 let ints: Vec<i64> = match fill {
@@ -342,8 +355,14 @@ impl OwnModel {
     pub fn info(&self) -> CaseInfo {
         let inputs: Vec<String> = self.inputs.iter().map(|i| format!("{} {}{:?}", i.name, i.elem.name(), i.shape)).collect();
         let summary = match &self.pipeline {
-            Some(p) if p.task.takes_images() => format!("transformers.js's pipeline('{}') on {} ({:.1} MB), {} seeded image(s) processed to {}", p.task.name(), self.file, self.bytes as f64 / 1e6, self.batch(), inputs.join(", ")),
-            Some(p) => format!("transformers.js's pipeline('{}') on {} ({:.1} MB), {} sentence(s) tokenized to {}", p.task.name(), self.file, self.bytes as f64 / 1e6, p.texts.len(), inputs.join(", ")),
+            Some(p) => {
+                let on = match p.task.feeds() {
+                    Feeds::Texts => format!("{} sentence(s) tokenized", p.texts.len()),
+                    Feeds::Images => format!("{} seeded image(s) processed", self.batch()),
+                    Feeds::Audio => format!("{} seeded audio clip(s) processed", self.batch()),
+                };
+                format!("transformers.js's pipeline('{}') on {} ({:.1} MB), {on} to {}", p.task.name(), self.file, self.bytes as f64 / 1e6, inputs.join(", "))
+            }
             None => format!("your ONNX model {} ({:.1} MB) on inputs {}", self.file, self.bytes as f64 / 1e6, inputs.join(", ")),
         };
         CaseInfo {

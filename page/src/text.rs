@@ -9,11 +9,12 @@
 //! harness writes of the same graph with BERT's signature, or on a user's Hugging Face folder
 //! (`--hf-model`), every file of it fetched from the harness; an image classifier's folder runs
 //! `pipeline('image-classification')` on images made here from the case's seed, the same bytes
-//! harness's reference normalizes ([`kernels::hf_pipeline::images`]).
+//! harness's reference normalizes ([`kernels::hf_pipeline::images`]), and a CTC speech model's
+//! `pipeline('automatic-speech-recognition')` on clips made so ([`kernels::hf_pipeline::audio`]).
 
 use crate::engine::{describe, enable_timer, fetch_served, Completion};
 use kernels::gpu_timer::{GpuTimerSource, GpuTimerUse, WindowTimes};
-use kernels::hf_pipeline::Task;
+use kernels::hf_pipeline::{Feeds, Task};
 use kernels::api::Api;
 use kernels::gpu::{Gpu, GpuError, Prepared};
 use kernels::model::encoder::{pack, EncoderCase};
@@ -43,7 +44,13 @@ extern "C" {
     /// to `[preprocess, run, postprocess]` ms and the window's packed times.
     #[wasm_bindgen(catch, js_namespace = harnessTransformers, js_name = classify)]
     async fn classify(pixels: &js_sys::Uint8Array, count: u32, height: u32, width: u32, timed: bool) -> Result<JsValue, JsValue>;
-    /// The last call's output (embeddings, or each image's scores), a `Float32Array`.
+    /// One automatic-speech-recognition call on `count` mono clips of `samples` (`audio`, one
+    /// after another), its model runs with `timed` in a window of the page's GPU timer; resolves
+    /// to `[preprocess, run, postprocess]` ms and the window's packed times.
+    #[wasm_bindgen(catch, js_namespace = harnessTransformers, js_name = transcribe)]
+    async fn transcribe(audio: &js_sys::Float32Array, count: u32, samples: u32, timed: bool) -> Result<JsValue, JsValue>;
+    /// The last call's output (embeddings, each image's scores, or each clip's frames' logits), a
+    /// `Float32Array`.
     #[wasm_bindgen(catch, js_namespace = harnessTransformers, js_name = output)]
     fn output() -> Result<JsValue, JsValue>;
     /// Releases the pipeline.
@@ -79,20 +86,41 @@ enum Inputs {
         /// Pixels across.
         width: u32,
     },
+    /// Mono clips at the feature extractor's rate, one after another
+    /// (automatic-speech-recognition).
+    Audio {
+        /// Their samples.
+        samples: js_sys::Float32Array,
+        /// How many clips.
+        count: u32,
+        /// Samples a clip.
+        each: u32,
+    },
 }
 
 impl Inputs {
-    /// The sentences `texts`, or for a task on images the case's seeded images at the shape of
-    /// `own`'s `pixel_values`.
+    /// The sentences `texts`, or for a task on images or audio the case's seeded images at the
+    /// shape of `own`'s `pixel_values`, or its seeded clips at that of its `input_values`.
     fn of(case: &CaseSpec, own: Option<&kernels::own_model::OwnModel>, texts: &[String]) -> Result<Inputs, String> {
-        let Some(pixels) = own.filter(|o| o.pipeline.as_ref().is_some_and(|p| p.task.takes_images())).map(|o| o.inputs.iter().find(|i| matches!(i.fill, kernels::own_model::Fill::Pixels { .. }))) else {
-            return Ok(Inputs::Texts(texts.iter().map(|t| JsValue::from_str(t)).collect()));
-        };
-        let Some(&[count, 3, height, width]) = pixels.map(|i| i.shape.as_slice()) else {
-            return Err(format!("{}: an image pipeline's case has no `pixel_values` of [images, 3, height, width]", case.id));
-        };
-        let bytes = kernels::hf_pipeline::images(case.seed, count as usize, height as usize, width as usize);
-        Ok(Inputs::Images { pixels: js_sys::Uint8Array::from(bytes.as_slice()), count: count as u32, height: height as u32, width: width as u32 })
+        let feeds = own.and_then(|o| o.pipeline.as_ref()).map_or(Feeds::Texts, |p| p.task.feeds());
+        let input = |fill: fn(&kernels::own_model::Fill) -> bool| own.and_then(|o| o.inputs.iter().find(|i| fill(&i.fill))).map(|i| i.shape.as_slice());
+        match feeds {
+            Feeds::Texts => Ok(Inputs::Texts(texts.iter().map(|t| JsValue::from_str(t)).collect())),
+            Feeds::Images => {
+                let Some(&[count, 3, height, width]) = input(|f| matches!(f, kernels::own_model::Fill::Pixels { .. })) else {
+                    return Err(format!("{}: an image pipeline's case has no `pixel_values` of [images, 3, height, width]", case.id));
+                };
+                let bytes = kernels::hf_pipeline::images(case.seed, count as usize, height as usize, width as usize);
+                Ok(Inputs::Images { pixels: js_sys::Uint8Array::from(bytes.as_slice()), count: count as u32, height: height as u32, width: width as u32 })
+            }
+            Feeds::Audio => {
+                let Some(&[count, each]) = input(|f| matches!(f, kernels::own_model::Fill::Audio { .. })) else {
+                    return Err(format!("{}: a speech pipeline's case has no `input_values` of [clips, samples]", case.id));
+                };
+                let clips = kernels::hf_pipeline::audio(case.seed, count as usize, each as usize);
+                Ok(Inputs::Audio { samples: js_sys::Float32Array::from(clips.as_slice()), count: count as u32, each: each as u32 })
+            }
+        }
     }
 }
 
@@ -203,6 +231,7 @@ impl Phased for Transformers {
         let times = match &self.inputs {
             Inputs::Texts(texts) => call(texts, self.timed).await?,
             Inputs::Images { pixels, count, height, width } => classify(pixels, *count, *height, *width, self.timed).await?,
+            Inputs::Audio { samples, count, each } => transcribe(samples, *count, *each, self.timed).await?,
         };
         let times = js_sys::Float64Array::new(&times).to_vec();
         let (phases, packed) = times.split_at(3.min(times.len()));

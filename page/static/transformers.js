@@ -1,7 +1,7 @@
 // --platform transformers: transformers.js's pipeline('feature-extraction') on MiniLM or on a
-// user's Hugging Face folder (--hf-model), or its pipeline('image-classification') on a user's
-// image classifier's folder, driven by
-// the WASM runner (page/src/text.rs) through globalThis.harnessTransformers. The harness server
+// user's Hugging Face folder (--hf-model), its pipeline('image-classification') on a user's
+// image classifier's folder, or its pipeline('automatic-speech-recognition') on a user's CTC
+// speech model's folder, driven by the WASM runner (page/src/text.rs) through globalThis.harnessTransformers. The harness server
 // serves transformers.js's bundle and the WASM of the onnxruntime-web build it pins under
 // /transformers/ only for a transformers run.
 //
@@ -21,6 +21,8 @@ let pipe = null;
 let last = null;
 // An image pipeline's model run, timed from inside the pipeline's own call (see classify).
 let step = null;
+// A speech pipeline's model runs, one a clip, each timed and its logits kept (see transcribe).
+let runs = [];
 
 globalThis.harnessTransformers = {
   // Loads transformers.js (harness checked its version before the browser started).
@@ -81,6 +83,18 @@ globalThis.harnessTransformers = {
         return out;
       };
     }
+    if (task === 'automatic-speech-recognition') {
+      // The pipeline takes each frame's argmax of the logits and decodes it: the logits are what
+      // harness checks, as the argmax flips where two tokens tie within rounding.
+      const model = pipe.model;
+      const run = model._call;
+      model._call = async (...args) => {
+        const begun = performance.now();
+        const out = await run.apply(model, args);
+        runs.push({ begun, ended: performance.now(), logits: new Float32Array(out.logits.data) });
+        return out;
+      };
+    }
   },
 
   // One call of the pipeline on `texts`, as its _call makes it (tokenizer with padding and
@@ -131,8 +145,36 @@ globalThis.harnessTransformers = {
     return new Float64Array([begun - t0, ended - begun, t3 - ended, ...(times ? packed(await times) : UNTIMED)]);
   },
 
-  // The last call's output: a Float32Array of batch × hidden (embeddings) or batch × labels
-  // (scores).
+  // One call of the automatic-speech-recognition pipeline on each of `count` mono clips of
+  // `samples` (one after another in `audio`, at the feature extractor's rate, so nothing is
+  // resampled), one clip a pipeline call as the pipeline itself loops over a batch, every call in
+  // one window of the page's GPU timer when `timed` (its span holds the CPU's decoding between
+  // clips; its busy time does not): resolves to [preprocess, run, postprocess] in ms, each summed
+  // over the clips, and the window's packed times. Each clip's frames' logits are kept for
+  // output().
+  async transcribe(audio, count, samples, timed) {
+    runs = [];
+    const split = [0, 0, 0];
+    const { times } = await windowed(timed, async () => {
+      for (let n = 0; n < count; n++) {
+        const clip = audio.slice(n * samples, (n + 1) * samples);
+        const t0 = performance.now();
+        await pipe(clip);
+        const t3 = performance.now();
+        const { begun, ended } = runs[runs.length - 1];
+        split[0] += begun - t0;
+        split[1] += ended - begun;
+        split[2] += t3 - ended;
+      }
+    });
+    const logits = new Float32Array(runs.reduce((sum, r) => sum + r.logits.length, 0));
+    runs.reduce((at, r) => (logits.set(r.logits, at), at + r.logits.length), 0);
+    last = logits;
+    return new Float64Array([...split, ...(times ? packed(await times) : UNTIMED)]);
+  },
+
+  // The last call's output: a Float32Array of batch × hidden (embeddings), batch × labels
+  // (scores) or clips × frames × vocabulary (logits).
   output() {
     if (!last) throw new Error('no output: the pipeline never ran');
     return last;

@@ -43,7 +43,8 @@ pub enum PlatformArg {
     /// transformers.js 4.3 (onnxruntime-web's C++ WebGPU provider underneath): its
     /// `pipeline('feature-extraction')` on MiniLM from text, tokenizer included, on the ONNX file
     /// harness writes with BERT's signature (--model minilm --from-text); or its pipeline for the
-    /// task of your own Hugging Face folder (--hf-model: feature-extraction, image-classification).
+    /// task of your own Hugging Face folder (--hf-model: feature-extraction, image-classification,
+    /// automatic-speech-recognition by a CTC model).
     /// Needs its npm package (`bash ci/setup.sh`, or --transformers-dir).
     Transformers,
 }

@@ -1,14 +1,16 @@
 //! A Hugging Face model folder (`harness run --hf-model DIR`): config.json, tokenizer.json and
-//! tokenizer_config.json (a text model) or preprocessor_config.json (an image model), and
-//! onnx/model.onnx, the layout transformers.js loads. Its task is read from config.json
-//! ([`task`]) before any browser starts, and a task harness does not run is refused then; each
-//! case is the folder's pipeline on `--batch` of harness's sentences (feature-extraction) or of
-//! images made from the case's seed (image-classification), on `--platform transformers`. The
-//! ONNX file is read as `--onnx` reads one, its inputs are the sentences as the folder's
-//! tokenizer gives them ([`tokens`]) or the images as its processor normalizes them ([`pixels`]),
-//! and the reference is tract-onnx's run of it followed by the pipeline's post-processing,
-//! natively ([`reference`]).
+//! tokenizer_config.json (a text model), preprocessor_config.json (an image model) or all of them
+//! (a speech model), and onnx/model.onnx, the layout transformers.js loads. Its task is read from
+//! config.json ([`task`]) before any browser starts, and a task harness does not run is refused
+//! then; each case is the folder's pipeline on `--batch` of harness's sentences
+//! (feature-extraction), of images made from the case's seed (image-classification) or of audio
+//! clips made from it (automatic-speech-recognition, CTC models), on `--platform transformers`.
+//! The ONNX file is read as `--onnx` reads one, its inputs are the sentences as the folder's
+//! tokenizer gives them ([`tokens`]), the images as its processor normalizes them ([`pixels`]) or
+//! the clips as its feature extractor does ([`audio`]), and the reference is tract-onnx's run of
+//! it followed by the pipeline's post-processing, natively ([`reference`]).
 
+pub mod audio;
 pub mod pixels;
 pub mod reference;
 pub mod task;
@@ -16,7 +18,7 @@ pub mod tokens;
 
 use crate::plan::onnx::read::{Dim, OnnxFile};
 use crate::plan::onnx::{case_name, own_model, OnnxError};
-use kernels::hf_pipeline::{FolderFile, HfPipeline, Task};
+use kernels::hf_pipeline::{Feeds, FolderFile, HfPipeline, Task};
 use kernels::own_model::{Fill, OwnModel};
 use kernels::{CaseSpec, Shape, Workload};
 use std::collections::HashMap;
@@ -41,11 +43,21 @@ const IMAGE_FILES: [FolderFileFix; 2] = [
     ("preprocessor_config.json", "save the model's image processor beside it (`AutoImageProcessor.from_pretrained(MODEL).save_pretrained(DIR)`; `optimum-cli export onnx` writes it)"),
 ];
 
+/// The files of a speech model's folder transformers.js reads beside its ONNX file: its feature
+/// extractor's, and the tokenizer's that decodes the frames.
+const AUDIO_FILES: [FolderFileFix; 4] = [
+    CONFIG,
+    ("preprocessor_config.json", "save the model's feature extractor beside it (`AutoFeatureExtractor.from_pretrained(MODEL).save_pretrained(DIR)`; `optimum-cli export onnx` writes it)"),
+    ("tokenizer.json", "transformers.js reads no other tokenizer format, and transformers has no fast tokenizer for CTC models: build it with the tokenizers library, a WordLevel model over vocab.json with the CTC decoder (README, \"Your own ONNX model\", shows how), or take it from a converted folder on the Hugging Face hub"),
+    TEXT_FILES[2],
+];
+
 /// The files of a folder for `task`, each with why it is needed.
 fn folder_files(task: Task) -> &'static [FolderFileFix] {
-    match task.takes_images() {
-        true => &IMAGE_FILES,
-        false => &TEXT_FILES,
+    match task.feeds() {
+        Feeds::Texts => &TEXT_FILES,
+        Feeds::Images => &IMAGE_FILES,
+        Feeds::Audio => &AUDIO_FILES,
     }
 }
 
@@ -84,7 +96,8 @@ pub enum HfModelError {
     /// The model is for a task harness does not run yet.
     #[error(
         "--hf-model {folder}: config.json's `architectures` names {architecture}, a model for transformers.js's pipeline('{task}'), which harness does not run yet; \
-         it runs feature-extraction (a text encoder without a head, such as BertModel) and image-classification (such as ViTForImageClassification). `--onnx {folder}/onnx/model.onnx` runs the ONNX file alone on onnxruntime-web"
+         it runs feature-extraction (a text encoder without a head, such as BertModel), image-classification (such as ViTForImageClassification) and automatic-speech-recognition by a CTC head (such as Wav2Vec2ForCTC or HubertForCTC; not yet a model that generates its transcript token by token, such as Whisper). \
+         `--onnx {folder}/onnx/model.onnx` runs the ONNX file alone on onnxruntime-web"
     )]
     Unsupported {
         /// The folder.
@@ -145,9 +158,10 @@ pub fn cases(options: &HfOptions, seed: u64) -> Result<(Vec<CaseSpec>, HashMap<S
         let name = case_name(&dirs, n);
         for &batch in options.batches {
             let key = format!("hf{n}");
-            let mut model = match folder.task.takes_images() {
-                true => folder.image_case(&key, batch as u64)?,
-                false => folder.text_case(&key, options.sentences.iter().cycle().take(batch as usize).map(|s| s.to_string()).collect())?,
+            let mut model = match folder.task.feeds() {
+                Feeds::Images => folder.image_case(&key, batch as u64)?,
+                Feeds::Audio => folder.audio_case(&key, batch as u64)?,
+                Feeds::Texts => folder.text_case(&key, options.sentences.iter().cycle().take(batch as usize).map(|s| s.to_string()).collect())?,
             };
             model.file = format!("{name}/{ONNX_FILE}");
             served.extend(model.served());
@@ -192,7 +206,7 @@ impl Folder {
             bad("names no model class in `architectures`, which harness reads the task from; add it (`\"architectures\": [\"BertModel\"]`, as transformers' save_pretrained writes it)".into())
         })?;
         let name = task::of_architecture(architecture, &config);
-        let task = Task::of_name(name).ok_or_else(|| HfModelError::Unsupported { folder: shown.clone(), architecture: architecture.to_string(), task: name })?;
+        let task = task::harness_runs(name, architecture, &config).ok_or_else(|| HfModelError::Unsupported { folder: shown.clone(), architecture: architecture.to_string(), task: name })?;
         for needed in &folder_files(task)[1..] {
             if !dir.join(needed.0).is_file() {
                 return Err(missing(*needed));
@@ -268,6 +282,31 @@ impl Folder {
         }
         let output = output.name.clone();
         Ok(self.with_pipeline(model, key, Vec::new(), output, labels))
+    }
+
+    /// Its automatic-speech-recognition case on `clips` seeded audio clips of
+    /// [`audio::CLIP_SECONDS`] at the rate its preprocessor_config.json names, the ONNX file's
+    /// files served under `key`: the pipeline runs the model on each clip and decodes its frames.
+    fn audio_case(&self, key: &str, clips: u64) -> Result<OwnModel, HfModelError> {
+        let extractor = audio::FeatureExtractor::read(&self.dir.join("preprocessor_config.json")).map_err(|problem| HfModelError::Processor { folder: self.shown.clone(), problem })?;
+        let sizes = [clips, extractor.samples()];
+        let dims = self.dims(&sizes, "the feature extractor gives", "(clips, samples): export it with dynamic batch and sequence dims, as optimum does").map_err(|p| self.wrong(p))?;
+        let model = own_model(&self.onnx, key, dims, |i, _| match i.name.as_str() {
+            "input_values" => Ok::<_, HfModelError>(Fill::Audio { normalize: extractor.normalize }),
+            "attention_mask" => Ok(Fill::Ones),
+            other => Err(self.wrong(format!("has the input `{other}`; transformers.js's automatic-speech-recognition feeds `input_values` and `attention_mask` alone"))),
+        })?;
+        let Some(output) = model.outputs.iter().find(|o| o.name == "logits") else {
+            let outputs: Vec<&str> = model.outputs.iter().map(|o| o.name.as_str()).collect();
+            return Err(self.wrong(format!("has no output `logits`, which transformers.js's automatic-speech-recognition decodes; its outputs are: {}", outputs.join(", "))));
+        };
+        let bad = |problem: String| HfModelError::Config { folder: self.shown.clone(), problem };
+        let vocab = self.config["vocab_size"].as_u64().filter(|&v| v > 0).ok_or_else(|| bad("has no `vocab_size`, the width of each frame's logits; save the model's config beside it (`model.config.save_pretrained(DIR)`)".into()))?;
+        if let Some(len) = output.len.filter(|&len| len % (clips * vocab) != 0) {
+            return Err(self.wrong(format!("output `logits` has {len} values for {clips} clip(s), not frames of config.json's `vocab_size` {vocab}")));
+        }
+        let output = output.name.clone();
+        Ok(self.with_pipeline(model, key, Vec::new(), output, vocab))
     }
 
     /// How many labels config.json's `id2label` names: ids 0 to n-1, each label once, as the page
@@ -519,6 +558,60 @@ mod tests {
         assert!(err.contains("maps `1` to `cat`") && err.contains("each label must be named once"), "{err}");
     }
 
+    /// tests/onnx-models/tiny-wav2vec2: a Wav2Vec2 CTC model of two layers and a 32-character
+    /// vocabulary exported by torch, with Wav2Vec2FeatureExtractor's preprocessor_config.json and
+    /// a tokenizer.json built by the tokenizers library (tests/onnx-models/make_tiny_wav2vec2.py).
+    fn tiny_wav2vec2() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/onnx-models/tiny-wav2vec2")
+    }
+
+    #[test]
+    fn a_ctc_speech_model_is_a_case_per_batch_fed_seeded_clips_its_logits_the_reference() {
+        let (cases, served) = build(&tiny_wav2vec2(), &[1, 2]).unwrap();
+        let ids: Vec<&str> = cases.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["tiny-wav2vec2/automatic-speech-recognition/batch=1", "tiny-wav2vec2/automatic-speech-recognition/batch=2"]);
+        let m = own(&cases[1]);
+        assert_eq!((m.inputs.len(), m.inputs[0].name.as_str(), m.inputs[0].shape.as_slice()), (1, "input_values", [2, 16000].as_slice()));
+        assert_eq!(m.inputs[0].fill, Fill::Audio { normalize: true });
+        assert_eq!(m.dims, [("batch_size".to_string(), 2), ("sequence_length".to_string(), 16000)]);
+        let p = m.pipeline.as_ref().unwrap();
+        assert_eq!((p.task, p.output.as_str(), p.width), (Task::SpeechRecognition, "logits", 32));
+        assert!(matches!(m.check, CheckRule::Cosine { row: 32, .. }), "{:?}", m.check);
+        for key in ["hf0", "hf0/config.json", "hf0/preprocessor_config.json", "hf0/tokenizer.json", "hf0/tokenizer_config.json"] {
+            assert!(served.get(key).is_some_and(|p| p.is_file()), "{key}: {served:?}");
+        }
+        assert_eq!(Platform::Transformers.unsupported(&cases[0]), None);
+        // Frames of the vocabulary's logits, each clip's own: the first clip's alone and first of two.
+        let (one, two) = (reference_of(&cases[0], &served), reference_of(&cases[1], &served));
+        assert_eq!((one.len() % 32, two.len()), (0, 2 * one.len()));
+        let diff = one.iter().zip(&two).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+        assert!(diff < 1e-4, "{diff}");
+        assert!(two[one.len()..].iter().zip(&one).any(|(a, b)| (a - b).abs() > 1e-2));
+        assert!(reference::engine(p).contains("CTC"));
+    }
+
+    #[test]
+    fn a_speech_folder_harness_cannot_follow_is_refused_naming_the_fix() {
+        let copy_w2v = |change: &dyn Fn(&Path)| {
+            let dir = tempfile::tempdir().unwrap();
+            copy_into(&tiny_wav2vec2(), &["preprocessor_config.json", "tokenizer.json", "tokenizer_config.json"], dir.path());
+            change(dir.path());
+            dir
+        };
+        let folder = copy_w2v(&|dir| std::fs::remove_file(dir.join("tokenizer.json")).unwrap());
+        let err = build(folder.path(), &[1]).unwrap_err().to_string();
+        assert!(err.contains("no tokenizer.json in it") && err.contains("CTC decoder"), "{err}");
+        let folder = copy_w2v(&|dir| std::fs::write(dir.join("preprocessor_config.json"), r#"{"feature_extractor_type": "WhisperFeatureExtractor", "sampling_rate": 16000}"#).unwrap());
+        let err = build(folder.path(), &[1]).unwrap_err().to_string();
+        assert!(err.contains("preprocessor_config.json names the feature extractor WhisperFeatureExtractor"), "{err}");
+        let folder = copy_w2v(&|dir| {
+            let config = std::fs::read_to_string(dir.join("config.json")).unwrap().replace("\"vocab_size\"", "\"vocab_gone\"");
+            std::fs::write(dir.join("config.json"), config).unwrap();
+        });
+        let err = build(folder.path(), &[1]).unwrap_err().to_string();
+        assert!(err.contains("has no `vocab_size`"), "{err}");
+    }
+
     #[test]
     fn folders_of_one_name_are_told_apart_by_their_parent() {
         let dir = tempfile::tempdir().unwrap();
@@ -534,7 +627,8 @@ mod tests {
 
     #[test]
     fn a_task_harness_does_not_run_is_refused_naming_it_before_its_files_are_looked_for() {
-        for (class, task) in [("Wav2Vec2ForCTC", "automatic-speech-recognition"), ("WhisperForConditionalGeneration", "automatic-speech-recognition"), ("BertForMaskedLM", "fill-mask")] {
+        // A CTC class of a model type transformers.js's pipeline does not decode is refused too.
+        for (class, task) in [("Data2VecAudioForCTC", "automatic-speech-recognition"), ("WhisperForConditionalGeneration", "automatic-speech-recognition"), ("BertForMaskedLM", "fill-mask")] {
             // As such a folder is: no tokenizer.json, no ONNX file looked at.
             let dir = tempfile::tempdir().unwrap();
             std::fs::write(dir.path().join("config.json"), format!(r#"{{"architectures": ["{class}"], "image_size": 224}}"#)).unwrap();

@@ -3,7 +3,8 @@
 //! post-processing is done here, in f64: for feature-extraction, the mean of the output's rows
 //! over the attention mask, L2-normalised, as transformers.js's `mean_pooling` and
 //! `normalize(2, -1)` do it; for image-classification, each image's logits through softmax, every
-//! label's score in label-id order (transformers.js's `softmax` and `topk` over all labels).
+//! label's score in label-id order (transformers.js's `softmax` and `topk` over all labels); for
+//! automatic-speech-recognition, each clip's frames' logits as they are.
 
 use crate::plan::onnx::reference as onnx;
 use kernels::hf_pipeline::{HfPipeline, Task};
@@ -40,6 +41,13 @@ pub fn outputs(path: &Path, own: &OwnModel, seed: u64) -> Result<Vec<f64>, Strin
                 return Err(format!("{}: output `{}` has {} values, not [images, labels] ({images} × {labels})", own.file, pipeline.output, hidden.len()));
             }
             Ok(softmax_rows(hidden, labels))
+        }
+        Task::SpeechRecognition => {
+            let vocab = pipeline.width as usize;
+            if vocab == 0 || hidden.len() % vocab != 0 {
+                return Err(format!("{}: output `{}` has {} values, not [clips, frames, {vocab}]", own.file, pipeline.output, hidden.len()));
+            }
+            Ok(hidden.clone())
         }
     }
 }

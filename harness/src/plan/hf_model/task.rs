@@ -3,7 +3,20 @@
 //! `WhisperForConditionalGeneration`), as Hugging Face's own `pipeline()` picks a task by the
 //! class's head.
 
+use kernels::hf_pipeline::Task;
 use serde_json::Value;
+
+/// The model types transformers.js's automatic-speech-recognition pipeline decodes as CTC models.
+const CTC_MODEL_TYPES: [&str; 6] = ["wav2vec2", "wav2vec2-bert", "unispeech", "unispeech-sat", "hubert", "parakeet_ctc"];
+
+/// The task harness runs for the model class `architecture` (of `config`) whose pipeline task is
+/// `name`, if it runs it: automatic speech recognition only by a CTC head, whose pipeline is one
+/// model run a clip, and of a model type transformers.js's pipeline decodes so.
+pub fn harness_runs(name: &str, architecture: &str, config: &Value) -> Option<Task> {
+    let task = Task::of_name(name)?;
+    let ctc = architecture.ends_with("ForCTC") && config["model_type"].as_str().is_some_and(|t| CTC_MODEL_TYPES.contains(&t));
+    (task != Task::SpeechRecognition || ctc).then_some(task)
+}
 
 /// Heads of a model class's name, and the pipeline task each is for, in the order they are
 /// tried: the first whose suffix the name ends with wins.
@@ -76,5 +89,17 @@ mod tests {
         ] {
             assert_eq!(of_architecture(class, config), task, "{class}");
         }
+    }
+
+    #[test]
+    fn speech_is_run_by_a_ctc_head_of_a_model_type_the_pipeline_decodes() {
+        let wav2vec2 = serde_json::json!({"model_type": "wav2vec2"});
+        let asr = "automatic-speech-recognition";
+        assert_eq!(harness_runs(asr, "Wav2Vec2ForCTC", &wav2vec2), Some(Task::SpeechRecognition));
+        assert_eq!(harness_runs(asr, "HubertForCTC", &serde_json::json!({"model_type": "hubert"})), Some(Task::SpeechRecognition));
+        assert_eq!(harness_runs(asr, "WhisperForConditionalGeneration", &serde_json::json!({"model_type": "whisper"})), None);
+        assert_eq!(harness_runs(asr, "Data2VecAudioForCTC", &serde_json::json!({"model_type": "data2vec-audio"})), None);
+        assert_eq!(harness_runs("feature-extraction", "BertModel", &wav2vec2), Some(Task::FeatureExtraction));
+        assert_eq!(harness_runs("fill-mask", "BertForMaskedLM", &wav2vec2), None);
     }
 }

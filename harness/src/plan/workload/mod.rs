@@ -123,7 +123,8 @@ pub struct WorkloadArgs {
     #[arg(long, value_name = "FILE", requires = "onnx")]
     pub inputs: Option<PathBuf>,
     /// Hugging Face model folders, comma-separated or repeated (README, "Your own Hugging Face
-    /// folder"): config.json, tokenizer.json, tokenizer_config.json and onnx/model.onnx, the
+    /// folder"): config.json, tokenizer.json, tokenizer_config.json (or preprocessor_config.json,
+    /// or all of them) and onnx/model.onnx, the
     /// layout transformers.js loads (optimum's export, the ONNX file moved into onnx/). Each runs
     /// through transformers.js's pipeline for the task its config.json's `architectures` names,
     /// on `--platform transformers`, one case per --batch size (`DIR/feature-extraction/batch=8`).
@@ -133,7 +134,10 @@ pub struct WorkloadArgs {
     /// pads), mean-pooled over the attention mask and L2-normalised. image-classification (a
     /// `…ForImageClassification`, with preprocessor_config.json): each call classifies that many
     /// seeded images at the processor's size, every label's score checked against tract's
-    /// softmax of the same pixels. Other tasks are refused.
+    /// softmax of the same pixels. automatic-speech-recognition (a CTC model such as
+    /// Wav2Vec2ForCTC, with preprocessor_config.json and tokenizer.json): each call transcribes
+    /// that many seeded one-second clips, each clip's frames' logits checked against tract's on
+    /// the same normalized samples. Other tasks (Whisper's generation among them) are refused.
     #[arg(long, value_name = "DIR", value_delimiter = ',', conflicts_with = "replay")]
     pub hf_model: Vec<PathBuf>,
 }
