@@ -89,6 +89,18 @@ fn a_ctc_speech_model_runs_through_transformers_js_on_seeded_clips_and_passes() 
     assert_page_gpu_times(&results["runs"][0], c);
 }
 
+/// Two folders in one run share a page: the second (an image model) must be asked for its own
+/// files, not for the first's tokenizer (transformers.js kept what it read of a model id).
+#[test]
+fn a_text_folder_then_an_image_folder_in_one_run_both_pass() {
+    let folders = format!("{},{}", tiny_bert(), tiny_vit());
+    let (code, results, stderr) = run_checked("hf-model-two", &["--hf-model", &folders, "--batch", "1", "--browser", "chrome", "--platform", "transformers", "--samples", "2", "--warmup", "0", "--max-time", "1"]);
+    let cases = results["runs"][0]["cases"].as_array().unwrap();
+    let statuses: Vec<(&str, &str)> = cases.iter().map(|c| (c["id"].as_str().unwrap(), c["status"].as_str().unwrap())).collect();
+    assert_eq!(statuses, [("tiny-bert/feature-extraction/batch=1", "passed"), ("tiny-vit/image-classification/batch=1", "passed")], "{stderr}\n{cases:#?}");
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
 #[test]
 fn a_perturbed_reference_fails_the_case_naming_the_embeddings() {
     let cache = tempfile::tempdir().unwrap();

@@ -13,7 +13,10 @@
 
 import { windowed, packed, UNTIMED } from './gpu-timer.js';
 
-const MODEL = 'harness/minilm';
+// Each pipeline gets a model id of its own: transformers.js keeps what it read of a model id
+// (its config, and so which files it asks for) for the page's life, so a second folder under
+// the first one's id would be asked for the first one's files (an image model for a tokenizer).
+let pipelines = 0;
 const FOLDER = '/harness-models/';
 
 let tjs = null;
@@ -57,7 +60,8 @@ globalThis.harnessTransformers = {
   // convention, `model.onnx_data`, would not find).
   async prepare(files, external = [], task = 'feature-extraction') {
     await this.dispose();
-    const prefix = `${FOLDER}${MODEL}/`;
+    const model = `harness/model-${++pipelines}`;
+    const prefix = `${FOLDER}${model}/`;
     tjs.env.fetch = async (url) => {
       const path = String(url);
       const name = path.startsWith(prefix) ? path.slice(prefix.length) : null;
@@ -66,7 +70,7 @@ globalThis.harnessTransformers = {
     };
     const externalData = external.map((path) => ({ path, data: files[`onnx/${path}`] }));
     const session_options = externalData.length ? { externalData } : {};
-    pipe = await tjs.pipeline(task, MODEL, { device: 'webgpu', dtype: 'fp32', session_options });
+    pipe = await tjs.pipeline(task, model, { device: 'webgpu', dtype: 'fp32', session_options });
     if (task === 'image-classification') {
       // The pipeline is called whole (classify); its model's run is timed, and windowed in the
       // page's GPU timer, from inside it.
