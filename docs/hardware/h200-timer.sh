@@ -23,8 +23,10 @@
 #   all-MiniLM-L6-v2 as examples/onnx/export_minilm.py exports it (f32 and int8), ViT-B/16 and Whisper-tiny's
 #   encoder as export_vit.py and export_whisper_encoder.py export them (their graphs, and their weights
 #   regenerated there from a manifest by onnx-weights.py), on ort-webgpu, ort-jsep and ort-wasm, warm at batch
-#   1 and 8 and cold at batch 1 (`pack-onnx` packs them, in parts of 17.5 MB, from /tmp/minilm-onnx and
-#   /tmp/onnx-exports). Each leaves $OUT/STEP.tar.gz: results, logs, nvidia-smi's clocks.
+#   1 and 8, and onnx-cold and onnx-firefox-cold cold at batch 1 (`pack-onnx` packs them, in parts of 17.5 MB,
+#   from /tmp/minilm-onnx and /tmp/onnx-exports); hf and hf-firefox: the tests' Hugging Face folders (tiny
+#   BERT, ViT, Wav2Vec2) through transformers.js's pipelines; history (issue 58): the quick suite 8 times in
+#   a row in Chrome. Each leaves $OUT/STEP.tar.gz: results, logs, nvidia-smi's clocks.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 pack="$top/target/gpu-pack"
@@ -70,7 +72,7 @@ stash)
   ls /tmp/gpu-pack
   exit 0
   ;;
-own | page | engines | tfjs | text | own-firefox | page-firefox | engines-firefox | ort-firefox | burn | burn-firefox | burn-native | onnx | onnx-firefox) ;;
+own | page | engines | tfjs | text | own-firefox | page-firefox | engines-firefox | ort-firefox | burn | burn-firefox | burn-native | onnx | onnx-firefox | onnx-cold | onnx-firefox-cold | hf | hf-firefox | history) ;;
 *) sed -n 2,18p "$0"; exit 2 ;;
 esac
 
@@ -131,13 +133,27 @@ for step in "$@"; do
   burn) burn "${chrome[@]}" --platform webgpu ;;
   burn-firefox) burn "${firefox[@]}" --platform webgpu ;;
   burn-native) burn --platform native ;;
-  # Your own ONNX files: warm at batch 1 and 8, then cold at batch 1 (3 fresh pages each).
-  onnx | onnx-firefox)
-    b=("${chrome[@]}"); [ $step = onnx-firefox ] && b=("${firefox[@]}")
+  # Your own ONNX files: warm at batch 1 and 8 (onnx, onnx-firefox), or cold at batch 1, 3 fresh pages each
+  # (onnx-cold, onnx-firefox-cold).
+  onnx | onnx-firefox | onnx-cold | onnx-firefox-cold)
+    b=("${chrome[@]}"); case $step in onnx-firefox*) b=("${firefox[@]}") ;; esac
     files=/tmp/gpu/minilm-onnx/model.onnx,/tmp/gpu/minilm-onnx/model_int8.onnx,/tmp/gpu/onnx-exports/vit/model.onnx,/tmp/gpu/onnx-exports/whisper/model.onnx
     own=(--onnx $files --dim sequence_length=128 --platform ort-webgpu,ort-jsep,ort-wasm --timeout 180 --retries 0 --ort-dir /tmp/gpu/ort)
-    run warm "${b[@]}" "${own[@]}" --dim batch_size=1,8 --samples 10 --max-time 2
-    run cold "${b[@]}" "${own[@]}" --dim batch_size=1 --cold-start 3 ;;
+    case $step in
+    *cold) run cold "${b[@]}" "${own[@]}" --dim batch_size=1 --cold-start 3 ;;
+    *) run warm "${b[@]}" "${own[@]}" --dim batch_size=1,8 --samples 10 --max-time 2 ;;
+    esac ;;
+  # Hugging Face folders through transformers.js's pipelines: the tests' tiny BERT, ViT and Wav2Vec2 (CTC).
+  hf | hf-firefox)
+    b=("${chrome[@]}"); [ $step = hf-firefox ] && b=("${firefox[@]}")
+    t=$top/harness/tests/onnx-models
+    run hf "${b[@]}" --hf-model $t/tiny-bert,$t/tiny-vit,$t/tiny-wav2vec2 --platform transformers --batch 1,8 --samples 10 --max-time 2 \
+      --timeout 180 --retries 0 --transformers-dir /tmp/gpu/transformers ;;
+  # Issue 58: the same quick suite run 8 times in a row, for the run-to-run spread of each case's median
+  # that `harness history check`'s rule is tuned to, and a real history to import.
+  history) for n in 01 02 03 04 05 06 07 08; do
+      run run-$n "${chrome[@]}" --platform webgpu --suite quick --samples 10 --max-time 0.5 --timeout 60 --retries 0
+    done ;;
   text) run text "${chrome[@]}" --platform webgpu,transformers --model minilm --from-text --weights /tmp/gpu/all-MiniLM-L6-v2 --samples 10 --transformers-dir /tmp/gpu/transformers ;;
   esac
   kill $smi
