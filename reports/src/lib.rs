@@ -18,7 +18,7 @@ pub mod model;
 mod onnx_table;
 pub mod probe;
 mod tables;
-mod template;
+pub mod template;
 #[cfg(test)]
 mod figures;
 #[cfg(test)]

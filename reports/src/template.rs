@@ -8,7 +8,7 @@ const SCRIPT: &str = include_str!("../templates/tables.js");
 
 /// Renders `template` with `context`, plus the shared stylesheet (`style`) and table script
 /// (`script`) every harness page inlines.
-pub(crate) fn render_template(name: &str, template: &str, mut context: tera::Context) -> Result<String, ReportError> {
+pub fn render_template(name: &str, template: &str, mut context: tera::Context) -> Result<String, ReportError> {
     let mut tera = tera::Tera::default();
     tera.add_raw_template(name, template).map_err(|e| ReportError::Template(format!("{e:?}")))?;
     context.insert("style", STYLE);
