@@ -63,5 +63,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Compare(args) => commands::compare::exec(args),
         Command::Open(args) => commands::open::exec(args).await,
         Command::Report(command) => commands::report::exec(command),
+        Command::History(command) => commands::history::exec(command),
+        Command::Trend(args) => commands::history::trend(args),
     }
 }

@@ -28,7 +28,7 @@ macro_rules! checked_crates {
     };
 }
 
-checked_crates!(kernels, stats, reports, page, harness, harness_bench);
+checked_crates!(kernels, stats, reports, history, page, harness, harness_bench);
 
 /// The crate's folder, from the name of its test.
 const fn folder(test: &str) -> &str {

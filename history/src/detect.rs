@@ -16,9 +16,9 @@
 //!   [`Rule::min_pct`] percent of `c`. The `m` with the largest `|z|` names where it began.
 //! - **Drift.** Over the newest `window + 1` points: the Mann–Kendall statistic `S` (the sum of
 //!   the signs of every later-minus-earlier pair) against its variance under no trend, `Z`;
-//!   a drift is found when `|Z|` is at least [`Rule::drift_z`] and the Theil–Sen slope (the
-//!   median of the pairwise slopes) carries the series at least [`Rule::min_pct`] percent over
-//!   the window.
+//!   a drift is found when `|Z|` is at least [`Rule::drift_z`] and the line of the Theil–Sen
+//!   slope (the median of the pairwise slopes) through the window's median moves at least
+//!   [`Rule::min_pct`] percent from the window's start to its end.
 //!
 //! A step is reported before a drift (a step is also a trend). Fewer than [`Rule::min_window`]
 //! points before the newest: nothing is said. The error rates, measured on synthetic series with
@@ -162,8 +162,10 @@ fn drift(values: &[f64], rule: &Rule) -> Option<Finding> {
     let var = nf * (nf - 1.0) * (2.0 * nf + 5.0) / 18.0;
     let z = (s - s.signum()) as f64 / var.sqrt();
     let slope = median(&slopes);
+    // The fitted line's change over the window, from its start to its end.
     let c = median(w);
-    let pct = slope * (nf - 1.0) / c * 100.0;
+    let (start, end) = (c - slope * (nf - 1.0) / 2.0, c + slope * (nf - 1.0) / 2.0);
+    let pct = (end / start - 1.0) * 100.0;
     if z.abs() < rule.drift_z || pct.abs() < rule.min_pct || (slope > 0.0) != (z > 0.0) {
         return None;
     }

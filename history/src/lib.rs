@@ -5,6 +5,7 @@
 //! regressions found over a window of runs ([`detect`]), a step narrowed to its first commit
 //! ([`find`]), and the static trend site ([`trend`]).
 
+pub mod check;
 pub mod detect;
 pub mod find;
 pub mod rates;

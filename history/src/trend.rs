@@ -47,6 +47,10 @@ pub struct Site {
     pub changed: usize,
 }
 
+/// The file that marks a folder as a trend site (`harness open` serves it as it is): the site's
+/// summary.
+pub const MARKER: &str = "trend.json";
+
 const INDEX: &str = include_str!("../templates/trend-index.html.tera");
 const CASE: &str = include_str!("../templates/trend-case.html.tera");
 const RUN: &str = include_str!("../templates/trend-run.html.tera");
@@ -158,7 +162,10 @@ pub fn write(store: &Store, out: &Path, rule: &Rule) -> Result<Site, TrendError>
     let page = render("trend-index.html", INDEX, json!({"series": rows, "runs": run_rows, "store": store.path().display().to_string(), "window": rule.window}))?;
     let index = out.join("index.html");
     write(index.clone(), page)?;
-    Ok(Site { index, series: drawn.len(), runs: runs.len(), cases: cases.len(), changed: drawn.iter().filter(|d| d.finding.is_some()).count() })
+    let site = Site { index, series: drawn.len(), runs: runs.len(), cases: cases.len(), changed: drawn.iter().filter(|d| d.finding.is_some()).count() };
+    let summary = json!({"store": store.path().display().to_string(), "series": site.series, "runs": site.runs, "cases": site.cases, "changed": site.changed});
+    write(out.join(MARKER), summary.to_string())?;
+    Ok(site)
 }
 
 /// A run's commit as pages show it: its hash (short), `+dirty` where its tree was, or `unknown`.
@@ -167,15 +174,16 @@ pub fn commit(run: &StoredRun) -> String {
     format!("{hash}{}", if run.key.dirty { "+dirty" } else { "" })
 }
 
-/// Milliseconds in four significant digits.
+/// Milliseconds in four significant digits (a kernel of microseconds keeps its digits).
 fn ms(v: f64) -> String {
-    let digits = if v >= 100.0 { 1 } else if v >= 10.0 { 2 } else if v >= 1.0 { 3 } else { 4 };
+    let magnitude = if v == 0.0 || !v.is_finite() { 0 } else { v.abs().log10().floor() as i32 };
+    let digits = (3 - magnitude).clamp(0, 9) as usize;
     format!("{v:.digits$} ms")
 }
 
 /// The latest change in words, with the commits it lies between.
 fn change_words(d: &Drawn, commit_of: &dyn Fn(i64) -> String) -> String {
-    let Some(f) = d.finding else { return "–".into() };
+    let Some(f) = d.finding else { return "no change at the newest run".into() };
     let at = |n: usize| d.points.get(n).map(|p| commit_of(p.run)).unwrap_or_default();
     let kind = match f.kind {
         Kind::Step { runs } => format!("a step {runs} run(s) ago"),
@@ -275,6 +283,11 @@ fn escape(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn milliseconds_keep_four_significant_digits() {
+        assert_eq!((ms(0.0019341), ms(0.0236), ms(2.58814), ms(123.456)), ("0.001934 ms".into(), "0.02360 ms".into(), "2.588 ms".into(), "123.5 ms".into()));
+    }
 
     #[test]
     fn case_ids_become_distinct_file_names() {

@@ -14,11 +14,39 @@ pub struct GateArgs {
     /// Changes smaller than this many percent are unchanged, even when the interval excludes zero.
     #[arg(long, value_name = "PCT", default_value_t = stats::change::DEFAULT_NOISE_PCT, value_parser = non_negative_pct)]
     pub noise_threshold: f64,
-    /// Fail (exit status 1) when a case regressed by more than PCT percent, or when a run was
-    /// measured on other hardware than the baseline's (another adapter or CPU: nothing of it is
-    /// compared, so the gate cannot pass it).
-    #[arg(long, value_name = "PCT", value_parser = non_negative_pct)]
-    pub fail_on_regression: Option<f64>,
+    /// Fail (exit status 1) when a case regressed by more than PCT percent against the
+    /// baseline, or when a run was measured on other hardware than the baseline's (another
+    /// adapter or CPU: nothing of it is compared, so the gate cannot pass it). `history`: fail
+    /// when a series of this run regressed against the runs before it in the history
+    /// (`harness history check`'s rule, over --window runs).
+    #[arg(long, value_name = "PCT|history", value_parser = regression_gate)]
+    pub fail_on_regression: Option<RegressionGate>,
+}
+
+/// What `--fail-on-regression` gates a run on.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RegressionGate {
+    /// A regression beyond this many percent against the baseline.
+    Pct(f64),
+    /// A regression against the run's history.
+    History,
+}
+
+fn regression_gate(s: &str) -> Result<RegressionGate, String> {
+    match s {
+        "history" => Ok(RegressionGate::History),
+        pct => non_negative_pct(pct).map(RegressionGate::Pct).map_err(|e| format!("{e}; or `history`, to gate on the run's history")),
+    }
+}
+
+impl GateArgs {
+    /// The baseline gate's percent, if that is the gate.
+    pub fn regression_pct(&self) -> Option<f64> {
+        match self.fail_on_regression {
+            Some(RegressionGate::Pct(p)) => Some(p),
+            _ => None,
+        }
+    }
 }
 
 /// The baseline a measuring run is compared with and the one it is saved as, under the gate.

@@ -10,6 +10,7 @@ pub mod browsers;
 pub mod compare;
 pub mod doctor;
 pub mod gate;
+pub mod history;
 pub mod list;
 pub mod open;
 pub mod output;
@@ -94,6 +95,13 @@ pub enum Command {
     /// Work with saved reports.
     #[command(subcommand)]
     Report(ReportCommand),
+    /// The history of runs across commits (runs/history.sqlite, which every run adds to): import
+    /// results, find regressions over a window, narrow a step to its commit.
+    #[command(subcommand)]
+    History(history::HistoryCommand),
+    /// Write the history as a static site (like `asv publish`): a graph per series over the runs,
+    /// the latest change of each; `harness open DIR` serves it.
+    Trend(history::TrendArgs),
 }
 
 #[cfg(test)]
@@ -258,6 +266,6 @@ mod tests {
     fn warmup_and_target_ci_and_gate_parse() {
         let r = run(&["--warmup", "3", "--target-ci", "1.5%", "--fail-on-regression", "5"]);
         let p = &r.pipeline;
-        assert_eq!((p.sampling.warmup, p.sampling.target_ci, p.baseline.gate.fail_on_regression), (Some(stats::WarmupPolicy::Fixed(3)), Some(1.5), Some(5.0)));
+        assert_eq!((p.sampling.warmup, p.sampling.target_ci, p.baseline.gate.fail_on_regression), (Some(stats::WarmupPolicy::Fixed(3)), Some(1.5), Some(crate::cli::gate::RegressionGate::Pct(5.0))));
     }
 }

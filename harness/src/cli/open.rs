@@ -6,7 +6,8 @@ use std::path::PathBuf;
 /// Options of `harness open`.
 #[derive(Debug, Args)]
 pub struct OpenArgs {
-    /// A folder of runs (such as `runs/`), or one run folder.
+    /// A folder of runs (such as `runs/`), one run folder, or a trend site (`harness trend`'s
+    /// folder, such as `runs/trend`).
     #[arg(default_value = "runs")]
     pub dir: PathBuf,
     /// Port to listen on [default: a free one].

@@ -18,4 +18,13 @@ pub struct OutputArgs {
     /// into the same folder. With every case there, it only writes the reports again.
     #[arg(long, value_name = "DIR", conflicts_with = "out")]
     pub resume: Option<PathBuf>,
+    /// The history store the run is added to.
+    #[command(flatten)]
+    pub history: super::history::StoreArgs,
+    /// Do not add the run to the history store.
+    #[arg(long)]
+    pub no_history: bool,
+    /// With --fail-on-regression=history: the runs before this one its series are compared with.
+    #[command(flatten)]
+    pub window: super::history::WindowArgs,
 }

@@ -10,6 +10,10 @@ use std::process::ExitCode;
 
 /// Compares `args.new` with `args.old`; exit status 1 when the gate fails.
 pub fn exec(args: CompareArgs) -> Result<ExitCode> {
+    anyhow::ensure!(
+        args.gate.fail_on_regression != Some(crate::cli::gate::RegressionGate::History),
+        "--fail-on-regression=history gates a run on its history (harness run); harness compare compares two runs: give a percent, such as --fail-on-regression 5"
+    );
     let old = baseline::load(&args.old, &args.gate.baseline_dir)?;
     let mut new = baseline::load(&args.new, &args.gate.baseline_dir)?;
     let cmp = gate(&args.gate).compare(&args.old, &old, &new);

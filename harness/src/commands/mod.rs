@@ -6,6 +6,7 @@ pub mod bench;
 pub mod browsers;
 pub mod compare;
 pub mod doctor;
+pub mod history;
 pub mod list;
 pub mod open;
 pub mod report;
@@ -36,6 +37,9 @@ pub fn pipeline_settings(args: &PipelineArgs, default_platforms: &[PlatformArg],
         true => platforms(default_platforms),
         false => platforms(&args.platform),
     };
+    if args.output.no_history && args.baseline.gate.fail_on_regression == Some(crate::cli::gate::RegressionGate::History) {
+        anyhow::bail!("--fail-on-regression=history gates on the history, which --no-history leaves out: drop one of them");
+    }
     let in_browser = platforms.iter().any(|p| p.in_browser());
     let kinds = if in_browser { browser_kinds(&args.browser.browser, discovery::installed) } else { Vec::new() };
     if in_browser && args.browser.browser.contains(&BrowserChoice::All) {
@@ -74,6 +78,8 @@ pub fn pipeline_settings(args: &PipelineArgs, default_platforms: &[PlatformArg],
         serve: Serve { listen: (args.serve.bind, args.serve.port.unwrap_or(0)).into(), public_url: args.serve.public_url.clone(), bundle: None },
         out: args.output.resume.clone().or_else(|| args.output.out.clone()),
         json: args.output.json,
+        history: (!args.output.no_history).then(|| args.output.history.history.clone()),
+        history_gate: (args.baseline.gate.fail_on_regression == Some(crate::cli::gate::RegressionGate::History)).then_some(args.output.window.window),
         journaled,
         native: NativeRunner::InProcess,
         cases_for: CaseFilter::ALL,
@@ -145,7 +151,7 @@ pub fn warn_unused(args: &BrowserFlagArgs, browsers: &[BrowserKind]) {
 
 /// The gate `--baseline-dir`, `--noise-threshold` and `--fail-on-regression` describe.
 pub fn gate(args: &GateArgs) -> baseline::Gate {
-    baseline::Gate { dir: args.baseline_dir.clone(), noise_pct: args.noise_threshold, fail_on_regression_pct: args.fail_on_regression }
+    baseline::Gate { dir: args.baseline_dir.clone(), noise_pct: args.noise_threshold, fail_on_regression_pct: args.regression_pct() }
 }
 
 /// Picks the path for `browser` from `--browser-path`/`--driver-path` values: `BROWSER=PATH`

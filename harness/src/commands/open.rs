@@ -1,5 +1,6 @@
 //! `harness open [DIR]`: serves a folder of runs over HTTP with an index page of runs (rebuilt on
-//! every request, so runs finished meanwhile appear), prints the URL, and serves until Ctrl-C.
+//! every request, so runs finished meanwhile appear), or a trend site (`harness trend`) as it is;
+//! prints the URL, and serves until Ctrl-C.
 
 use crate::cli::open::OpenArgs;
 use anyhow::{Context, Result};
@@ -22,6 +23,12 @@ pub async fn exec(args: OpenArgs) -> Result<ExitCode> {
     let root = Arc::new(args.dir.canonicalize().with_context(|| format!("reading {}", args.dir.display()))?);
     let listener = crate::measure::server::listen((args.bind, args.port.unwrap_or(0)).into()).await?;
     let addr = listener.local_addr()?;
+    if root.join(history::trend::MARKER).is_file() {
+        // A trend site (`harness trend`): its own index.html, served as it is.
+        let app = Router::new().fallback_service(ServeDir::new(root.as_path()));
+        println!("serving the trend site {} at http://{addr}/ (Ctrl-C to stop)", root.display());
+        return serve(listener, app).await;
+    }
     let found = reports::index::scan(&root).runs.len();
     let app = Router::new()
         .route("/", get(index))
@@ -29,6 +36,11 @@ pub async fn exec(args: OpenArgs) -> Result<ExitCode> {
         .fallback_service(ServeDir::new(root.as_path()))
         .with_state(root.clone());
     println!("serving {found} run(s) from {} at http://{addr}/ (Ctrl-C to stop)", root.display());
+    serve(listener, app).await
+}
+
+/// Serves `app` until Ctrl-C.
+async fn serve(listener: tokio::net::TcpListener, app: Router) -> Result<ExitCode> {
     axum::serve(listener, app)
         .with_graceful_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;

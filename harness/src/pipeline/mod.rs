@@ -6,6 +6,7 @@
 //! winners and baselines, and says the exit status. Nothing here knows the command line.
 
 mod finish;
+pub mod history;
 mod page;
 mod resume;
 mod signals;
@@ -155,6 +156,10 @@ pub struct Settings {
     pub out: Option<PathBuf>,
     /// Print results.json instead of the summary.
     pub json: bool,
+    /// The history store the run is added to (none: `--no-history`).
+    pub history: Option<PathBuf>,
+    /// `--fail-on-regression=history`: the window the run's series are checked over.
+    pub history_gate: Option<u32>,
     /// The journal of the run being resumed: its settled cases are not run again.
     pub journaled: Option<Journaled>,
     /// What runs the `native` platform's cases.
@@ -248,7 +253,11 @@ impl Pipeline {
         write_reports(&mut report, &out_dir, s.json)?;
         s.keep_winners(&report, &mut tune_cache)?;
         s.save_baseline(&report)?;
-        match report.baseline.as_ref().is_some_and(|b| b.gate_fails()) {
+        let history_fails = match &s.history {
+            Some(path) => history::record(path, &report, &out_dir, s.history_gate)?,
+            None => false,
+        };
+        match report.baseline.as_ref().is_some_and(|b| b.gate_fails()) || history_fails {
             true => Ok(ExitCode::from(1)),
             false => Ok(exit_code(&report)),
         }

@@ -22,10 +22,13 @@ fn adopt_orphans() {
     });
 }
 
-/// The harness binary as a command, this process set to adopt what it leaves behind.
+/// The harness binary as a command, this process set to adopt what it leaves behind; the runs it
+/// makes go to a history store of the tests' own (under target/), not to the checkout's runs/.
 pub fn harness_command() -> Command {
     adopt_orphans();
-    Command::new(env!("CARGO_BIN_EXE_harness"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_harness"));
+    command.env("HARNESS_HISTORY", Path::new(env!("CARGO_TARGET_TMPDIR")).join("history.sqlite"));
+    command
 }
 
 /// Held by every test of a test binary that starts a browser, so that tests of one binary run one
