@@ -57,36 +57,31 @@ fn a_hugging_face_folder_runs_through_transformers_js_in_headless_chromium_and_p
 
 #[test]
 fn an_image_classifier_runs_through_transformers_js_on_seeded_images_and_passes() {
-    let folder = tiny_vit();
-    let (code, results, stderr) = run_checked("hf-model-vit", &args(&folder));
+    let c = passes_whole(&tiny_vit(), "hf-model-vit", "tiny-vit/image-classification/batch=2", "softmax");
+    assert_eq!(c["correctness"]["len"], 2 * 10, "two images' scores over 10 labels: {c:#}");
+}
+
+/// Runs `folder` at two inputs a call: its case `id` passes, checked against tract-onnx and the
+/// post-processing `reference` names, each call in the phases of a pipeline called whole, its GPU
+/// timed by the page; the case.
+fn passes_whole(folder: &str, name: &str, id: &str, reference: &str) -> Value {
+    let (code, results, stderr) = run_checked(name, &args(folder));
     let c = &results["runs"][0]["cases"][0];
     assert_eq!(code, Some(0), "{stderr}\n{c:#}");
-    assert_eq!((&c["id"], &c["status"]), (&Value::from("tiny-vit/image-classification/batch=2"), &Value::from("passed")), "{c:#}");
-    let check = &c["correctness"];
-    assert_eq!(check["len"], 2 * 10, "two images' scores over 10 labels: {c:#}");
-    assert!(check["reference"].as_str().is_some_and(|r| r.contains("tract-onnx") && r.contains("softmax")), "{c:#}");
+    assert_eq!((&c["id"], &c["status"]), (&Value::from(id), &Value::from("passed")), "{c:#}");
+    assert!(c["correctness"]["reference"].as_str().is_some_and(|r| r.contains("tract-onnx") && r.contains(reference)), "{c:#}");
     for call in c["fromText"]["calls"].as_array().unwrap() {
         let names: Vec<&str> = call.as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
         assert_eq!(names, ["preprocess", "run", "postprocess"], "{c:#}");
     }
     assert_page_gpu_times(&results["runs"][0], c);
+    c.clone()
 }
 
 #[test]
 fn a_ctc_speech_model_runs_through_transformers_js_on_seeded_clips_and_passes() {
-    let folder = tiny_wav2vec2();
-    let (code, results, stderr) = run_checked("hf-model-wav2vec2", &args(&folder));
-    let c = &results["runs"][0]["cases"][0];
-    assert_eq!(code, Some(0), "{stderr}\n{c:#}");
-    assert_eq!((&c["id"], &c["status"]), (&Value::from("tiny-wav2vec2/automatic-speech-recognition/batch=2"), &Value::from("passed")), "{c:#}");
-    let check = &c["correctness"];
-    assert_eq!(check["len"].as_u64().map(|n| n % (2 * 32)), Some(0), "two clips' frames of 32 logits: {c:#}");
-    assert!(check["reference"].as_str().is_some_and(|r| r.contains("tract-onnx") && r.contains("CTC")), "{c:#}");
-    for call in c["fromText"]["calls"].as_array().unwrap() {
-        let names: Vec<&str> = call.as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
-        assert_eq!(names, ["preprocess", "run", "postprocess"], "{c:#}");
-    }
-    assert_page_gpu_times(&results["runs"][0], c);
+    let c = passes_whole(&tiny_wav2vec2(), "hf-model-wav2vec2", "tiny-wav2vec2/automatic-speech-recognition/batch=2", "CTC");
+    assert_eq!(c["correctness"]["len"].as_u64().map(|n| n % (2 * 32)), Some(0), "two clips' frames of 32 logits: {c:#}");
 }
 
 /// Two folders in one run share a page: the second (an image model) must be asked for its own

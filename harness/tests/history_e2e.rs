@@ -156,12 +156,7 @@ async fn the_trend_site_loads_in_headless_chromium_and_its_graphs_have_their_poi
     }
     let open = OpenServer::start(&site);
     let driver = Chromedriver::start();
-    let caps = serde_json::json!({"goog:chromeOptions": {"args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-dev-shm-usage", "--window-size=1200,900"]}});
-    let client = fantoccini::ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
-        .capabilities(caps.as_object().unwrap().clone())
-        .connect(&driver.url)
-        .await
-        .expect("chromedriver starts Chromium");
+    let client = driver.headless(Some((1200, 900))).await;
     client.goto(&open.url).await.unwrap();
     let rows = client.execute("return document.querySelectorAll('#series tbody tr').length", vec![]).await.unwrap();
     assert_eq!(rows, 60, "the index lists the 60 series");

@@ -192,15 +192,7 @@ async fn the_html_report_and_the_index_work_in_headless_chromium() {
 
     let open = OpenServer::start(&runs);
     let driver = Chromedriver::start();
-    let caps = serde_json::json!({
-        "goog:chromeOptions": {"args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-dev-shm-usage"]},
-        "goog:loggingPrefs": {"browser": "ALL"},
-    });
-    let client = fantoccini::ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
-        .capabilities(caps.as_object().unwrap().clone())
-        .connect(&driver.url)
-        .await
-        .expect("chromedriver starts Chromium");
+    let client = driver.headless(None).await;
 
     // The index lists the three runs (two runs and the saved baseline), each linking its report.
     client.goto(&open.url).await.unwrap();

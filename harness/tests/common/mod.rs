@@ -354,6 +354,22 @@ pub struct Chromedriver {
 }
 
 impl Chromedriver {
+    /// A session of headless Chromium (no GPU: the pages tested draw with the CPU), its window
+    /// `(width, height)` where given, its browser log kept.
+    pub async fn headless(&self, window: Option<(u32, u32)>) -> fantoccini::Client {
+        let mut args = vec!["--headless=new".to_string(), "--no-sandbox".into(), "--disable-gpu".into(), "--no-first-run".into(), "--disable-dev-shm-usage".into()];
+        args.extend(window.map(|(w, h)| format!("--window-size={w},{h}")));
+        let caps = serde_json::json!({
+            "goog:chromeOptions": {"args": args},
+            "goog:loggingPrefs": {"browser": "ALL"},
+        });
+        fantoccini::ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+            .capabilities(caps.as_object().unwrap().clone())
+            .connect(&self.url)
+            .await
+            .expect("chromedriver starts Chromium")
+    }
+
     /// Starts chromedriver on a free port and waits until it accepts connections.
     pub fn start() -> Chromedriver {
         let port = free_port();

@@ -17,13 +17,13 @@ tests that name ids, harness/src/plan/hf_model/mod.rs, with it.)
 import os
 import sys
 
-import onnx
 import torch
 from transformers import AutoTokenizer, BertConfig, BertModel
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "../../../examples/onnx"))
 import export_minilm  # noqa: E402  (torch.onnx.export as the MiniLM example exports)
+from tiny_folder import one_file  # noqa: E402
 minilm = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "../../../models/all-MiniLM-L6-v2")
 out = os.path.join(here, "tiny-bert")
 os.makedirs(os.path.join(out, "onnx"), exist_ok=True)
@@ -63,12 +63,5 @@ config.save_pretrained(out)
 
 path = os.path.join(out, "onnx", "model.onnx")
 export_minilm.export(model, path)
-# One file (torch may write external data beside it).
-saved = onnx.load(path)
-for extra in os.listdir(os.path.join(out, "onnx")):
-    if extra != "model.onnx":
-        os.remove(os.path.join(out, "onnx", extra))
-onnx.save(saved, path, save_as_external_data=False)
-print(f"torch {torch.__version__} wrote {path} ({os.path.getsize(path)} bytes), vocabulary {config.vocab_size}")
-for name in sorted(os.listdir(out)):
-    print(" ", name)
+one_file(out)
+print(f"vocabulary {config.vocab_size}")

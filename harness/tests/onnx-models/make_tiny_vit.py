@@ -12,13 +12,13 @@ save_pretrained) and onnx/model.onnx. The files are committed, so the tests need
 import os
 import sys
 
-import onnx
 import torch
 from transformers import ViTConfig, ViTForImageClassification, ViTImageProcessor
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "../../../examples/onnx"))
 from torch_export import export  # noqa: E402
+from tiny_folder import Logits, one_file  # noqa: E402
 
 out = os.path.join(here, "tiny-vit")
 os.makedirs(os.path.join(out, "onnx"), exist_ok=True)
@@ -46,25 +46,7 @@ config.save_pretrained(out)
 ViTImageProcessor(size={"height": size, "width": size}).save_pretrained(out)
 
 
-class Logits(torch.nn.Module):
-    """The model's logits alone, as optimum exports an image classifier."""
-
-    def __init__(self, model):
-        super().__init__()
-        self.model = model
-
-    def forward(self, pixel_values):
-        return self.model(pixel_values=pixel_values).logits
-
-
 path = os.path.join(out, "onnx", "model.onnx")
 pixels = torch.randn(2, 3, size, size)
-export(Logits(model), (pixels,), path, ["pixel_values"], ["logits"], {"pixel_values": {0: "batch_size"}, "logits": {0: "batch_size"}})
-# One file: torch writes the weights beside it, in model.onnx.data.
-saved = onnx.load(path)
-for extra in set(os.listdir(os.path.join(out, "onnx"))) - {"model.onnx"}:
-    os.remove(os.path.join(out, "onnx", extra))
-onnx.save(saved, path, save_as_external_data=False)
-print(f"torch {torch.__version__} wrote {path} ({os.path.getsize(path)} bytes)")
-for name in sorted(os.listdir(out)):
-    print(" ", name)
+export(Logits(model, "pixel_values"), (pixels,), path, ["pixel_values"], ["logits"], {"pixel_values": {0: "batch_size"}, "logits": {0: "batch_size"}})
+one_file(out)

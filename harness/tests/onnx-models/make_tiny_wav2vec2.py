@@ -18,7 +18,6 @@ import json
 import os
 import sys
 
-import onnx
 import torch
 from tokenizers import Tokenizer, decoders, models
 from transformers import Wav2Vec2Config, Wav2Vec2CTCTokenizer, Wav2Vec2FeatureExtractor, Wav2Vec2ForCTC
@@ -26,6 +25,7 @@ from transformers import Wav2Vec2Config, Wav2Vec2CTCTokenizer, Wav2Vec2FeatureEx
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "../../../examples/onnx"))
 from torch_export import export  # noqa: E402
+from tiny_folder import Logits, one_file  # noqa: E402
 
 out = os.path.join(here, "tiny-wav2vec2")
 os.makedirs(os.path.join(out, "onnx"), exist_ok=True)
@@ -70,27 +70,9 @@ config.save_pretrained(out)
 Wav2Vec2FeatureExtractor(feature_size=1, sampling_rate=16000, padding_value=0.0, do_normalize=True, return_attention_mask=True).save_pretrained(out)
 
 
-class Logits(torch.nn.Module):
-    """The model's logits alone, as optimum exports a CTC model."""
-
-    def __init__(self, model):
-        super().__init__()
-        self.model = model
-
-    def forward(self, input_values):
-        return self.model(input_values=input_values).logits
-
-
 path = os.path.join(out, "onnx", "model.onnx")
 audio = torch.randn(2, 16000)
 dynamic = {"input_values": {0: "batch_size", 1: "sequence_length"}, "logits": {0: "batch_size", 1: "frames"}}
-export(Logits(model), (audio,), path, ["input_values"], ["logits"], dynamic)
-# One file: torch writes the weights beside it, in model.onnx.data.
-saved = onnx.load(path)
-for extra in set(os.listdir(os.path.join(out, "onnx"))) - {"model.onnx"}:
-    os.remove(os.path.join(out, "onnx", extra))
-onnx.save(saved, path, save_as_external_data=False)
-print(f"torch {torch.__version__} wrote {path} ({os.path.getsize(path)} bytes)")
+export(Logits(model, "input_values"), (audio,), path, ["input_values"], ["logits"], dynamic)
+saved = one_file(out)
 print("ops:", sorted({n.op_type for n in saved.graph.node}))
-for name in sorted(os.listdir(out)):
-    print(" ", name)
