@@ -184,7 +184,7 @@ fn bad_onnx_input_is_refused_before_any_browser_starts() {
         (vec!["--onnx", alone.to_str().unwrap(), "--dim", "batch=1"], "keep the external-data file beside the model"),
         (vec!["--onnx", &mlp, "--dim", "batch=1", "--dim", "tokens=4"], "--dim tokens: no input of"),
         (vec!["--onnx", &mlp, "--dim", "batch=1", "--input", "input_ids=0..9"], "--input input_ids: no model has an input called"),
-        (vec!["--onnx", &mlp, "--inputs", &npz], "array `input_ids` is no input of the models; their inputs are: x"),
+        (vec!["--onnx", &mlp, "--inputs", &npz], "arrays `attention_mask`, `input_ids` are no inputs of the models; their inputs are: x"),
         (vec!["--onnx", &mlp, "--inputs", &tensors, "--dim", "batch=2"], "array `x` fixes `batch` at 3, --dim gives 2"),
         (vec!["--onnx", &mlp, "--inputs", &ir14], "not a .npz (numpy.savez) or .safetensors file"),
     ];

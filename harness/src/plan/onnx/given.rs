@@ -50,7 +50,7 @@ impl Given {
     /// Reads `path`: `.npz` or `.safetensors`, by its name.
     pub fn read(path: &Path) -> Result<Given, OnnxError> {
         let fingerprint = super::read::fingerprint(path).map_err(|e| error(path, format!("cannot be read: {e}")))?;
-        let arrays = match path.extension().and_then(|e| e.to_str()) {
+        let mut arrays = match path.extension().and_then(|e| e.to_str()) {
             Some("npz") => read_npz(path)?,
             Some("safetensors") => read_safetensors(path)?,
             _ => return Err(error(path, "not a .npz (numpy.savez) or .safetensors file; name each array after the model input it feeds")),
@@ -58,6 +58,9 @@ impl Given {
         if arrays.is_empty() {
             return Err(error(path, "it holds no arrays"));
         }
+        // In name order: neither a .npz's zip directory nor a safetensors header is read back in
+        // one order every time, and messages naming an array must not change from run to run.
+        arrays.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(Given { path: path.to_path_buf(), fingerprint, arrays })
     }
 

@@ -207,10 +207,13 @@ fn combinations(names: &[String], dims: &[(String, Vec<u64>)], file: &OnnxFile) 
 /// Every array of `given` feeds an input of some model, and none is also given a range.
 fn check_given(given: &Given, files: &[OnnxFile], ranges: &[(String, (i64, i64))]) -> Result<(), OnnxError> {
     let known: Vec<String> = files.iter().flat_map(|f| f.inputs.iter().map(|i| i.name.clone())).collect();
+    let unknown: Vec<String> = given.arrays.iter().filter(|a| !known.contains(&a.name)).map(|a| format!("`{}`", a.name)).collect();
+    match unknown.len() {
+        0 => {}
+        1 => return Err(OnnxError::Given(format!("--inputs {}: array {} is no input of the models; their inputs are: {}", given.path.display(), unknown[0], or_none(&known)))),
+        _ => return Err(OnnxError::Given(format!("--inputs {}: arrays {} are no inputs of the models; their inputs are: {}", given.path.display(), unknown.join(", "), or_none(&known)))),
+    }
     for array in &given.arrays {
-        if !known.contains(&array.name) {
-            return Err(OnnxError::Given(format!("--inputs {}: array `{}` is no input of the models; their inputs are: {}", given.path.display(), array.name, or_none(&known))));
-        }
         if ranges.iter().any(|(n, _)| *n == array.name) {
             return Err(OnnxError::Given(format!("--inputs {} gives `{}`, and so does --input: keep one", given.path.display(), array.name)));
         }
