@@ -2,8 +2,8 @@
 //! (series apart by hardware and browser), two writers at once and a writer killed inside its
 //! transaction (real processes on one SQLite file), a store from a newer harness refused, the
 //! trend site in headless Chromium (its graphs have their points; a screenshot is kept under
-//! target/test-artifacts), and `run --fail-on-regression=history` in a real run in headless
-//! Chromium (SwiftShader here).
+//! target/test-artifacts), `run --fail-on-regression=history` in a real run in headless Chromium
+//! (SwiftShader here), and `history find` narrowing a step to this repository's commits.
 
 mod common;
 use common::*;
@@ -235,4 +235,44 @@ fn fail_on_regression_history_fails_a_real_run_slower_than_its_history() {
     let refused = run(&["--fail-on-regression", "history", "--no-history"], &dir.path().join("third"));
     assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
     assert!(text(&refused.stderr).contains("--no-history leaves out"), "{}", text(&refused.stderr));
+}
+
+#[test]
+fn history_find_narrows_a_step_to_its_first_commit_and_names_the_commits_without_a_run() {
+    let git = |args: &[&str]| std::process::Command::new("git").args(args).current_dir(workspace()).output().ok().filter(|o| o.status.success()).map(|o| text(&o.stdout).trim().to_string());
+    // Six commits of this repository, oldest first; a shallow clone without them skips the test.
+    let Some(commits) = (0..6).rev().map(|n| git(&["rev-parse", "--short=12", &format!("HEAD~{n}")])).collect::<Option<Vec<String>>>() else {
+        eprintln!("skipped: this checkout lacks HEAD~5 (a shallow clone)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("history.sqlite");
+    let source = std::fs::read_to_string(workspace().join("docs/hardware/h200-history/run-01-results.json")).unwrap();
+    // Runs at commits 0, 1, 2 (as they are) and 4, 5 (add/1001 twice as slow); commit 3 has no run.
+    for (n, commit) in commits.iter().enumerate().filter(|(n, _)| *n != 3) {
+        let mut value: serde_json::Value = serde_json::from_str(&source).unwrap();
+        value["createdAt"] = format!("2026-11-20T00:00:0{n}Z").into();
+        value["harness"]["gitRevision"] = commit.as_str().into();
+        for case in value["runs"][0]["cases"].as_array_mut().unwrap() {
+            if n >= 4 && case["id"] == "add/1001/seed=1" {
+                let m = case["gpu"]["median"].as_f64().unwrap();
+                case["gpu"]["median"] = (m * 2.0).into();
+            }
+        }
+        let f = dir.path().join(format!("{n}-results.json"));
+        std::fs::write(&f, value.to_string()).unwrap();
+        assert_eq!(with_store(&store, &["history", "import", f.to_str().unwrap()]).status.code(), Some(0));
+    }
+    let repo = workspace();
+    let out = with_store(&store, &["history", "find", "add/1001/seed=1", "--repo", repo.to_str().unwrap()]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    assert!(stdout.contains("regressed +100.0%") && stdout.contains(&format!("first seen in run 4 at {}", commits[4])), "{stdout}");
+    assert!(stdout.contains(&format!("the last run before it is at {}", commits[2])), "{stdout}");
+    assert!(stdout.contains(&format!("1 commit(s) between them have no run; run harness at them to narrow it further: {}", commits[3])), "{stdout}");
+    // A series without a step says so; an unknown case is named, with its kernel's cases.
+    let flat = with_store(&store, &["history", "find", "mul/1001/seed=1"]);
+    assert!(text(&flat.stdout).contains("no step in its 5 run(s)"), "{}", text(&flat.stdout));
+    let unknown = with_store(&store, &["history", "find", "add/7/seed=1"]);
+    assert!(unknown.status.code() != Some(0) && text(&unknown.stderr).contains("no series of case `add/7/seed=1`") && text(&unknown.stderr).contains("add/1001/seed=1"), "{}", text(&unknown.stderr));
 }
