@@ -42,6 +42,19 @@ fn the_committed_evidence_imports_its_series_apart_by_hardware_and_browser() {
     }
     // No series names two GPUs, or a driver.
     assert!(pairs.iter().all(|(h, _)| !(h.contains("H100") && h.contains("H200")) && !h.contains("driver") && !h.contains("580.")), "{pairs:?}");
+    // Runs here, on software adapters, land on series of their own: native wgpu on llvmpipe, and
+    // Firefox on lavapipe, whose name Firefox hides (its fallback flag says software).
+    {
+        let _lock = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+        for (platform, browser) in [("native", "chrome"), ("webgpu", "firefox")] {
+            let out = with_store(&store, &["run", "--browser", browser, "--platform", platform, "--suite", "quick", "--filter", "add", "--samples", "2", "--warmup", "0", "--out", dir.path().join(browser).to_str().unwrap()]);
+            assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        }
+    }
+    let here: Vec<(String, String)> = series_hardware(&store).into_iter().filter(|(h, _)| h.starts_with("software: ")).collect();
+    assert_eq!(here.len(), 2, "{here:?}");
+    assert!(here.iter().any(|(h, b)| h.starts_with("software: Mesa llvmpipe on ") && b == "wgpu"), "{here:?}");
+    assert!(here.iter().any(|(h, b)| h.starts_with("software: an unnamed fallback adapter on ") && b == "firefox"), "{here:?}");
     // Imported again, nothing is added twice.
     let again = with_store(&store, &["history", "import", evidence.to_str().unwrap()]);
     assert!(text(&again.stdout).contains(&format!("0 run(s) added (0 points), {count} already there")), "{}", text(&again.stdout));
