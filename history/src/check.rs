@@ -7,10 +7,12 @@ use crate::SeriesKey;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 
-/// The store read whole: runs by id, series, and each series' points (oldest first).
+/// The store read whole: its runs, series, and each series' points (oldest first).
 pub struct History {
-    /// Runs by id.
-    pub runs: HashMap<i64, StoredRun>,
+    /// Every run, oldest first.
+    pub runs: Vec<StoredRun>,
+    /// Where each run is in `runs`, by id.
+    index: HashMap<i64, usize>,
     /// Every series.
     pub series: Vec<StoredSeries>,
     /// Each series' points, by series id, oldest first.
@@ -20,17 +22,23 @@ pub struct History {
 impl History {
     /// Reads `store`.
     pub fn read(store: &Store) -> Result<History, StoreError> {
-        let runs = store.runs()?.into_iter().map(|r| (r.id, r)).collect();
+        let runs = store.runs()?;
+        let index = runs.iter().enumerate().map(|(n, r)| (r.id, n)).collect();
         let mut points: HashMap<i64, Vec<StoredPoint>> = HashMap::new();
         for p in store.points()? {
             points.entry(p.series).or_default().push(p);
         }
-        Ok(History { runs, series: store.series()?, points })
+        Ok(History { runs, index, series: store.series()?, points })
     }
 
-    /// Run `run`'s commit as pages show it.
+    /// The run of id `id`.
+    pub fn run(&self, id: i64) -> Option<&StoredRun> {
+        self.index.get(&id).map(|&n| &self.runs[n])
+    }
+
+    /// Run `run`'s commit as pages show it ([`StoredRun::commit_label`]).
     pub fn commit(&self, run: i64) -> String {
-        self.runs.get(&run).map(crate::trend::commit).unwrap_or_default()
+        self.run(run).map(StoredRun::commit_label).unwrap_or_default()
     }
 
     /// Every series' change at its newest run by `rule`, limited to the series with a point of
@@ -82,10 +90,7 @@ impl Flagged<'_> {
     /// In one line.
     pub fn line(&self) -> String {
         let k = self.series;
-        let kind = match self.finding.kind {
-            Kind::Step { runs } => format!("a step {runs} run(s) ago"),
-            Kind::Drift => "a drift over the window".into(),
-        };
+        let kind = self.finding.kind.words();
         format!(
             "{} {:+.1}%  {} on {}/{} · {} · {} · {}: {kind}, between {} and {} (now {:.4} ms)",
             self.finding.direction.as_str(),

@@ -49,6 +49,13 @@ impl Default for Rule {
     }
 }
 
+impl Rule {
+    /// The default rule over a window of `window` runs (`--window`).
+    pub fn with_window(window: u32) -> Rule {
+        Rule { window: window as usize, ..Rule::default() }
+    }
+}
+
 /// Slower or faster.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
@@ -78,6 +85,16 @@ pub enum Kind {
     },
     /// A steady drift over the window.
     Drift,
+}
+
+impl Kind {
+    /// In words, as `history check` and the trend site say it.
+    pub fn words(self) -> String {
+        match self {
+            Kind::Step { runs } => format!("a step {runs} run(s) ago"),
+            Kind::Drift => "a drift over the window".into(),
+        }
+    }
 }
 
 /// A change found at a series' newest point.

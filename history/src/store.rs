@@ -102,6 +102,15 @@ pub struct StoredRun {
     pub report: Option<String>,
 }
 
+impl StoredRun {
+    /// Its commit as pages and messages show it: the hash (12 characters), `+dirty` where its tree
+    /// was, or `unknown`.
+    pub fn commit_label(&self) -> String {
+        let hash = self.key.commit.as_deref().map(|c| &c[..c.len().min(12)]).unwrap_or("unknown");
+        format!("{hash}{}", if self.key.dirty { "+dirty" } else { "" })
+    }
+}
+
 /// A series as stored.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredSeries {

@@ -6,8 +6,9 @@
 //! one. Self-contained: the graphs are inline SVG drawn here, the style and the table script are
 //! the reports' own, inlined; nothing is fetched.
 
-use crate::detect::{check, Finding, Kind, Rule};
-use crate::store::{Store, StoreError, StoredPoint, StoredRun, StoredSeries};
+use crate::check::History;
+use crate::detect::{check, Finding, Rule};
+use crate::store::{StoreError, StoredPoint, StoredSeries};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -62,24 +63,25 @@ struct Drawn<'a> {
     finding: Option<Finding>,
 }
 
-/// Writes the site of `store` into `out`, each series' latest change by `rule`.
-pub fn write(store: &Store, out: &Path, rule: &Rule) -> Result<Site, TrendError> {
-    let runs = store.runs()?;
-    let series = store.series()?;
-    let points = store.points()?;
-    let by_run: HashMap<i64, (usize, &StoredRun)> = runs.iter().enumerate().map(|(n, r)| (r.id, (n, r))).collect();
-    let mut of_series: HashMap<i64, Vec<&StoredPoint>> = HashMap::new();
-    for p in &points {
-        of_series.entry(p.series).or_default().push(p);
-    }
-    let drawn: Vec<Drawn> = series
+/// Writes the site of `history` (read from the store at `store`) into `out`, each series' latest
+/// change by `rule`.
+pub fn write(history: &History, store: &Path, out: &Path, rule: &Rule) -> Result<Site, TrendError> {
+    let drawn: Vec<Drawn> = history
+        .series
         .iter()
         .map(|s| {
-            let points = of_series.remove(&s.id).unwrap_or_default();
+            let points: Vec<&StoredPoint> = history.points.get(&s.id).map(|p| p.iter().collect()).unwrap_or_default();
             let medians: Vec<f64> = points.iter().map(|p| p.median_ms).collect();
             Drawn { series: s, finding: check(&medians, rule), points }
         })
         .collect();
+    // Each run's points, with their series, for its page.
+    let mut of_run: HashMap<i64, Vec<(&StoredSeries, &StoredPoint)>> = HashMap::new();
+    for d in &drawn {
+        for p in &d.points {
+            of_run.entry(p.run).or_default().push((d.series, p));
+        }
+    }
     let mut cases: Vec<&str> = drawn.iter().map(|d| d.series.key.case.as_str()).collect();
     cases.dedup();
     let slugs = slugs(&cases);
@@ -93,7 +95,6 @@ pub fn write(store: &Store, out: &Path, rule: &Rule) -> Result<Site, TrendError>
         let context = tera::Context::from_value(value).map_err(|e| TrendError::Template(e.to_string()))?;
         reports::template::render_template(name, template, context).map_err(|e| TrendError::Template(e.to_string()))
     };
-    let commit_of = |run: i64| by_run.get(&run).map(|(_, r)| commit(r)).unwrap_or_default();
     // Case pages.
     for case in &cases {
         let mine: Vec<Value> = drawn
@@ -102,19 +103,14 @@ pub fn write(store: &Store, out: &Path, rule: &Rule) -> Result<Site, TrendError>
             .map(|d| {
                 let k = &d.series.key;
                 json!({"browser": k.browser, "platform": k.platform, "hardware": k.hardware, "timer": k.timer, "sampling": k.sampling,
-                       "change": change_words(d, &commit_of), "changeClass": change_class(d.finding), "svg": svg(&d.points, &by_run)})
+                       "change": change_words(d, history), "changeClass": change_class(d.finding), "svg": svg(&d.points, history)})
             })
             .collect();
         let page = render("trend-case.html", CASE, json!({"case": case, "series": mine}))?;
         write(out.join("case").join(format!("{}.html", slugs[*case])), page)?;
     }
     // Run pages, each report.html copied beside its page.
-    let names: HashMap<i64, &StoredSeries> = series.iter().map(|s| (s.id, s)).collect();
-    let mut counts: HashMap<i64, usize> = HashMap::new();
-    for p in &points {
-        *counts.entry(p.run).or_default() += 1;
-    }
-    for run in &runs {
+    for run in &history.runs {
         let report = run.report.as_deref().map(Path::new).filter(|p| p.is_file());
         let kept = match report {
             Some(from) => {
@@ -124,11 +120,11 @@ pub fn write(store: &Store, out: &Path, rule: &Rule) -> Result<Site, TrendError>
             }
             None => None,
         };
-        let rows: Vec<Value> = points
-            .iter()
-            .filter(|p| p.run == run.id)
-            .filter_map(|p| names.get(&p.series).map(|s| (p, s)))
-            .map(|(p, s)| {
+        let rows: Vec<Value> = of_run
+            .get(&run.id)
+            .into_iter()
+            .flatten()
+            .map(|(s, p)| {
                 let k = &s.key;
                 json!({"case": k.case, "href": format!("../case/{}.html", slugs[k.case.as_str()]), "series": format!("{}/{} · {} · {} · {}", k.browser, k.platform, k.hardware, k.timer, k.sampling),
                        "median": ms(p.median_ms), "ci": p.ci_ms.map(|(lo, hi)| format!("{}–{}", ms(lo), ms(hi))).unwrap_or_else(|| "–".into()), "status": p.status})
@@ -137,7 +133,7 @@ pub fn write(store: &Store, out: &Path, rule: &Rule) -> Result<Site, TrendError>
         let page = render(
             "trend-run.html",
             RUN,
-            json!({"id": run.id, "commit": commit(run), "branch": run.key.branch.as_deref().unwrap_or("–"), "time": run.key.time, "host": run.key.host,
+            json!({"id": run.id, "commit": run.commit_label(), "branch": run.key.branch.as_deref().unwrap_or("–"), "time": run.key.time, "host": run.key.host,
                    "source": run.source.as_deref().unwrap_or("–"), "report": kept, "points": rows}),
         )?;
         write(out.join("run").join(format!("{}.html", run.id)), page)?;
@@ -150,28 +146,23 @@ pub fn write(store: &Store, out: &Path, rule: &Rule) -> Result<Site, TrendError>
             let last = d.points.last();
             json!({"case": k.case, "href": format!("case/{}.html", slugs[k.case.as_str()]), "platform": k.platform, "browser": k.browser, "hardware": k.hardware,
                    "timer": k.timer, "sampling": k.sampling, "runs": d.points.len(), "latest": last.map(|p| ms(p.median_ms)).unwrap_or_default(),
-                   "latestMs": last.map(|p| p.median_ms).unwrap_or(0.0), "change": change_words(d, &commit_of), "changeClass": change_class(d.finding),
+                   "latestMs": last.map(|p| p.median_ms).unwrap_or(0.0), "change": change_words(d, history), "changeClass": change_class(d.finding),
                    "status": last.map(|p| p.status.as_str()).unwrap_or("–"), "flagged": d.finding.is_some() || last.is_some_and(|p| p.status == "failed")})
         })
         .collect();
-    let run_rows: Vec<Value> = runs
+    let run_rows: Vec<Value> = history
+        .runs
         .iter()
         .rev()
-        .map(|r| json!({"id": r.id, "href": format!("run/{}.html", r.id), "time": r.key.time, "commit": commit(r), "branch": r.key.branch.as_deref().unwrap_or("–"), "host": r.key.host, "points": counts.get(&r.id).copied().unwrap_or(0)}))
+        .map(|r| json!({"id": r.id, "href": format!("run/{}.html", r.id), "time": r.key.time, "commit": r.commit_label(), "branch": r.key.branch.as_deref().unwrap_or("–"), "host": r.key.host, "points": of_run.get(&r.id).map_or(0, Vec::len)}))
         .collect();
-    let page = render("trend-index.html", INDEX, json!({"series": rows, "runs": run_rows, "store": store.path().display().to_string(), "window": rule.window}))?;
+    let page = render("trend-index.html", INDEX, json!({"series": rows, "runs": run_rows, "store": store.display().to_string(), "window": rule.window}))?;
     let index = out.join("index.html");
     write(index.clone(), page)?;
-    let site = Site { index, series: drawn.len(), runs: runs.len(), cases: cases.len(), changed: drawn.iter().filter(|d| d.finding.is_some()).count() };
-    let summary = json!({"store": store.path().display().to_string(), "series": site.series, "runs": site.runs, "cases": site.cases, "changed": site.changed});
+    let site = Site { index, series: drawn.len(), runs: history.runs.len(), cases: cases.len(), changed: drawn.iter().filter(|d| d.finding.is_some()).count() };
+    let summary = json!({"store": store.display().to_string(), "series": site.series, "runs": site.runs, "cases": site.cases, "changed": site.changed});
     write(out.join(MARKER), summary.to_string())?;
     Ok(site)
-}
-
-/// A run's commit as pages show it: its hash (short), `+dirty` where its tree was, or `unknown`.
-pub fn commit(run: &StoredRun) -> String {
-    let hash = run.key.commit.as_deref().map(|c| &c[..c.len().min(12)]).unwrap_or("unknown");
-    format!("{hash}{}", if run.key.dirty { "+dirty" } else { "" })
 }
 
 /// Milliseconds in four significant digits (a kernel of microseconds keeps its digits).
@@ -182,14 +173,10 @@ fn ms(v: f64) -> String {
 }
 
 /// The latest change in words, with the commits it lies between.
-fn change_words(d: &Drawn, commit_of: &dyn Fn(i64) -> String) -> String {
+fn change_words(d: &Drawn, history: &History) -> String {
     let Some(f) = d.finding else { return "no change at the newest run".into() };
-    let at = |n: usize| d.points.get(n).map(|p| commit_of(p.run)).unwrap_or_default();
-    let kind = match f.kind {
-        Kind::Step { runs } => format!("a step {runs} run(s) ago"),
-        Kind::Drift => "a drift over the window".into(),
-    };
-    format!("{} {:+.1}% ({kind}, between {} and {})", f.direction.as_str(), f.pct, at(f.last_before), at(f.first_after))
+    let at = |n: usize| d.points.get(n).map(|p| history.commit(p.run)).unwrap_or_default();
+    format!("{} {:+.1}% ({}, between {} and {})", f.direction.as_str(), f.pct, f.kind.words(), at(f.last_before), at(f.first_after))
 }
 
 fn change_class(f: Option<Finding>) -> &'static str {
@@ -214,7 +201,7 @@ fn slugs<'a>(cases: &[&'a str]) -> HashMap<&'a str, String> {
 /// The graph of one series' `points` (oldest first) as inline SVG: a dot a run at its median,
 /// the 95% interval as a bar, the line through the medians, a dashed mark where the browser
 /// version or the driver changed; each dot titled with its run.
-fn svg(points: &[&StoredPoint], runs: &HashMap<i64, (usize, &StoredRun)>) -> String {
+fn svg(points: &[&StoredPoint], history: &History) -> String {
     let (w, h, left, right, top, bottom) = (900.0, 240.0, 70.0, 20.0, 16.0, 40.0);
     let lows = points.iter().map(|p| p.ci_ms.map_or(p.median_ms, |c| c.0));
     let highs = points.iter().map(|p| p.ci_ms.map_or(p.median_ms, |c| c.1));
@@ -251,8 +238,7 @@ fn svg(points: &[&StoredPoint], runs: &HashMap<i64, (usize, &StoredRun)>) -> Str
     }
     let _ = write!(s, r#"<polyline class="line" points="{}"/>"#, line.trim_end());
     for (i, p) in points.iter().enumerate() {
-        let run = runs.get(&p.run).map(|(_, r)| *r);
-        let label = run.map(|r| format!("run {} · {} · {}", r.id, commit(r), r.key.time)).unwrap_or_default();
+        let label = history.run(p.run).map(|r| format!("run {} · {} · {}", r.id, r.commit_label(), r.key.time)).unwrap_or_default();
         let ci = p.ci_ms.map(|(l, u)| format!(" [{}, {}]", ms(l), ms(u))).unwrap_or_default();
         let _ = write!(
             s,
@@ -267,9 +253,9 @@ fn svg(points: &[&StoredPoint], runs: &HashMap<i64, (usize, &StoredRun)>) -> Str
             escape(&p.status)
         );
     }
-    if let (Some(first), Some(last)) = (points.first().and_then(|p| runs.get(&p.run)), points.last().and_then(|p| runs.get(&p.run))) {
-        let _ = write!(s, r#"<text x="{left}" y="{}">{}</text>"#, h - 12.0, escape(&commit(first.1)));
-        let _ = write!(s, r#"<text x="{}" y="{}" text-anchor="end">{}</text>"#, w - right, h - 12.0, escape(&commit(last.1)));
+    if let (Some(first), Some(last)) = (points.first(), points.last()) {
+        let _ = write!(s, r#"<text x="{left}" y="{}">{}</text>"#, h - 12.0, escape(&history.commit(first.run)));
+        let _ = write!(s, r#"<text x="{}" y="{}" text-anchor="end">{}</text>"#, w - right, h - 12.0, escape(&history.commit(last.run)));
     }
     s.push_str("</svg>");
     s

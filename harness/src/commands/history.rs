@@ -5,7 +5,8 @@ use crate::cli::history::{CheckArgs, FindArgs, HistoryCommand, ImportArgs, Trend
 use crate::measure::revision;
 use anyhow::{Context, Result};
 use history::check::{Flagged, History};
-use crate::pipeline::history::{absolute, rule};
+use crate::pipeline::history::absolute;
+use history::detect::Rule;
 use history::store::StoredSeries;
 use history::{Added, RunRecord, Store};
 use serde_json::json;
@@ -101,7 +102,7 @@ fn import(args: ImportArgs) -> Result<ExitCode> {
 fn check(args: CheckArgs) -> Result<ExitCode> {
     let store = open(&args.store.history)?;
     let read = History::read(&store)?;
-    let rule = rule(args.window.window);
+    let rule = Rule::with_window(args.window.window);
     let (flagged, checked) = read.changes(&rule, None);
     let regressed = flagged.iter().filter(|f| f.regressed()).count();
     if args.json {
@@ -135,21 +136,22 @@ fn find(args: FindArgs) -> Result<ExitCode> {
             if near.is_empty() { String::new() } else { format!("; its kernel has: {}", near.join(", ")) }
         );
     }
-    let have: std::collections::HashSet<String> = read.runs.values().filter_map(|r| r.key.commit.clone()).collect();
+    let have: std::collections::HashSet<String> = read.runs.iter().filter_map(|r| r.key.commit.clone()).collect();
     let mut out = Vec::new();
     for s in mine {
         let points = &read.points[&s.id];
         let medians: Vec<f64> = points.iter().map(|p| p.median_ms).collect();
         let k = &s.key;
         let name = format!("{} on {}/{} · {} · {} · {}", k.case, k.browser, k.platform, k.hardware, k.timer, k.sampling);
-        let Some(step) = history::find::step(&medians, &rule(20)) else {
+        let Some(step) = history::find::step(&medians, &Rule::default()) else {
             if !args.json {
                 println!("{name}: no step in its {} run(s)", points.len());
             }
             out.push(json!({"series": name, "runs": points.len(), "step": null}));
             continue;
         };
-        let (before, after) = (&read.runs[&points[step.last_before].run], &read.runs[&points[step.first_after].run]);
+        let run = |n: usize| read.run(points[n].run).context("a point of a run the store lacks");
+        let (before, after) = (run(step.last_before)?, run(step.first_after)?);
         let missing = match (&before.key.commit, &after.key.commit) {
             (Some(b), Some(a)) if b == a => Some(Vec::new()),
             (Some(b), Some(a)) => revision::git(&args.repo, &["rev-list", "--ancestry-path", &format!("{b}..{a}")])
@@ -158,7 +160,7 @@ fn find(args: FindArgs) -> Result<ExitCode> {
         };
         if args.json {
             out.push(json!({"series": name, "runs": points.len(), "step": {"direction": step.direction.as_str(), "pct": step.pct, "z": step.z, "beforeMs": step.before_ms, "afterMs": step.after_ms,
-                "lastBefore": history::trend::commit(before), "firstAfter": history::trend::commit(after), "firstAfterTime": after.key.time, "commitsWithoutRun": missing}}));
+                "lastBefore": before.commit_label(), "firstAfter": after.commit_label(), "firstAfterTime": after.key.time, "commitsWithoutRun": missing}}));
             continue;
         }
         println!(
@@ -168,12 +170,12 @@ fn find(args: FindArgs) -> Result<ExitCode> {
             step.before_ms,
             step.after_ms,
             after.id,
-            history::trend::commit(after),
+            after.commit_label(),
             after.key.time,
-            history::trend::commit(before)
+            before.commit_label()
         );
         match missing {
-            Some(m) if m.is_empty() => println!("  no commit between them lacks a run: {} is the first commit that shows it", history::trend::commit(after)),
+            Some(m) if m.is_empty() => println!("  no commit between them lacks a run: {} is the first commit that shows it", after.commit_label()),
             Some(m) => println!("  {} commit(s) between them have no run; run harness at them to narrow it further: {}", m.len(), m.join(" ")),
             None => println!("  the commits between them are not known to git in {} (run `harness history find` in the checkout the runs came from, or pass --repo)", args.repo.display()),
         }
@@ -188,7 +190,7 @@ fn find(args: FindArgs) -> Result<ExitCode> {
 pub fn trend(args: TrendArgs) -> Result<ExitCode> {
     let store = open(&args.store.history)?;
     let t = std::time::Instant::now();
-    let site = history::trend::write(&store, &args.out, &rule(args.window.window))?;
+    let site = history::trend::write(&History::read(&store)?, store.path(), &args.out, &Rule::with_window(args.window.window))?;
     println!(
         "wrote {} in {:.0} ms: {} series over {} run(s), {} case page(s); {} series changed at their newest run",
         site.index.display(),

@@ -8,11 +8,6 @@ use history::detect::Rule;
 use history::{Added, RunRecord, Store};
 use std::path::Path;
 
-/// The rule with the window `window`.
-pub fn rule(window: u32) -> Rule {
-    Rule { window: window as usize, ..Rule::default() }
-}
-
 /// `path` made absolute, as the store keeps it.
 pub fn absolute(path: &Path) -> String {
     std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()).display().to_string()
@@ -44,7 +39,7 @@ pub fn record(path: &Path, report: &reports::RunReport, out_dir: &Path, gate: Op
     eprintln!("history: run {id} in {} ({} points)", path.display(), record.points.len());
     let Some(window) = gate else { return Ok(false) };
     let read = History::read(&store)?;
-    let (flagged, checked) = read.changes(&rule(window), Some(id));
+    let (flagged, checked) = read.changes(&Rule::with_window(window), Some(id));
     let regressed = flagged.iter().filter(|f| f.regressed()).count();
     for f in &flagged {
         eprintln!("history: {}", f.line());
