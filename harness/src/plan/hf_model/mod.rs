@@ -19,7 +19,7 @@ pub mod tokens;
 use crate::plan::onnx::read::{Dim, OnnxFile};
 use crate::plan::onnx::{case_name, own_model, OnnxError};
 use kernels::hf_pipeline::{Feeds, FolderFile, HfPipeline, Task};
-use kernels::own_model::{Fill, OwnModel};
+use kernels::own_model::{Fill, ModelOutput, OwnModel};
 use kernels::{CaseSpec, Shape, Workload};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -245,14 +245,24 @@ impl Folder {
             return Err(wrong("has no input `attention_mask`: harness mean-pools over the mask the model was fed, as transformers.js pools over its tokenizer's".into()));
         }
         // What transformers.js's feature-extraction reads of the outputs, in its order.
-        let read = ["last_hidden_state", "logits", "token_embeddings"];
-        let Some(output) = read.iter().find_map(|n| model.outputs.iter().find(|o| o.name == *n)) else {
-            let outputs: Vec<&str> = model.outputs.iter().map(|o| o.name.as_str()).collect();
-            return Err(wrong(format!("has no output {}, which transformers.js's {} reads; its outputs are: {}", read.join(" nor "), self.task.name(), outputs.join(", "))));
-        };
+        let output = self.output(&model, &["last_hidden_state", "logits", "token_embeddings"], "reads")?;
         let width = output.len.map(|len| len / (batch.rows * batch.seq).max(1)).or_else(|| self.config["hidden_size"].as_u64()).unwrap_or(1);
         let output = output.name.clone();
         Ok(self.with_pipeline(model, key, texts, output, width))
+    }
+
+    /// The first of `model`'s outputs named in `names` (in that order), the one the pipeline
+    /// `uses` (reads, decodes); refused, listing the outputs it has, where there is none.
+    fn output<'m>(&self, model: &'m OwnModel, names: &[&str], uses: &str) -> Result<&'m ModelOutput, HfModelError> {
+        if let Some(output) = names.iter().find_map(|n| model.outputs.iter().find(|o| o.name == *n)) {
+            return Ok(output);
+        }
+        let wanted = match names {
+            [one] => format!("`{one}`"),
+            many => many.join(" nor "),
+        };
+        let outputs: Vec<&str> = model.outputs.iter().map(|o| o.name.as_str()).collect();
+        Err(self.wrong(format!("has no output {wanted}, which transformers.js's {} {uses}; its outputs are: {}", self.task.name(), outputs.join(", "))))
     }
 
     /// `model` run by the folder's pipeline, whose `output` gives rows of `width`, checked by them.
@@ -272,10 +282,7 @@ impl Folder {
             "pixel_values" => Ok::<_, HfModelError>(Fill::Pixels { norm: processor.norm.clone() }),
             other => Err(self.wrong(format!("has the input `{other}`; transformers.js's image-classification feeds `pixel_values` alone"))),
         })?;
-        let Some(output) = model.outputs.iter().find(|o| o.name == "logits") else {
-            let outputs: Vec<&str> = model.outputs.iter().map(|o| o.name.as_str()).collect();
-            return Err(self.wrong(format!("has no output `logits`, which transformers.js's image-classification reads; its outputs are: {}", outputs.join(", "))));
-        };
+        let output = self.output(&model, &["logits"], "reads")?;
         let labels = self.labels()?;
         if let Some(len) = output.len.filter(|&len| len != batch * labels) {
             return Err(self.wrong(format!("output `logits` has {len} values for {batch} image(s); config.json's id2label names {labels} labels")));
@@ -296,10 +303,7 @@ impl Folder {
             "attention_mask" => Ok(Fill::Ones),
             other => Err(self.wrong(format!("has the input `{other}`; transformers.js's automatic-speech-recognition feeds `input_values` and `attention_mask` alone"))),
         })?;
-        let Some(output) = model.outputs.iter().find(|o| o.name == "logits") else {
-            let outputs: Vec<&str> = model.outputs.iter().map(|o| o.name.as_str()).collect();
-            return Err(self.wrong(format!("has no output `logits`, which transformers.js's automatic-speech-recognition decodes; its outputs are: {}", outputs.join(", "))));
-        };
+        let output = self.output(&model, &["logits"], "decodes")?;
         let bad = |problem: String| HfModelError::Config { folder: self.shown.clone(), problem };
         let vocab = self.config["vocab_size"].as_u64().filter(|&v| v > 0).ok_or_else(|| bad("has no `vocab_size`, the width of each frame's logits; save the model's config beside it (`model.config.save_pretrained(DIR)`)".into()))?;
         if let Some(len) = output.len.filter(|&len| len % (clips * vocab) != 0) {
