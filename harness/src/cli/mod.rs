@@ -90,7 +90,8 @@ pub enum Command {
     /// interval, classed improved, regressed or unchanged.
     #[command(after_help = compare::AFTER_HELP)]
     Compare(CompareArgs),
-    /// Serve a folder of runs over HTTP with an index page, and print its URL.
+    /// Serve a folder of runs over HTTP with an index page, or a trend site (`harness trend`), and
+    /// print its URL.
     Open(OpenArgs),
     /// Work with saved reports.
     #[command(subcommand)]

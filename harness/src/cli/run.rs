@@ -203,5 +203,6 @@ Exit status: 0 every case passed its check (an unavailable WebNN, an unsupported
 user kernel, one with no `expected` output, is no failure); 1 a case was wrong,
 timed out, crashed its browser (even if a retry then passed), lost its GPU device or raised an error,
 or regressed beyond --fail-on-regression (or, under that gate, ran on other hardware than its
-baseline); 2 the run could not happen (browser or driver missing, no
+baseline; with --fail-on-regression=history, a series of the run regressed against its history);
+2 the run could not happen (browser or driver missing, no
 WebGPU adapter, nothing available to run, bad arguments).";
